@@ -1,0 +1,17 @@
+# Third-party packages. All come from Debian (cmake/install_deps.sh installs them).
+find_package(Torch REQUIRED)
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(OpenMP REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+find_package(CLI11 CONFIG REQUIRED)
+
+if(IZWI_WITH_CUDA)
+  enable_language(CUDA)
+endif()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages izwi builds against. Idempotent: only missing packages are installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libtorch-dev          # tensors and CPU/CUDA/MPS ops
+  libopenblas0-pthread  # without it libtorch uses the reference BLAS (20x slower GEMM)
+  libeigen3-dev         # CPU hot kernels
+  libspdlog-dev libfmt-dev
+  nlohmann-json3-dev    # config.json, safetensors headers, tokenizer.json
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libpcre2-dev          # Unicode regex for tokenizer pre-tokenizers
+  libutf8proc-dev       # Unicode normalisation (NFC)
+  libsndfile1-dev       # WAV/FLAC/OGG/MP3 decoding
+  libsoxr-dev           # resampling
+  libcli11-dev          # command lines of the example binaries
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install_deps: installing ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"

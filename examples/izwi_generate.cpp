@@ -1,0 +1,128 @@
+// izwi-generate: run prompts (token ids) through the engine and print the continuations.
+//
+//   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE) [--max-tokens N]
+//                 [--min-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S]
+//                 [--sequential] [--json]
+//
+// A prompt file holds one comma-separated prompt per line. All prompts go to the engine at
+// once (continuous batching) unless --sequential. Errors go to stderr with exit code 1.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli_parsing.h"
+#include "izwi/engine.h"
+
+namespace {
+
+std::vector<std::vector<int32_t>> read_prompt_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open prompt file '" + path + "'");
+  std::vector<std::vector<int32_t>> prompts;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    prompts.push_back(izwi::cli::parse_id_list(line, path + ":" + std::to_string(line_number)));
+  }
+  if (prompts.empty()) throw std::invalid_argument("prompt file '" + path + "' holds no prompt");
+  return prompts;
+}
+
+void print_result(size_t index, const izwi::Output& out, bool json) {
+  if (json) {
+    nlohmann::json line = {{"index", index},
+                           {"tokens", out.tokens},
+                           {"finish_reason", izwi::to_string(out.finish_reason)},
+                           {"prefix_cache_hit_tokens", out.prefix_cache_hit_tokens},
+                           {"ttft_ms", out.timings.ttft_ms}};
+    std::cout << line.dump() << "\n";
+    return;
+  }
+  std::cout << "[" << index << "] ";
+  for (size_t i = 0; i < out.tokens.size(); ++i) std::cout << (i ? "," : "") << out.tokens[i];
+  std::cout << "  (" << izwi::to_string(out.finish_reason) << ", ttft " << out.timings.ttft_ms << " ms, "
+            << out.prefix_cache_hit_tokens << " cached prompt tokens)\n";
+}
+
+izwi::Output collect(izwi::StreamHandle& handle) {
+  izwi::Output out;
+  out.request_id = handle.id();
+  while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
+    out.tokens.insert(out.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
+    if (chunk->finished) {
+      if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(izwi::ErrorCode::Internal, chunk->error);
+      out.finish_reason = chunk->finish_reason;
+      out.timings = chunk->timings;
+      out.prefix_cache_hit_tokens = chunk->prefix_cache_hit_tokens;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Generate continuations of token-id prompts with izwi"};
+  std::string model_dir, prompt_ids, prompt_file, config_file;
+  izwi::GenerationParams params;
+  params.max_tokens = 32;
+  uint64_t seed = 0;
+  bool sequential = false, json = false;
+  app.add_option("--model", model_dir, "Model folder (config.json + safetensors)")->required();
+  auto* ids_opt = app.add_option("--prompt-ids", prompt_ids, "Prompt token ids, comma separated");
+  auto* file_opt = app.add_option("--prompt-ids-file", prompt_file, "File with one comma-separated prompt per line");
+  ids_opt->excludes(file_opt);
+  app.add_option("--max-tokens", params.max_tokens, "New tokens at most")->capture_default_str();
+  app.add_option("--min-tokens", params.min_tokens, "Suppress EOS until this many tokens")->capture_default_str();
+  app.add_option("--temperature", params.temperature, "0 = greedy")->capture_default_str();
+  app.add_option("--top-k", params.top_k, "0 = off")->capture_default_str();
+  app.add_option("--top-p", params.top_p, "1 = off")->capture_default_str();
+  app.add_option("--repetition-penalty", params.repetition_penalty, "1 = off")->capture_default_str();
+  auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
+  app.add_option("--config", config_file, "Engine config JSON file");
+  app.add_flag("--sequential", sequential, "One prompt at a time instead of all at once");
+  app.add_flag("--json", json, "One JSON object per prompt");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (ids_opt->count() == 0 && file_opt->count() == 0) {
+      throw std::invalid_argument("one of --prompt-ids or --prompt-ids-file is required");
+    }
+    if (seed_opt->count() > 0) params.seed = seed;
+    std::vector<std::vector<int32_t>> prompts =
+        file_opt->count() > 0 ? read_prompt_file(prompt_file)
+                              : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(prompt_ids, "--prompt-ids")};
+    izwi::EngineConfig config = config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
+    izwi::Engine engine(model_dir, config);
+
+    std::vector<izwi::Request> requests(prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      requests[i].prompt_ids = prompts[i];
+      requests[i].params = params;
+    }
+    if (sequential) {
+      for (size_t i = 0; i < requests.size(); ++i) print_result(i, engine.generate(requests[i]), json);
+    } else {
+      // Submit everything first so the scheduler batches the prompts, then read in order.
+      std::vector<izwi::StreamHandle> handles;
+      for (const izwi::Request& r : requests) handles.push_back(engine.generate_streaming(r));
+      for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), json);
+    }
+  } catch (const izwi::Error& e) {
+    std::cerr << "izwi-generate: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "izwi-generate: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

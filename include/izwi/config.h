@@ -1,0 +1,50 @@
+#pragma once
+/// @file config.h
+/// Engine configuration. Defaults follow the original izwi engine (block 16, batch 8, 512
+/// tokens per step, chunked prefill and preemption on, FCFS).
+
+#include <cstdint>
+#include <string>
+
+namespace izwi {
+
+/// Order in which waiting requests are admitted and running ones are preempted.
+enum class SchedulingPolicy {
+  Fcfs,      ///< First come, first served.
+  Priority,  ///< Larger Request::priority first; ties by arrival.
+};
+
+/// Everything the engine needs besides the model folder.
+struct EngineConfig {
+  // Scheduling
+  int32_t max_batch_size = 8;          ///< Sequences running at once.
+  int32_t max_tokens_per_step = 512;   ///< Positions computed per step over the whole batch.
+  bool enable_chunked_prefill = true;  ///< Split prompts longer than the step budget.
+  bool enable_preemption = true;       ///< Evict the lowest-priority sequence when blocks run out.
+  SchedulingPolicy policy = SchedulingPolicy::Fcfs;
+  int32_t max_seq_len = 0;             ///< Prompt + output limit; 0 = the model's max positions.
+
+  // KV cache
+  int32_t block_size = 16;             ///< Positions per KV block.
+  int32_t num_kv_blocks = 1024;        ///< Blocks in the paged pool (shared by all sequences).
+  bool enable_prefix_cache = true;     ///< Reuse KV of shared prompt prefixes (radix tree).
+
+  // Execution
+  std::string device = "cpu";          ///< "cpu", "cuda", "cuda:1" or "mps".
+  std::string dtype = "float32";       ///< Compute dtype: float32, bfloat16 or float16.
+  int32_t num_threads = 0;             ///< CPU threads; 0 = all hardware threads.
+  bool use_fast_kernels = true;        ///< CPU kernels (Eigen); false = plain libtorch ops.
+
+  // Logging
+  std::string log_level = "warn";      ///< trace, debug, info, warn, error, off.
+
+  /// Throws izwi::Error(InvalidArgument) naming the first field out of range.
+  void validate() const;
+
+  /// Reads a JSON object whose keys are the field names above; unknown keys are an error.
+  static EngineConfig from_json_file(const std::string& path);
+  /// Same as from_json_file, from a JSON string; `origin` names it in error messages.
+  static EngineConfig from_json_string(const std::string& json, const std::string& origin = "<string>");
+};
+
+}  // namespace izwi

@@ -1,0 +1,52 @@
+#pragma once
+/// @file output.h
+/// What the engine returns for a request, whole or in streamed chunks.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+/// Why a request ended.
+enum class FinishReason {
+  None,    ///< Not finished (only in intermediate stream chunks).
+  Eos,     ///< The model produced an end-of-sequence id.
+  Length,  ///< max_tokens reached.
+  Stop,    ///< A stop token id was produced.
+  Abort,   ///< abort() or shutdown().
+  Error,   ///< The request failed inside the engine; see the error message.
+};
+
+/// Name of a finish reason, e.g. "length".
+const char* to_string(FinishReason reason) noexcept;
+
+/// Wall-clock timings of one request, in milliseconds.
+struct Timings {
+  double queue_ms = 0;   ///< Submission to first scheduling.
+  double ttft_ms = 0;    ///< Submission to first generated token.
+  double total_ms = 0;   ///< Submission to finish.
+};
+
+/// The result of a finished request.
+struct Output {
+  std::string request_id;
+  std::vector<int32_t> tokens;           ///< Generated ids (prompt excluded).
+  FinishReason finish_reason = FinishReason::None;  ///< Eos, Length, Stop or Abort.
+  Timings timings;
+  int32_t prefix_cache_hit_tokens = 0;   ///< Prompt positions served from the prefix cache.
+  int32_t num_preemptions = 0;           ///< Times the request was preempted and recomputed.
+};
+
+/// One piece of a streamed request. The last chunk has finished == true and carries the totals.
+struct StreamChunk {
+  std::string request_id;
+  std::vector<int32_t> tokens;           ///< Ids generated since the previous chunk.
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::None;
+  std::string error;                     ///< Set when finish_reason == Error.
+  Timings timings;                       ///< Valid in the last chunk.
+  int32_t prefix_cache_hit_tokens = 0;   ///< Valid in the last chunk.
+};
+
+}  // namespace izwi

@@ -1,0 +1,33 @@
+#pragma once
+/// @file request.h
+/// What a caller submits to the engine.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+/// Decoding controls, applied per request. Temperature 0 means greedy.
+struct GenerationParams {
+  int32_t max_tokens = 256;          ///< New tokens at most (>= 1).
+  int32_t min_tokens = 0;            ///< EOS and stop ids are suppressed until this many exist.
+  bool ignore_eos = false;           ///< Keep generating past EOS (stop ids still apply).
+  float temperature = 0.0f;          ///< 0 = greedy; otherwise softmax temperature (> 0).
+  int32_t top_k = 0;                 ///< Keep the k most likely tokens; 0 = off.
+  float top_p = 1.0f;                ///< Nucleus sampling mass in (0, 1]; 1 = off.
+  float repetition_penalty = 1.0f;   ///< > 1 discourages tokens already in prompt or output.
+  std::vector<int32_t> stop_token_ids;  ///< Finish (reason Stop) when one is generated.
+  std::optional<uint64_t> seed;      ///< Fixed seed for reproducible sampling.
+};
+
+/// One generation request.
+struct Request {
+  std::string id;                    ///< Unique among live requests; empty = engine assigns one.
+  std::vector<int32_t> prompt_ids;   ///< Prompt token ids (non-empty, each < vocab size).
+  GenerationParams params;
+  int32_t priority = 0;              ///< Larger runs first under SchedulingPolicy::Priority.
+};
+
+}  // namespace izwi

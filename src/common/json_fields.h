@@ -1,0 +1,84 @@
+#pragma once
+// Typed access to JSON fields with errors that name the file and the field.
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+#include "common/check.h"
+
+namespace izwi {
+
+/// Parses a whole file as JSON; NotFound if missing, InvalidFormat if not JSON.
+nlohmann::json read_json_file(const std::string& path);
+
+/// Name of a JSON value's type, e.g. "string".
+const char* json_type_name(const nlohmann::json& value);
+
+/// A JSON object plus its origin (file name and path inside it), for error messages.
+class JsonFields {
+ public:
+  JsonFields(const nlohmann::json& object, std::string origin);
+
+  bool has(const std::string& key) const;  ///< Present and not null.
+
+  template <typename T>
+  T get(const std::string& key) const {
+    const nlohmann::json* value = find(key);
+    if (value == nullptr) fail(ErrorCode::InvalidFormat, "{}: required field '{}' is missing", origin_, key);
+    return convert<T>(*value, key);
+  }
+
+  template <typename T>
+  T get_or(const std::string& key, T fallback) const {
+    const nlohmann::json* value = find(key);
+    return value == nullptr ? fallback : convert<T>(*value, key);
+  }
+
+  template <typename T>
+  std::optional<T> get_optional(const std::string& key) const {
+    const nlohmann::json* value = find(key);
+    if (value == nullptr) return std::nullopt;
+    return convert<T>(*value, key);
+  }
+
+  /// A nested object; InvalidFormat if present but not an object.
+  std::optional<JsonFields> object(const std::string& key) const;
+
+  const nlohmann::json& json() const { return *object_; }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  const nlohmann::json* find(const std::string& key) const;
+
+  template <typename T>
+  T convert(const nlohmann::json& value, const std::string& key) const {
+    bool ok = false;
+    if constexpr (std::is_same_v<T, bool>) {
+      ok = value.is_boolean();
+    } else if constexpr (std::is_integral_v<T>) {
+      ok = value.is_number_integer();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      ok = value.is_number();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      ok = value.is_string();
+    } else {
+      ok = true;  // containers: nlohmann's conversion reports mismatches below
+    }
+    if (!ok) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' has type {}, which does not fit the expected type", origin_,
+           key, json_type_name(value));
+    }
+    try {
+      return value.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}': {}", origin_, key, e.what());
+    }
+  }
+
+  const nlohmann::json* object_;  ///< Not owned: the document must outlive this view.
+  std::string origin_;
+};
+
+}  // namespace izwi

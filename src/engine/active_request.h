@@ -1,0 +1,33 @@
+#pragma once
+// Everything the worker thread tracks for one live request.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/request_channel.h"
+#include "izwi/request.h"
+#include "sampling/sampling_state.h"
+#include "scheduler/sequence.h"
+
+namespace izwi {
+
+using Clock = std::chrono::steady_clock;
+
+struct ActiveRequest {
+  std::string id;
+  GenerationParams params;
+  std::vector<int32_t> eos_ids;
+  Sequence seq;
+  SamplingState sampling;
+  std::shared_ptr<detail::RequestChannel> channel;
+  Clock::time_point submitted;
+  Clock::time_point first_scheduled;
+  Clock::time_point first_token;
+  bool scheduled_once = false;
+  size_t delivered = 0;  ///< Generated tokens already handed to the channel.
+};
+
+}  // namespace izwi

@@ -1,0 +1,73 @@
+// The public Engine and StreamHandle: thin forwards to EngineImpl.
+
+#include "izwi/engine.h"
+
+#include "engine/engine_impl.h"
+
+namespace izwi {
+
+using detail::EngineImpl;
+using detail::RequestChannel;
+
+StreamHandle::StreamHandle(std::shared_ptr<RequestChannel> channel, std::weak_ptr<EngineImpl> engine)
+    : channel_(std::move(channel)), engine_(std::move(engine)) {}
+
+StreamHandle::StreamHandle(StreamHandle&&) noexcept = default;
+
+StreamHandle& StreamHandle::operator=(StreamHandle&& other) noexcept {
+  if (this != &other) {
+    abort();
+    channel_ = std::move(other.channel_);
+    engine_ = std::move(other.engine_);
+  }
+  return *this;
+}
+
+StreamHandle::~StreamHandle() { abort(); }
+
+const std::string& StreamHandle::id() const {
+  static const std::string empty;
+  return channel_ ? channel_->request_id() : empty;
+}
+
+std::optional<StreamChunk> StreamHandle::next() {
+  if (!channel_) return std::nullopt;
+  return channel_->next();
+}
+
+void StreamHandle::abort() {
+  if (!channel_ || channel_->finished()) return;
+  if (auto engine = engine_.lock()) engine->abort(channel_->request_id());
+}
+
+Engine::Engine(const std::string& model_dir, const EngineConfig& config)
+    : impl_(std::make_shared<EngineImpl>(model_dir, config)) {}
+
+Engine::~Engine() { shutdown(); }
+
+Output Engine::generate(const Request& request) { return impl_->submit(request, RequestChannel::Mode::Unary)->wait(); }
+
+StreamHandle Engine::generate_streaming(const Request& request) {
+  return StreamHandle(impl_->submit(request, RequestChannel::Mode::Stream), impl_);
+}
+
+std::string Engine::generate_streaming(const Request& request, ChunkCallback on_chunk) {
+  if (!on_chunk) throw Error(ErrorCode::InvalidArgument, "generate_streaming: on_chunk callback is empty");
+  return impl_->submit(request, RequestChannel::Mode::Callback, std::move(on_chunk))->request_id();
+}
+
+bool Engine::abort(const std::string& request_id) { return impl_->abort(request_id); }
+
+MetricsSnapshot Engine::metrics() const { return impl_->metrics(); }
+
+int32_t Engine::pending_requests() const { return impl_->pending_requests(); }
+
+int32_t Engine::running_requests() const { return impl_->metrics().running_requests; }
+
+void Engine::shutdown() { impl_->shutdown(); }
+
+const ModelInfo& Engine::model_info() const { return impl_->model_info(); }
+
+const EngineConfig& Engine::config() const { return impl_->config(); }
+
+}  // namespace izwi

@@ -1,0 +1,80 @@
+// EngineConfig validation and JSON loading.
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/check.h"
+#include "common/json_fields.h"
+#include "izwi/config.h"
+
+namespace izwi {
+
+void EngineConfig::validate() const {
+  auto require = [](bool ok, const char* field, const std::string& rule) {
+    if (!ok) fail(ErrorCode::InvalidArgument, "EngineConfig.{} {}", field, rule);
+  };
+  require(max_batch_size >= 1, "max_batch_size", "must be >= 1");
+  require(max_tokens_per_step >= 1, "max_tokens_per_step", "must be >= 1");
+  require(max_tokens_per_step >= max_batch_size, "max_tokens_per_step",
+          "must be >= max_batch_size (every running sequence needs a position per step)");
+  require(max_seq_len >= 0, "max_seq_len", "must be >= 0 (0 = the model's limit)");
+  require(block_size >= 1 && block_size <= 1024, "block_size", "must be in [1, 1024]");
+  require(num_kv_blocks >= 1, "num_kv_blocks", "must be >= 1");
+  require(num_threads >= 0, "num_threads", "must be >= 0 (0 = all hardware threads)");
+  require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
+          "must be float32, bfloat16 or float16");
+  const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
+  require(levels.count(log_level) != 0, "log_level", "must be one of trace, debug, info, warn, error, off");
+}
+
+EngineConfig EngineConfig::from_json_string(const std::string& json, const std::string& origin) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(ErrorCode::InvalidFormat, "{}: not valid JSON: {}", origin, e.what());
+  }
+  const JsonFields f(doc, origin);
+  static const std::set<std::string> known = {
+      "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",
+      "max_seq_len", "block_size", "num_kv_blocks", "enable_prefix_cache", "device", "dtype", "num_threads",
+      "use_fast_kernels", "log_level"};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (known.count(it.key()) == 0) fail(ErrorCode::InvalidArgument, "{}: unknown field '{}'", origin, it.key());
+  }
+  EngineConfig c;
+  c.max_batch_size = f.get_or("max_batch_size", c.max_batch_size);
+  c.max_tokens_per_step = f.get_or("max_tokens_per_step", c.max_tokens_per_step);
+  c.enable_chunked_prefill = f.get_or("enable_chunked_prefill", c.enable_chunked_prefill);
+  c.enable_preemption = f.get_or("enable_preemption", c.enable_preemption);
+  c.max_seq_len = f.get_or("max_seq_len", c.max_seq_len);
+  c.block_size = f.get_or("block_size", c.block_size);
+  c.num_kv_blocks = f.get_or("num_kv_blocks", c.num_kv_blocks);
+  c.enable_prefix_cache = f.get_or("enable_prefix_cache", c.enable_prefix_cache);
+  c.device = f.get_or("device", c.device);
+  c.dtype = f.get_or("dtype", c.dtype);
+  c.num_threads = f.get_or("num_threads", c.num_threads);
+  c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
+  c.log_level = f.get_or("log_level", c.log_level);
+  const std::string policy = f.get_or<std::string>("policy", "fcfs");
+  if (policy == "fcfs") {
+    c.policy = SchedulingPolicy::Fcfs;
+  } else if (policy == "priority") {
+    c.policy = SchedulingPolicy::Priority;
+  } else {
+    fail(ErrorCode::InvalidArgument, "{}: field 'policy' is '{}', expected fcfs or priority", origin, policy);
+  }
+  c.validate();
+  return c;
+}
+
+EngineConfig EngineConfig::from_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorCode::NotFound, "cannot open engine config '{}'", path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return from_json_string(buffer.str(), path);
+}
+
+}  // namespace izwi

@@ -1,0 +1,207 @@
+#include "engine/engine_core.h"
+
+#include <cassert>
+
+#include "common/check.h"
+#include "common/logging.h"
+#include "engine/output_processor.h"
+
+namespace izwi {
+
+namespace {
+
+SchedulerConfig scheduler_config(const EngineConfig& c) {
+  SchedulerConfig s;
+  s.max_batch_size = c.max_batch_size;
+  s.max_tokens_per_step = c.max_tokens_per_step;
+  s.enable_chunked_prefill = c.enable_chunked_prefill;
+  s.enable_preemption = c.enable_preemption;
+  s.policy = c.policy;
+  return s;
+}
+
+}  // namespace
+
+EngineCore::EngineCore(std::unique_ptr<ModelExecutor> executor, const EngineConfig& config, MetricsCollector& metrics,
+                       std::function<void(const std::string&)> on_done)
+    : executor_(std::move(executor)),
+      cache_(config.num_kv_blocks, config.block_size, config.enable_prefix_cache,
+             executor_->spec().needs_state_slots ? config.max_batch_size : 0),
+      scheduler_(scheduler_config(config), cache_),
+      metrics_(metrics),
+      on_done_(std::move(on_done)) {
+  executor_->allocate_cache(config.num_kv_blocks, config.block_size,
+                            executor_->spec().needs_state_slots ? config.max_batch_size : 0);
+  record_queues();
+}
+
+void EngineCore::add(std::unique_ptr<ActiveRequest> request) {
+  ActiveRequest& r = *request;
+  r.seq.id = next_seq_id_;
+  r.seq.arrival = next_seq_id_;
+  ++next_seq_id_;
+  r.sampling.history = &r.seq.tokens;
+  by_seq_[r.seq.id] = &r;
+  scheduler_.add(&r.seq);
+  requests_.emplace(r.id, std::move(request));
+  record_queues();
+}
+
+void EngineCore::abort(const std::string& id) {
+  auto it = requests_.find(id);
+  if (it != requests_.end()) finish(*it->second, FinishReason::Abort);
+}
+
+void EngineCore::abort_all() {
+  std::vector<std::string> ids;
+  for (const auto& [id, request] : requests_) ids.push_back(id);
+  for (const std::string& id : ids) abort(id);
+}
+
+void EngineCore::fail_all(const Error& error) {
+  std::vector<std::string> ids;
+  for (const auto& [id, request] : requests_) ids.push_back(id);
+  for (const std::string& id : ids) {
+    auto it = requests_.find(id);
+    if (it != requests_.end()) fail(*it->second, error);
+  }
+}
+
+bool EngineCore::step() {
+  ScheduleResult plan = scheduler_.schedule();
+  if (plan.stalled_on_memory) {
+    fail_stalled();
+    return true;
+  }
+  if (plan.scheduled.empty()) {
+    metrics_.record_step(0, static_cast<int32_t>(plan.preempted.size()));
+    return !plan.preempted.empty();
+  }
+
+  const Clock::time_point start = Clock::now();
+  StepBatch batch;
+  batch.block_copies = plan.block_copies;
+  for (const ScheduledSequence& s : plan.scheduled) {
+    ActiveRequest& r = *by_seq_.at(s.seq->id);
+    if (!r.scheduled_once) {
+      r.scheduled_once = true;
+      r.first_scheduled = start;
+      metrics_.record_admission(r.seq.prompt_len, r.seq.prefix_hit_tokens);
+    }
+    StepSequence step;
+    step.seq_id = s.seq->id;
+    step.start_pos = s.seq->num_computed;
+    step.num_tokens = s.num_tokens;
+    step.token_ids = s.seq->tokens.data() + s.seq->num_computed;
+    step.block_table = &cache_.block_table(s.seq->id);
+    step.state_slot = cache_.state_slot(s.seq->id);
+    step.fresh_state = s.seq->fresh_state;
+    step.restore_block = s.seq->restore_block;
+    step.sampling = s.sample ? &r.sampling : nullptr;
+    batch.seqs.push_back(step);
+  }
+
+  std::vector<int32_t> sampled;
+  try {
+    sampled = executor_->execute(batch);
+  } catch (const std::exception& e) {
+    // The batch's sequences may hold half-written cache state: fail them, keep the rest.
+    logger()->error("model step failed: {}", e.what());
+    for (const ScheduledSequence& s : plan.scheduled) {
+      fail(*by_seq_.at(s.seq->id), Error(ErrorCode::Internal, std::string("model step failed: ") + e.what()));
+    }
+    return true;
+  }
+  scheduler_.complete(plan);
+
+  const Clock::time_point now = Clock::now();
+  size_t next = 0;
+  int32_t generated = 0;
+  for (const ScheduledSequence& s : plan.scheduled) {
+    if (!s.sample) continue;
+    ActiveRequest& r = *by_seq_.at(s.seq->id);
+    const int32_t token = sampled.at(next++);
+    r.seq.tokens.push_back(token);
+    r.sampling.num_generated = r.seq.num_generated();
+    if (r.seq.num_generated() == 1) r.first_token = now;
+    ++generated;
+    const FinishReason reason = check_finish(r, token);
+    if (reason != FinishReason::None) {
+      finish(r, reason);
+    } else {
+      deliver_new_tokens(r);
+    }
+  }
+  metrics_.record_step(generated, static_cast<int32_t>(plan.preempted.size()));
+  record_queues();
+#ifndef NDEBUG
+  if (requests_.empty()) {
+    const std::string problem = check_invariants();
+    if (!problem.empty()) logger()->error("engine idle with broken invariant: {}", problem);
+    assert(problem.empty());
+  }
+#endif
+  return true;
+}
+
+void EngineCore::deliver_new_tokens(ActiveRequest& r) {
+  const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
+  const std::vector<int32_t> delta(begin, r.seq.tokens.end());
+  r.delivered += delta.size();
+  if (!r.channel->on_tokens(delta)) finish(r, FinishReason::Abort);
+}
+
+void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
+  const Output output = make_output(r, reason, Clock::now());
+  scheduler_.remove(&r.seq);
+  const std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
+  r.channel->on_finish(output, delta);
+  metrics_.record_finish(reason, output.timings, static_cast<int32_t>(output.tokens.size()));
+  remove(r.id);
+}
+
+void EngineCore::fail(ActiveRequest& r, const Error& error) {
+  scheduler_.remove(&r.seq);
+  const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
+  r.channel->on_error(error, std::vector<int32_t>(begin, r.seq.tokens.end()));
+  metrics_.record_finish(FinishReason::Error, Timings{}, 0);
+  remove(r.id);
+}
+
+void EngineCore::remove(const std::string& id) {
+  auto it = requests_.find(id);
+  by_seq_.erase(it->second->seq.id);
+  on_done_(id);
+  requests_.erase(it);
+  record_queues();
+}
+
+void EngineCore::fail_stalled() {
+  // Preemption is off and no running sequence can grow: the newest one gives way.
+  ActiveRequest* victim = nullptr;
+  for (Sequence* seq : scheduler_.running()) {
+    ActiveRequest* r = by_seq_.at(seq->id);
+    if (victim == nullptr || r->seq.arrival > victim->seq.arrival) victim = r;
+  }
+  IZWI_CHECK(victim != nullptr, "stalled on memory with no running sequence");
+  fail(*victim, Error(ErrorCode::ResourceExhausted,
+                      "request '" + victim->id + "': the KV cache is full and preemption is disabled"));
+}
+
+void EngineCore::record_queues() {
+  const KVCacheStats stats = cache_.stats();
+  metrics_.record_queues(scheduler_.num_waiting(), scheduler_.num_running(), stats.total_blocks, stats.free_blocks,
+                         stats.cached_blocks);
+}
+
+std::string EngineCore::check_invariants() const {
+  std::string problem = cache_.check_invariants();
+  if (!problem.empty()) return problem;
+  const size_t queued = static_cast<size_t>(scheduler_.num_waiting() + scheduler_.num_running());
+  if (queued != requests_.size()) {
+    return fmt::format("{} live requests but {} in the scheduler's queues", requests_.size(), queued);
+  }
+  return {};
+}
+
+}  // namespace izwi

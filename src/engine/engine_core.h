@@ -1,0 +1,59 @@
+#pragma once
+// One engine step on the worker thread: schedule, execute, process. Single-threaded; the
+// façade (EngineImpl) feeds it commands between steps.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "cache/kv_cache_manager.h"
+#include "engine/active_request.h"
+#include "engine/metrics_collector.h"
+#include "executor/model_executor.h"
+#include "izwi/config.h"
+#include "scheduler/scheduler.h"
+
+namespace izwi {
+
+class EngineCore {
+ public:
+  /// `on_done(id)` runs when a request leaves the engine (finished, aborted or failed).
+  EngineCore(std::unique_ptr<ModelExecutor> executor, const EngineConfig& config, MetricsCollector& metrics,
+             std::function<void(const std::string&)> on_done);
+
+  void add(std::unique_ptr<ActiveRequest> request);
+  /// Ends a live request with FinishReason::Abort; unknown ids are ignored.
+  void abort(const std::string& id);
+  void abort_all();
+  /// Ends every live request with `error` (used when a step fails outside the model).
+  void fail_all(const Error& error);
+  /// Runs one step. Returns false when nothing could be done (all live requests wait for input).
+  bool step();
+
+  bool has_unfinished() const { return !requests_.empty(); }
+  int32_t num_waiting() const { return scheduler_.num_waiting(); }
+  int32_t num_running() const { return scheduler_.num_running(); }
+  const KVCacheManager& cache() const { return cache_; }
+  /// Empty when every invariant of the cache and the queues holds.
+  std::string check_invariants() const;
+
+ private:
+  void finish(ActiveRequest& request, FinishReason reason);
+  void fail(ActiveRequest& request, const Error& error);
+  void deliver_new_tokens(ActiveRequest& request);
+  void remove(const std::string& id);
+  void fail_stalled();
+  void record_queues();
+
+  std::unique_ptr<ModelExecutor> executor_;
+  KVCacheManager cache_;
+  Scheduler scheduler_;
+  MetricsCollector& metrics_;
+  std::function<void(const std::string&)> on_done_;
+  std::unordered_map<std::string, std::unique_ptr<ActiveRequest>> requests_;
+  std::unordered_map<uint64_t, ActiveRequest*> by_seq_;
+  uint64_t next_seq_id_ = 1;
+};
+
+}  // namespace izwi

@@ -1,0 +1,73 @@
+#pragma once
+// The engine behind the public façade: a worker thread owning the EngineCore, a command queue
+// filled from any thread, and the set of live request ids. Commands that arrive while a step
+// executes wait in the queue and are applied before the next schedule.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "engine/metrics_collector.h"
+#include "engine/request_channel.h"
+#include "engine/request_processor.h"
+#include "izwi/engine.h"
+
+namespace izwi::detail {
+
+class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
+ public:
+  EngineImpl(const std::string& model_dir, const EngineConfig& config);
+  ~EngineImpl();
+
+  /// Validates on the caller's thread, then queues the request.
+  std::shared_ptr<RequestChannel> submit(const Request& request, RequestChannel::Mode mode,
+                                         RequestChannel::Callback callback = {});
+  bool abort(const std::string& request_id);
+  void shutdown();
+
+  /// Runs `fn` on the worker thread between steps and waits for it (tests, introspection).
+  void run_on_worker(const std::function<void(EngineCore&)>& fn);
+
+  /// The implementation behind a public Engine (tests reach internals through it).
+  static EngineImpl& of(Engine& engine) { return *engine.impl_; }
+
+  MetricsSnapshot metrics() const { return metrics_.snapshot(); }
+  /// Live requests not yet holding KV blocks (including ones still in the command queue).
+  int32_t pending_requests();
+  const ModelInfo& model_info() const { return info_; }
+  const EngineConfig& config() const { return config_; }
+
+ private:
+  struct Command {
+    enum class Kind { Add, Abort, Call, Shutdown } kind;
+    std::unique_ptr<ActiveRequest> request;
+    std::string request_id;
+    std::function<void(EngineCore&)> call;
+  };
+
+  void push(Command command);
+  void worker_loop();
+
+  EngineConfig config_;
+  ModelInfo info_;
+  RequestLimits limits_;
+  MetricsCollector metrics_;
+  std::unique_ptr<EngineCore> core_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Command> commands_;
+  std::unordered_set<std::string> live_ids_;
+  bool accepting_ = true;
+  uint64_t next_request_number_ = 1;
+  std::thread worker_;
+};
+
+}  // namespace izwi::detail

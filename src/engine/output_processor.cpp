@@ -1,0 +1,42 @@
+#include "engine/output_processor.h"
+
+#include <algorithm>
+
+namespace izwi {
+
+namespace {
+
+bool contains(const std::vector<int32_t>& ids, int32_t token) {
+  return std::find(ids.begin(), ids.end(), token) != ids.end();
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+FinishReason check_finish(const ActiveRequest& r, int32_t token) {
+  const int32_t generated = r.seq.num_generated();
+  if (generated >= r.params.min_tokens) {
+    if (!r.params.ignore_eos && contains(r.eos_ids, token)) return FinishReason::Eos;
+    if (contains(r.params.stop_token_ids, token)) return FinishReason::Stop;
+  }
+  if (generated >= r.params.max_tokens) return FinishReason::Length;
+  return FinishReason::None;
+}
+
+Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_point now) {
+  Output out;
+  out.request_id = r.id;
+  out.tokens.assign(r.seq.tokens.begin() + r.seq.prompt_len, r.seq.tokens.end());
+  out.finish_reason = reason;
+  out.timings.total_ms = ms_between(r.submitted, now);
+  out.timings.queue_ms = r.scheduled_once ? ms_between(r.submitted, r.first_scheduled) : out.timings.total_ms;
+  out.timings.ttft_ms = out.tokens.empty() ? out.timings.total_ms : ms_between(r.submitted, r.first_token);
+  out.prefix_cache_hit_tokens = r.seq.prefix_hit_tokens;
+  out.num_preemptions = r.seq.num_preemptions;
+  return out;
+}
+
+}  // namespace izwi

@@ -1,0 +1,103 @@
+#include "engine/request_channel.h"
+
+#include "common/logging.h"
+
+namespace izwi::detail {
+
+RequestChannel::RequestChannel(std::string request_id, Mode mode, Callback callback)
+    : request_id_(std::move(request_id)), mode_(mode), callback_(std::move(callback)) {}
+
+bool RequestChannel::deliver(StreamChunk chunk) {
+  if (mode_ == Mode::Callback) {
+    try {
+      callback_(chunk);
+    } catch (const std::exception& e) {
+      logger()->warn("request '{}': stream callback threw: {}; aborting the request", request_id_, e.what());
+      return false;
+    } catch (...) {
+      logger()->warn("request '{}': stream callback threw; aborting the request", request_id_);
+      return false;
+    }
+    return true;
+  }
+  if (mode_ == Mode::Stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    chunks_.push_back(std::move(chunk));
+  }
+  return true;
+}
+
+bool RequestChannel::on_tokens(const std::vector<int32_t>& new_tokens) {
+  if (mode_ == Mode::Unary || new_tokens.empty()) return true;
+  StreamChunk chunk;
+  chunk.request_id = request_id_;
+  chunk.tokens = new_tokens;
+  bool ok = deliver(std::move(chunk));
+  ready_.notify_all();
+  return ok;
+}
+
+bool RequestChannel::on_finish(const Output& output, const std::vector<int32_t>& new_tokens) {
+  bool ok = true;
+  if (mode_ != Mode::Unary) {
+    StreamChunk chunk;
+    chunk.request_id = request_id_;
+    chunk.tokens = new_tokens;
+    chunk.finished = true;
+    chunk.finish_reason = output.finish_reason;
+    chunk.timings = output.timings;
+    chunk.prefix_cache_hit_tokens = output.prefix_cache_hit_tokens;
+    ok = deliver(std::move(chunk));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    output_ = output;
+    finished_ = true;
+  }
+  ready_.notify_all();
+  return ok;
+}
+
+bool RequestChannel::on_error(const Error& error, const std::vector<int32_t>& new_tokens) {
+  bool ok = true;
+  if (mode_ != Mode::Unary) {
+    StreamChunk chunk;
+    chunk.request_id = request_id_;
+    chunk.tokens = new_tokens;
+    chunk.finished = true;
+    chunk.finish_reason = FinishReason::Error;
+    chunk.error = error.what();
+    ok = deliver(std::move(chunk));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    finished_ = true;
+  }
+  ready_.notify_all();
+  return ok;
+}
+
+Output RequestChannel::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ready_.wait(lock, [this] { return finished_; });
+  if (error_) throw *error_;
+  return *output_;
+}
+
+std::optional<StreamChunk> RequestChannel::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ready_.wait(lock, [this] { return !chunks_.empty() || final_taken_ || finished_; });
+  if (chunks_.empty()) return std::nullopt;  // finished and drained
+  StreamChunk chunk = std::move(chunks_.front());
+  chunks_.pop_front();
+  if (chunk.finished) final_taken_ = true;
+  return chunk;
+}
+
+bool RequestChannel::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_;
+}
+
+}  // namespace izwi::detail

@@ -1,0 +1,54 @@
+#pragma once
+// Delivery of one request's results from the worker thread to its caller: whole (generate),
+// as a queue of chunks (StreamHandle::next), or through a callback on the worker thread.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "izwi/errors.h"
+#include "izwi/output.h"
+
+namespace izwi::detail {
+
+class RequestChannel {
+ public:
+  enum class Mode { Unary, Stream, Callback };
+  using Callback = std::function<void(const StreamChunk&)>;
+
+  RequestChannel(std::string request_id, Mode mode, Callback callback = {});
+
+  const std::string& request_id() const { return request_id_; }
+
+  // Worker side. Each returns false if a callback threw (the request should be aborted).
+  bool on_tokens(const std::vector<int32_t>& new_tokens);
+  bool on_finish(const Output& output, const std::vector<int32_t>& new_tokens);
+  bool on_error(const Error& error, const std::vector<int32_t>& new_tokens);
+
+  // Caller side.
+  /// Blocks until the request ends; rethrows a failure as izwi::Error.
+  Output wait();
+  /// Blocks for the next chunk; std::nullopt after the finished chunk was returned.
+  std::optional<StreamChunk> next();
+  bool finished() const;
+
+ private:
+  bool deliver(StreamChunk chunk);
+
+  const std::string request_id_;
+  const Mode mode_;
+  Callback callback_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<StreamChunk> chunks_;
+  bool finished_ = false;
+  bool final_taken_ = false;
+  std::optional<Output> output_;
+  std::optional<Error> error_;
+};
+
+}  // namespace izwi::detail

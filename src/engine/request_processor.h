@@ -1,0 +1,29 @@
+#pragma once
+// Checks a request before it reaches the step loop and prepares its sampling state.
+
+#include <cstdint>
+#include <vector>
+
+#include "izwi/config.h"
+#include "izwi/request.h"
+#include "sampling/sampling_state.h"
+
+namespace izwi {
+
+/// What validation needs to know about the loaded model and the engine's limits.
+struct RequestLimits {
+  int32_t vocab_size = 0;
+  int32_t max_seq_len = 0;      ///< Prompt + max_tokens.
+  int32_t block_size = 16;
+  int32_t num_kv_blocks = 0;
+};
+
+/// Throws izwi::Error (InvalidArgument, or ResourceExhausted when the request can never fit
+/// the KV pool) naming the offending field.
+void validate_request(const Request& request, const RequestLimits& limits);
+
+/// Sampling state for a validated request. `eos_ids` are suppressed below min_tokens with
+/// the stop ids; an unseeded request draws its seed from std::random_device.
+SamplingState make_sampling_state(const GenerationParams& params, const std::vector<int32_t>& eos_ids);
+
+}  // namespace izwi

@@ -1,0 +1,40 @@
+#include "executor/cache_buffers.h"
+
+namespace izwi {
+
+CacheBuffers::CacheBuffers(const std::vector<LayerCacheSpec>& layout, int64_t num_blocks, int64_t block_size,
+                           int64_t num_slots, const at::TensorOptions& options)
+    : num_blocks_(num_blocks), block_size_(block_size) {
+  layers_.resize(layout.size());
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const LayerCacheSpec& spec = layout[i];
+    LayerCache& cache = layers_[i];
+    if (spec.kind == LayerCacheSpec::Kind::Attention) {
+      cache.key = at::zeros({num_blocks, block_size, spec.num_kv_heads, spec.head_dim}, options);
+      cache.value = at::zeros_like(cache.key);
+    } else if (spec.kind == LayerCacheSpec::Kind::ShortConv) {
+      cache.state = at::zeros({num_slots, spec.channels, spec.width}, options);
+      cache.state_snapshots = at::zeros({num_blocks, spec.channels, spec.width}, options);
+    }
+  }
+}
+
+void CacheBuffers::copy_block(int32_t src, int32_t dst) {
+  for (LayerCache& cache : layers_) {
+    for (at::Tensor* pool : {&cache.key, &cache.value, &cache.state_snapshots}) {
+      if (pool->defined()) (*pool)[dst].copy_((*pool)[src]);
+    }
+  }
+}
+
+int64_t CacheBuffers::bytes() const {
+  int64_t total = 0;
+  for (const LayerCache& cache : layers_) {
+    for (const at::Tensor* t : {&cache.key, &cache.value, &cache.state, &cache.state_snapshots}) {
+      if (t->defined()) total += t->numel() * static_cast<int64_t>(t->element_size());
+    }
+  }
+  return total;
+}
+
+}  // namespace izwi

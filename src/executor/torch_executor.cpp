@@ -1,0 +1,77 @@
+#include "executor/torch_executor.h"
+
+#include <ATen/Context.h>
+#include <c10/core/InferenceMode.h>
+
+#include "common/check.h"
+
+namespace izwi {
+
+at::Device parse_device(const std::string& name) {
+  at::Device device = at::kCPU;
+  try {
+    device = at::Device(name);
+  } catch (const std::exception&) {
+    fail(ErrorCode::InvalidArgument, "device '{}' is not one of cpu, cuda, cuda:N, mps", name);
+  }
+  if (device.is_cuda() && !at::hasCUDA()) {
+    fail(ErrorCode::Unsupported, "device '{}': this libtorch build has no CUDA support or no GPU is visible", name);
+  }
+  if (device.is_mps() && !at::hasMPS()) {
+    fail(ErrorCode::Unsupported, "device '{}': this libtorch build has no MPS support", name);
+  }
+  if (!device.is_cpu() && !device.is_cuda() && !device.is_mps()) {
+    fail(ErrorCode::Unsupported, "device '{}' is not supported (cpu, cuda, mps)", name);
+  }
+  return device;
+}
+
+TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options)
+    : model_(std::move(model)), options_(options) {}
+
+void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
+  try {
+    cache_ = std::make_unique<CacheBuffers>(model_->cache_layout(), num_blocks, block_size, num_state_slots,
+                                            at::TensorOptions().dtype(options_.dtype).device(options_.device));
+  } catch (const c10::Error& e) {
+    fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks,
+         block_size, options_.device.str(), e.what_without_backtrace());
+  }
+}
+
+at::Tensor TorchExecutor::run(const StepBatch& batch) {
+  IZWI_CHECK(cache_ != nullptr, "allocate_cache() must run before execute()");
+  for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
+  const ForwardContext ctx = make_forward_context(batch, cache_->block_size(), options_.device, options_.fast_kernels);
+  return model_->forward(ctx, *cache_);
+}
+
+std::vector<int32_t> TorchExecutor::execute(const StepBatch& batch) {
+  c10::InferenceMode guard;
+  at::Tensor hidden = run(batch);
+  std::vector<int64_t> rows;
+  int64_t offset = 0;
+  for (const StepSequence& s : batch.seqs) {
+    offset += s.num_tokens;
+    if (s.sampling != nullptr) rows.push_back(offset - 1);
+  }
+  if (rows.empty()) return {};
+  at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
+  at::Tensor logits = model_->logits(hidden.index_select(0, index)).to(at::kCPU, at::kFloat).contiguous();
+  const int32_t vocab = static_cast<int32_t>(logits.size(1));
+  std::vector<int32_t> tokens;
+  tokens.reserve(rows.size());
+  size_t row = 0;
+  for (const StepSequence& s : batch.seqs) {
+    if (s.sampling == nullptr) continue;
+    tokens.push_back(sampler_.sample(logits[static_cast<int64_t>(row++)].data_ptr<float>(), vocab, *s.sampling));
+  }
+  return tokens;
+}
+
+at::Tensor TorchExecutor::execute_logits(const StepBatch& batch) {
+  c10::InferenceMode guard;
+  return model_->logits(run(batch)).to(at::kCPU, at::kFloat).contiguous();
+}
+
+}  // namespace izwi

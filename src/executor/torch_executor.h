@@ -1,0 +1,41 @@
+#pragma once
+// ModelExecutor on libtorch, parameterised by device (CPU, CUDA, MPS) and compute dtype.
+
+#include <ATen/ATen.h>
+
+#include <memory>
+
+#include "executor/cache_buffers.h"
+#include "executor/model_executor.h"
+#include "sampling/sampler.h"
+
+namespace izwi {
+
+struct TorchExecutorOptions {
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  bool fast_kernels = true;  ///< CPU kernels where they exist; false = plain libtorch ops.
+};
+
+class TorchExecutor final : public ModelExecutor {
+ public:
+  TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options);
+
+  const ModelSpec& spec() const override { return model_->spec(); }
+  void allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) override;
+  std::vector<int32_t> execute(const StepBatch& batch) override;
+  at::Tensor execute_logits(const StepBatch& batch) override;
+
+ private:
+  at::Tensor run(const StepBatch& batch);  // hidden states of every new position
+
+  std::unique_ptr<CausalLM> model_;
+  TorchExecutorOptions options_;
+  std::unique_ptr<CacheBuffers> cache_;
+  Sampler sampler_;
+};
+
+/// Parses "cpu", "cuda", "cuda:N" or "mps" and checks this libtorch build supports it.
+at::Device parse_device(const std::string& name);
+
+}  // namespace izwi

@@ -1,0 +1,64 @@
+#include "io/hf_config.h"
+
+#include <filesystem>
+
+namespace izwi {
+
+HfConfig HfConfig::load(const std::string& model_dir) {
+  HfConfig config;
+  config.model_dir_ = model_dir;
+  config.path_ = (std::filesystem::path(model_dir) / "config.json").string();
+  if (!std::filesystem::is_directory(model_dir)) fail(ErrorCode::NotFound, "model folder '{}' does not exist", model_dir);
+  config.json_ = read_json_file(config.path_);
+  if (!config.json_.is_object()) fail(ErrorCode::InvalidFormat, "{}: expected a JSON object", config.path_);
+  return config;
+}
+
+std::string HfConfig::model_type() const { return fields().get<std::string>("model_type"); }
+
+RopeConfig read_rope_config(const JsonFields& config) {
+  RopeConfig rope;
+  // transformers 5 puts everything under rope_parameters; hub files use rope_theta + rope_scaling.
+  std::optional<JsonFields> params = config.object("rope_parameters");
+  if (!params) params = config.object("rope_scaling");
+  rope.theta = config.get_or<double>("rope_theta", rope.theta);
+  if (params) {
+    rope.theta = params->get_or<double>("rope_theta", rope.theta);
+    rope.type = params->get_or<std::string>("rope_type", params->get_or<std::string>("type", "default"));
+    if (rope.type == "llama3") {
+      rope.factor = params->get<double>("factor");
+      rope.low_freq_factor = params->get<double>("low_freq_factor");
+      rope.high_freq_factor = params->get<double>("high_freq_factor");
+      rope.original_max_positions = params->get<int64_t>("original_max_position_embeddings");
+      if (rope.high_freq_factor <= rope.low_freq_factor) {
+        fail(ErrorCode::InvalidFormat, "{}: high_freq_factor must exceed low_freq_factor", params->origin());
+      }
+    } else if (rope.type == "linear") {
+      rope.factor = params->get<double>("factor");
+    } else if (rope.type != "default") {
+      fail(ErrorCode::Unsupported, "{}: rope_type '{}' is not supported (default, linear, llama3)", params->origin(),
+           rope.type);
+    }
+  }
+  if (!(rope.theta > 0) || !(rope.factor > 0)) {
+    fail(ErrorCode::InvalidFormat, "{}: rope theta and factor must be positive", config.origin());
+  }
+  return rope;
+}
+
+std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key) {
+  if (!config.has(key)) return {};
+  const nlohmann::json& value = config.json().at(key);
+  if (value.is_number_integer()) return {value.get<int32_t>()};
+  if (value.is_array()) {
+    std::vector<int32_t> ids;
+    for (const auto& v : value) {
+      if (!v.is_number_integer()) fail(ErrorCode::InvalidFormat, "{}: field '{}' must hold integers", config.origin(), key);
+      ids.push_back(v.get<int32_t>());
+    }
+    return ids;
+  }
+  fail(ErrorCode::InvalidFormat, "{}: field '{}' must be an integer or a list of integers", config.origin(), key);
+}
+
+}  // namespace izwi

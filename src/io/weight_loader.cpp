@@ -1,0 +1,145 @@
+#include "io/weight_loader.h"
+
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "common/check.h"
+#include "common/json_fields.h"
+
+namespace izwi {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+at::ScalarType to_scalar_type(StDType dtype) {
+  switch (dtype) {
+    case StDType::F64: return at::kDouble;
+    case StDType::F32: return at::kFloat;
+    case StDType::F16: return at::kHalf;
+    case StDType::BF16: return at::kBFloat16;
+    case StDType::I64: return at::kLong;
+    case StDType::I32: return at::kInt;
+    case StDType::I16: return at::kShort;
+    case StDType::I8: return at::kChar;
+    case StDType::U8: return at::kByte;
+    case StDType::BOOL: return at::kBool;
+  }
+  fail(ErrorCode::Internal, "unmapped safetensors dtype");
+}
+
+bool is_float(StDType dtype) {
+  return dtype == StDType::F64 || dtype == StDType::F32 || dtype == StDType::F16 || dtype == StDType::BF16;
+}
+
+}  // namespace
+
+at::ScalarType parse_dtype(const std::string& name) {
+  if (name == "float32" || name == "f32") return at::kFloat;
+  if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
+  if (name == "float16" || name == "f16") return at::kHalf;
+  fail(ErrorCode::InvalidArgument, "dtype '{}' is not one of float32, bfloat16, float16", name);
+}
+
+WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType dtype, at::Device device)
+    : model_dir_(model_dir), dtype_(dtype), device_(device) {
+  const fs::path dir(model_dir);
+  const fs::path index_path = dir / "model.safetensors.index.json";
+  const fs::path single_path = dir / "model.safetensors";
+  if (fs::exists(index_path)) {
+    const nlohmann::json index = read_json_file(index_path.string());
+    JsonFields fields(index, index_path.string());
+    auto map = fields.object("weight_map");
+    if (!map) fail(ErrorCode::InvalidFormat, "{}: missing 'weight_map'", index_path.string());
+    std::map<std::string, const SafetensorsFile*> shards;
+    for (auto it = map->json().begin(); it != map->json().end(); ++it) {
+      if (!it->is_string()) {
+        fail(ErrorCode::InvalidFormat, "{}: weight_map entry '{}' is not a file name", index_path.string(), it.key());
+      }
+      const std::string shard = it->get<std::string>();
+      if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..") {
+        fail(ErrorCode::InvalidFormat, "{}: weight_map entry '{}' names '{}', which is not a file in the model folder",
+             index_path.string(), it.key(), shard);
+      }
+      auto found = shards.find(shard);
+      if (found == shards.end()) {
+        files_.push_back(std::make_unique<SafetensorsFile>((dir / shard).string()));
+        found = shards.emplace(shard, files_.back().get()).first;
+      }
+      const StTensorInfo* info = found->second->find(it.key());
+      if (info == nullptr) {
+        fail(ErrorCode::InvalidFormat, "{}: tensor '{}' is listed for shard '{}' but that file does not contain it",
+             index_path.string(), it.key(), shard);
+      }
+      tensors_[it.key()] = Location{found->second, info};
+    }
+    for (const auto& file : files_) {
+      for (const auto& info : file->tensors()) {
+        if (tensors_.count(info.name) == 0) {
+          fail(ErrorCode::InvalidFormat, "{}: tensor '{}' is not listed in {}", file->path(), info.name,
+               index_path.string());
+        }
+      }
+    }
+  } else if (fs::exists(single_path)) {
+    files_.push_back(std::make_unique<SafetensorsFile>(single_path.string()));
+    for (const auto& info : files_.back()->tensors()) tensors_[info.name] = Location{files_.back().get(), &info};
+  } else {
+    fail(ErrorCode::NotFound, "'{}' has neither model.safetensors nor model.safetensors.index.json", model_dir);
+  }
+}
+
+bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
+
+WeightLoader::Location WeightLoader::locate(const std::string& name, const std::vector<int64_t>& shape) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) fail(ErrorCode::InvalidFormat, "{}: required tensor '{}' is missing", model_dir_, name);
+  const StTensorInfo& info = *it->second.info;
+  if (info.shape != shape) {
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", it->second.file->path(),
+         name, fmt::join(info.shape, ", "), fmt::join(shape, ", "));
+  }
+  return it->second;
+}
+
+at::Tensor WeightLoader::read(const Location& loc) const {
+  // Copy out of the map: safetensors offsets need not be aligned for the element type.
+  at::Tensor t = at::empty(loc.info->shape, at::TensorOptions().dtype(to_scalar_type(loc.info->dtype)));
+  const size_t nbytes = loc.info->end - loc.info->begin;
+  if (nbytes > 0) std::memcpy(t.data_ptr(), loc.file->data(*loc.info), nbytes);
+  return t;
+}
+
+at::Tensor WeightLoader::take(const std::string& name, const std::vector<int64_t>& shape) {
+  const Location loc = locate(name, shape);
+  if (!is_float(loc.info->dtype)) {
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected a floating-point type", loc.file->path(),
+         name, st_dtype_name(loc.info->dtype));
+  }
+  used_.insert(name);
+  return read(loc).to(device_, dtype_).contiguous();
+}
+
+at::Tensor WeightLoader::take_as_stored(const std::string& name, const std::vector<int64_t>& shape) {
+  const Location loc = locate(name, shape);
+  used_.insert(name);
+  return read(loc).to(device_);
+}
+
+void WeightLoader::skip(const std::string& name) { used_.insert(name); }
+
+void WeightLoader::finish() const {
+  std::vector<std::string> unused;
+  for (const auto& [name, loc] : tensors_) {
+    if (used_.count(name) == 0) unused.push_back(name);
+  }
+  if (!unused.empty()) {
+    const size_t shown = std::min<size_t>(unused.size(), 5);
+    fail(ErrorCode::InvalidFormat, "{}: {} unexpected tensor(s) the model does not use: {}{}", model_dir_,
+         unused.size(), fmt::join(unused.begin(), unused.begin() + shown, ", "), unused.size() > shown ? ", ..." : "");
+  }
+}
+
+}  // namespace izwi

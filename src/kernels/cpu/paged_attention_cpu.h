@@ -1,0 +1,24 @@
+#pragma once
+// Causal attention of a flattened batch against the paged K/V pools, on float32 CPU memory,
+// reading each sequence's keys through its block table (no gathered copies).
+
+#include <cstdint>
+#include <vector>
+
+#include "models/forward_context.h"
+
+namespace izwi {
+
+struct PagedAttentionShape {
+  int64_t num_heads;
+  int64_t num_kv_heads;
+  int64_t head_dim;
+  int64_t block_size;
+};
+
+/// q, out: [T, num_heads, head_dim]; key_pool, value_pool: [blocks, block_size, kv_heads, head_dim].
+/// Query row i of a sequence sits at start_pos + i and attends to keys 0 ..= start_pos + i.
+void paged_attention_cpu(const float* q, const float* key_pool, const float* value_pool, float* out,
+                         const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale);
+
+}  // namespace izwi

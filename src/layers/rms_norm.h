@@ -1,0 +1,20 @@
+#pragma once
+// RMSNorm over the last dimension, computed in float32 as transformers does.
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "io/weight_loader.h"
+
+namespace izwi {
+
+struct RMSNorm {
+  at::Tensor weight;
+  double eps = 1e-6;
+
+  static RMSNorm load(WeightLoader& loader, const std::string& name, int64_t dim, double eps);
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+}  // namespace izwi

@@ -1,0 +1,48 @@
+#pragma once
+// Multi-head self-attention with grouped KV heads, optional per-head q/k RMSNorm (Qwen3, LFM2)
+// and rotary positions, reading and writing the paged KV cache.
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+#include "executor/cache_buffers.h"
+#include "io/weight_loader.h"
+#include "layers/linear.h"
+#include "layers/rms_norm.h"
+#include "layers/rotary_embedding.h"
+#include "models/forward_context.h"
+
+namespace izwi {
+
+struct SelfAttentionSpec {
+  int64_t hidden_size = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  bool qkv_bias = false;
+  bool output_bias = false;
+  std::optional<double> qk_norm_eps;  ///< Set when the checkpoint has per-head q/k norms.
+  // Weight names under the layer prefix (they differ between architectures).
+  std::string q_name = "q_proj", k_name = "k_proj", v_name = "v_proj", o_name = "o_proj";
+  std::string q_norm_name = "q_norm", k_norm_name = "k_norm";
+};
+
+class SelfAttention {
+ public:
+  SelfAttention(WeightLoader& loader, const std::string& prefix, const SelfAttentionSpec& spec);
+
+  /// x: [T, hidden] -> [T, hidden]
+  at::Tensor operator()(const at::Tensor& x, const RotaryEmbedding& rope, LayerCache& cache,
+                        const ForwardContext& ctx) const;
+
+  LayerCacheSpec cache_spec() const;
+
+ private:
+  SelfAttentionSpec spec_;
+  Linear q_proj_, k_proj_, v_proj_, o_proj_;
+  std::optional<RMSNorm> q_norm_, k_norm_;
+};
+
+}  // namespace izwi

@@ -1,0 +1,57 @@
+#include "layers/short_conv.h"
+
+#include "common/check.h"
+
+namespace izwi {
+
+ShortConv::ShortConv(WeightLoader& loader, const std::string& prefix, int64_t hidden_size, int64_t kernel_size,
+                     bool bias)
+    : hidden_size_(hidden_size), kernel_size_(kernel_size) {
+  in_proj_ = Linear::load(loader, prefix + ".in_proj", 3 * hidden_size, hidden_size, bias);
+  out_proj_ = Linear::load(loader, prefix + ".out_proj", hidden_size, hidden_size, bias);
+  conv_weight_ = loader.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size});
+  if (bias) conv_bias_ = loader.take(prefix + ".conv.bias", {hidden_size});
+}
+
+at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const ForwardContext& ctx) const {
+  const int64_t h = hidden_size_, width = kernel_size_ - 1, BS = ctx.block_size;
+  at::Tensor bcx = in_proj_(x);
+  at::Tensor b = bcx.narrow(1, 0, h), c = bcx.narrow(1, h, h), xs = bcx.narrow(1, 2 * h, h);
+  at::Tensor bx = b * xs;
+  at::Tensor conv = at::empty_like(bx);
+  for (const SeqSlice& s : ctx.seqs) {
+    IZWI_CHECK(s.state_slot >= 0, "short conv needs a state slot");
+    at::Tensor state = cache.state[s.state_slot];  // [h, width]
+    if (s.fresh_state) {
+      if (s.start_pos == 0) {
+        state.zero_();
+      } else {
+        IZWI_CHECK(s.restore_block >= 0, "resuming at position {} needs a snapshot block", s.start_pos);
+        state.copy_(cache.state_snapshots[s.restore_block]);
+      }
+    }
+    // Row r of the window holds the input at position start_pos - width + r.
+    at::Tensor window = at::cat({state.t(), bx.narrow(0, s.offset, s.length)}, 0);
+    at::Tensor out = window.narrow(0, 0, s.length) * conv_weight_.select(1, 0);
+    for (int64_t k = 1; k < kernel_size_; ++k) out += window.narrow(0, k, s.length) * conv_weight_.select(1, k);
+    if (conv_bias_.defined()) out += conv_bias_;
+    conv.narrow(0, s.offset, s.length).copy_(out);
+
+    const std::vector<int32_t>& table = *s.block_table;
+    for (int64_t boundary = (s.start_pos / BS + 1) * BS; boundary <= s.start_pos + s.length; boundary += BS) {
+      cache.state_snapshots[table[boundary / BS - 1]].copy_(window.narrow(0, boundary - s.start_pos, width).t());
+    }
+    state.copy_(window.narrow(0, s.length, width).t());
+  }
+  return out_proj_(c * conv);
+}
+
+LayerCacheSpec ShortConv::cache_spec() const {
+  LayerCacheSpec spec;
+  spec.kind = LayerCacheSpec::Kind::ShortConv;
+  spec.channels = hidden_size_;
+  spec.width = kernel_size_ - 1;
+  return spec;
+}
+
+}  // namespace izwi

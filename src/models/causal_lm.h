@@ -1,0 +1,39 @@
+#pragma once
+// The interface every text-generating model implements. A model is immutable after loading:
+// all per-request state lives in the CacheBuffers the executor owns.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/cache_buffers.h"
+#include "models/forward_context.h"
+
+namespace izwi {
+
+struct ModelSpec {
+  std::string model_type;
+  int32_t vocab_size = 0;
+  int32_t hidden_size = 0;
+  int32_t max_positions = 0;
+  std::vector<int32_t> eos_token_ids;
+  std::optional<int32_t> bos_token_id;
+  bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
+};
+
+class CausalLM {
+ public:
+  virtual ~CausalLM() = default;
+  virtual const ModelSpec& spec() const = 0;
+  /// What each layer keeps in the cache.
+  virtual std::vector<LayerCacheSpec> cache_layout() const = 0;
+  /// Runs the batch; returns the final-norm hidden states [T, hidden].
+  virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const = 0;
+  /// hidden [N, hidden] -> logits [N, vocab]
+  virtual at::Tensor logits(const at::Tensor& hidden) const = 0;
+};
+
+}  // namespace izwi

@@ -1,0 +1,140 @@
+#include "models/lfm2.h"
+
+#include <fmt/format.h>
+
+#include "common/check.h"
+
+namespace izwi {
+
+namespace {
+
+// The feed-forward width as Lfm2MLP derives it from the config.
+int64_t lfm2_ffn_dim(const JsonFields& f, int64_t intermediate) {
+  if (!f.get_or<bool>("block_auto_adjust_ff_dim", false)) return intermediate;
+  int64_t dim = 2 * intermediate / 3;
+  if (auto multiplier = f.get_optional<double>("block_ffn_dim_multiplier")) {
+    dim = static_cast<int64_t>(*multiplier * static_cast<double>(dim));
+    const int64_t multiple = f.get<int64_t>("block_multiple_of");
+    if (multiple <= 0) fail(ErrorCode::InvalidFormat, "{}: block_multiple_of must be positive", f.origin());
+    dim = multiple * ((dim + multiple - 1) / multiple);
+  }
+  return dim;
+}
+
+}  // namespace
+
+Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
+  const JsonFields f = hf.fields();
+  Lfm2Config c;
+  c.vocab_size = f.get<int64_t>("vocab_size");
+  c.hidden_size = f.get<int64_t>("hidden_size");
+  c.intermediate_size = lfm2_ffn_dim(f, f.get<int64_t>("intermediate_size"));
+  c.num_layers = f.get<int64_t>("num_hidden_layers");
+  c.num_heads = f.get<int64_t>("num_attention_heads");
+  c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
+  c.max_positions = f.get<int64_t>("max_position_embeddings");
+  c.conv_kernel = f.get_or<int64_t>("conv_L_cache", c.conv_kernel);
+  c.conv_bias = f.get_or<bool>("conv_bias", false);
+  c.norm_eps = f.get_or<double>("norm_eps", c.norm_eps);
+  c.rope = read_rope_config(f);
+  c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", true);
+
+  for (auto [name, value] : {std::pair{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
+                             {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
+                             {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
+                             {"max_position_embeddings", c.max_positions}, {"conv_L_cache", c.conv_kernel}}) {
+    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", hf.path(), name, value);
+  }
+  if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide", hf.path());
+  }
+  c.head_dim = c.hidden_size / c.num_heads;
+
+  c.is_attention.assign(static_cast<size_t>(c.num_layers), false);
+  if (f.has("layer_types")) {
+    const auto types = f.get<std::vector<std::string>>("layer_types");
+    if (static_cast<int64_t>(types.size()) != c.num_layers) {
+      fail(ErrorCode::InvalidFormat, "{}: layer_types has {} entries for {} layers", hf.path(), types.size(), c.num_layers);
+    }
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] != "full_attention" && types[i] != "conv") {
+        fail(ErrorCode::Unsupported, "{}: layer_types[{}] = '{}' (expected conv or full_attention)", hf.path(), i, types[i]);
+      }
+      c.is_attention[i] = types[i] == "full_attention";
+    }
+  } else {
+    for (int64_t idx : f.get<std::vector<int64_t>>("full_attn_idxs")) {
+      if (idx < 0 || idx >= c.num_layers) fail(ErrorCode::InvalidFormat, "{}: full_attn_idxs entry {} out of range", hf.path(), idx);
+      c.is_attention[static_cast<size_t>(idx)] = true;
+    }
+  }
+  return c;
+}
+
+Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightLoader& loader) : config_(Lfm2Config::parse(hf)) {
+  const Lfm2Config& c = config_;
+  spec_.model_type = hf.model_type();
+  spec_.vocab_size = static_cast<int32_t>(c.vocab_size);
+  spec_.hidden_size = static_cast<int32_t>(c.hidden_size);
+  spec_.max_positions = static_cast<int32_t>(c.max_positions);
+  spec_.eos_token_ids = read_token_ids(hf.fields(), "eos_token_id");
+  auto bos = read_token_ids(hf.fields(), "bos_token_id");
+  if (!bos.empty()) spec_.bos_token_id = bos.front();
+  spec_.needs_state_slots = true;
+
+  embed_tokens_ = loader.take("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  SelfAttentionSpec attn;
+  attn.hidden_size = c.hidden_size;
+  attn.num_heads = c.num_heads;
+  attn.num_kv_heads = c.num_kv_heads;
+  attn.head_dim = c.head_dim;
+  attn.qk_norm_eps = c.norm_eps;
+  attn.o_name = "out_proj";
+  attn.q_norm_name = "q_layernorm";
+  attn.k_norm_name = "k_layernorm";
+  const GatedMlpNames ffn_names{"w1", "w3", "w2"};
+  layers_.reserve(static_cast<size_t>(c.num_layers));
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}", i);
+    Layer layer{RMSNorm::load(loader, p + ".operator_norm.weight", c.hidden_size, c.norm_eps), nullptr, nullptr,
+                RMSNorm::load(loader, p + ".ffn_norm.weight", c.hidden_size, c.norm_eps),
+                GatedMlp(loader, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, ffn_names)};
+    if (c.is_attention[static_cast<size_t>(i)]) {
+      layer.attention = std::make_unique<SelfAttention>(loader, p + ".self_attn", attn);
+    } else {
+      layer.conv = std::make_unique<ShortConv>(loader, p + ".conv", c.hidden_size, c.conv_kernel, c.conv_bias);
+    }
+    layers_.push_back(std::move(layer));
+  }
+  // LFM2 names its final norm "embedding_norm"; it is applied after the last layer.
+  final_norm_ = RMSNorm::load(loader, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_tokens_;
+    if (loader.contains("lm_head.weight")) loader.skip("lm_head.weight");
+  } else {
+    lm_head_ = loader.take("lm_head.weight", {c.vocab_size, c.hidden_size});
+  }
+  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, loader.device(), loader.dtype());
+}
+
+std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const {
+  std::vector<LayerCacheSpec> layout;
+  for (const Layer& layer : layers_) layout.push_back(layer.attention ? layer.attention->cache_spec() : layer.conv->cache_spec());
+  return layout;
+}
+
+at::Tensor Lfm2ForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
+  at::Tensor h = embed_tokens_.index_select(0, ctx.input_ids);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layer = layers_[i];
+    at::Tensor normed = layer.operator_norm(h);
+    h = h + (layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
+                             : (*layer.conv)(normed, cache.layer(i), ctx));
+    h = h + layer.feed_forward(layer.ffn_norm(h));
+  }
+  return final_norm_(h);
+}
+
+at::Tensor Lfm2ForCausalLM::logits(const at::Tensor& hidden) const { return at::linear(hidden, lm_head_); }
+
+}  // namespace izwi

@@ -1,0 +1,102 @@
+#include "models/llama.h"
+
+#include <fmt/format.h>
+
+#include "common/check.h"
+
+namespace izwi {
+
+LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) {
+  const JsonFields f = hf.fields();
+  LlamaConfig c;
+  c.vocab_size = f.get<int64_t>("vocab_size");
+  c.hidden_size = f.get<int64_t>("hidden_size");
+  c.intermediate_size = f.get<int64_t>("intermediate_size");
+  c.num_layers = f.get<int64_t>("num_hidden_layers");
+  c.num_heads = f.get<int64_t>("num_attention_heads");
+  c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
+  c.head_dim = f.get_or<int64_t>("head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  c.max_positions = f.get<int64_t>("max_position_embeddings");
+  c.rms_norm_eps = f.get_or<double>("rms_norm_eps", c.rms_norm_eps);
+  c.rope = read_rope_config(f);
+  c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", false);
+  c.attention_bias = f.get_or<bool>("attention_bias", false);
+  c.mlp_bias = f.get_or<bool>("mlp_bias", false);
+  c.qk_norm = qk_norm;
+
+  for (auto [name, value] : {std::pair{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
+                             {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
+                             {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
+                             {"head_dim", c.head_dim}, {"max_position_embeddings", c.max_positions}}) {
+    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", hf.path(), name, value);
+  }
+  if (c.num_heads % c.num_kv_heads != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", hf.path(),
+         c.num_heads, c.num_kv_heads);
+  }
+  if (c.head_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: head_dim {} must be even for rotary embeddings", hf.path(), c.head_dim);
+  if (f.get_or<bool>("use_sliding_window", false)) {
+    fail(ErrorCode::Unsupported, "{}: use_sliding_window = true is not supported", hf.path());
+  }
+  const std::string act = f.get_or<std::string>("hidden_act", "silu");
+  if (act != "silu") fail(ErrorCode::Unsupported, "{}: hidden_act '{}' is not supported (silu)", hf.path(), act);
+  return c;
+}
+
+LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightLoader& loader, bool qk_norm)
+    : config_(LlamaConfig::parse(hf, qk_norm)) {
+  const LlamaConfig& c = config_;
+  spec_.model_type = hf.model_type();
+  spec_.vocab_size = static_cast<int32_t>(c.vocab_size);
+  spec_.hidden_size = static_cast<int32_t>(c.hidden_size);
+  spec_.max_positions = static_cast<int32_t>(c.max_positions);
+  spec_.eos_token_ids = read_token_ids(hf.fields(), "eos_token_id");
+  auto bos = read_token_ids(hf.fields(), "bos_token_id");
+  if (!bos.empty()) spec_.bos_token_id = bos.front();
+
+  embed_tokens_ = loader.take("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  SelfAttentionSpec attn;
+  attn.hidden_size = c.hidden_size;
+  attn.num_heads = c.num_heads;
+  attn.num_kv_heads = c.num_kv_heads;
+  attn.head_dim = c.head_dim;
+  attn.qkv_bias = c.attention_bias;
+  attn.output_bias = c.attention_bias;
+  if (c.qk_norm) attn.qk_norm_eps = c.rms_norm_eps;
+  layers_.reserve(static_cast<size_t>(c.num_layers));
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}", i);
+    layers_.push_back(Layer{RMSNorm::load(loader, p + ".input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
+                            SelfAttention(loader, p + ".self_attn", attn),
+                            RMSNorm::load(loader, p + ".post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
+                            GatedMlp(loader, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias)});
+  }
+  norm_ = RMSNorm::load(loader, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_tokens_;
+    if (loader.contains("lm_head.weight")) loader.skip("lm_head.weight");
+  } else {
+    lm_head_ = loader.take("lm_head.weight", {c.vocab_size, c.hidden_size});
+  }
+  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, loader.device(), loader.dtype());
+}
+
+std::vector<LayerCacheSpec> LlamaForCausalLM::cache_layout() const {
+  std::vector<LayerCacheSpec> layout;
+  for (const Layer& layer : layers_) layout.push_back(layer.attention.cache_spec());
+  return layout;
+}
+
+at::Tensor LlamaForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
+  at::Tensor h = embed_tokens_.index_select(0, ctx.input_ids);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layer = layers_[i];
+    h = h + layer.attention(layer.input_norm(h), *rope_, cache.layer(i), ctx);
+    h = h + layer.mlp(layer.post_attention_norm(h));
+  }
+  return norm_(h);
+}
+
+at::Tensor LlamaForCausalLM::logits(const at::Tensor& hidden) const { return at::linear(hidden, lm_head_); }
+
+}  // namespace izwi

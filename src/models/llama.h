@@ -1,0 +1,59 @@
+#pragma once
+// Llama-family decoder (Llama 2/3, Qwen3): RMSNorm, rotary attention with grouped KV heads,
+// SwiGLU MLP. Qwen3 adds per-head q/k RMSNorm and an explicit head_dim.
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "io/hf_config.h"
+#include "io/weight_loader.h"
+#include "layers/gated_mlp.h"
+#include "layers/rms_norm.h"
+#include "layers/rotary_embedding.h"
+#include "layers/self_attention.h"
+#include "models/causal_lm.h"
+
+namespace izwi {
+
+struct LlamaConfig {
+  int64_t vocab_size = 0, hidden_size = 0, intermediate_size = 0, num_layers = 0;
+  int64_t num_heads = 0, num_kv_heads = 0, head_dim = 0, max_positions = 0;
+  double rms_norm_eps = 1e-6;
+  RopeConfig rope;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;
+  bool mlp_bias = false;
+  bool qk_norm = false;
+
+  /// Reads and validates config.json; `qk_norm` selects the Qwen3 variant.
+  static LlamaConfig parse(const HfConfig& config, bool qk_norm);
+};
+
+class LlamaForCausalLM final : public CausalLM {
+ public:
+  LlamaForCausalLM(const HfConfig& config, WeightLoader& loader, bool qk_norm);
+
+  const ModelSpec& spec() const override { return spec_; }
+  std::vector<LayerCacheSpec> cache_layout() const override;
+  at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
+  at::Tensor logits(const at::Tensor& hidden) const override;
+
+ private:
+  struct Layer {
+    RMSNorm input_norm;
+    SelfAttention attention;
+    RMSNorm post_attention_norm;
+    GatedMlp mlp;
+  };
+
+  LlamaConfig config_;
+  ModelSpec spec_;
+  at::Tensor embed_tokens_;
+  std::vector<Layer> layers_;
+  RMSNorm norm_;
+  at::Tensor lm_head_;
+  std::unique_ptr<RotaryEmbedding> rope_;
+};
+
+}  // namespace izwi

@@ -1,0 +1,93 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace izwi {
+
+namespace {
+
+int32_t argmax(const float* logits, int32_t vocab) {
+  // First maximum wins, as torch.argmax does.
+  int32_t best = 0;
+  for (int32_t i = 1; i < vocab; ++i) {
+    if (logits[i] > logits[best]) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+void Sampler::apply_repetition_penalty(float* logits, int32_t vocab, const SamplingState& s) {
+  if (s.repetition_penalty == 1.0f || s.history == nullptr) return;
+  // Each distinct id is penalised once, as HF's gather/scatter does.
+  seen_.resize(static_cast<size_t>(vocab), 0);
+  for (int32_t id : *s.history) {
+    if (id < 0 || id >= vocab || seen_[id]) continue;
+    seen_[id] = 1;
+    float& l = logits[id];
+    l = l < 0 ? l * s.repetition_penalty : l / s.repetition_penalty;
+  }
+  for (int32_t id : *s.history) {
+    if (id >= 0 && id < vocab) seen_[id] = 0;
+  }
+}
+
+int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  apply_repetition_penalty(logits, vocab, s);
+  if (s.num_generated < s.min_tokens) {
+    for (int32_t id : s.suppressed_below_min) {
+      if (id >= 0 && id < vocab) logits[id] = kNegInf;
+    }
+  }
+  if (s.temperature <= 0.0f) return argmax(logits, vocab);
+
+  for (int32_t i = 0; i < vocab; ++i) logits[i] /= s.temperature;
+
+  // Candidates sorted by logit, descending; top-k and top-p shrink the prefix that is kept.
+  order_.resize(static_cast<size_t>(vocab));
+  std::iota(order_.begin(), order_.end(), 0);
+  auto by_logit = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  int32_t keep = vocab;
+  if (s.top_k > 0 && s.top_k < vocab) {
+    keep = s.top_k;
+    std::nth_element(order_.begin(), order_.begin() + keep, order_.end(), by_logit);
+  }
+  std::sort(order_.begin(), order_.begin() + keep, by_logit);
+
+  const float max_logit = logits[order_[0]];
+  probs_.resize(static_cast<size_t>(keep));
+  double total = 0;
+  for (int32_t i = 0; i < keep; ++i) {
+    probs_[i] = std::exp(logits[order_[i]] - max_logit);
+    total += probs_[i];
+  }
+  if (s.top_p < 1.0f) {
+    // Smallest prefix whose mass reaches top_p (always at least one token).
+    double mass = 0;
+    int32_t cut = keep;
+    for (int32_t i = 0; i < keep; ++i) {
+      mass += probs_[i] / total;
+      if (mass >= s.top_p) {
+        cut = i + 1;
+        break;
+      }
+    }
+    keep = cut;
+    total = 0;
+    for (int32_t i = 0; i < keep; ++i) total += probs_[i];
+  }
+
+  std::uniform_real_distribution<double> uniform(0.0, total);
+  double target = uniform(s.rng);
+  for (int32_t i = 0; i < keep; ++i) {
+    target -= probs_[i];
+    if (target < 0) return order_[i];
+  }
+  return order_[keep - 1];
+}
+
+}  // namespace izwi

@@ -1,0 +1,23 @@
+#pragma once
+// Per-request sampling state carried across steps: the controls, the request's own RNG, and
+// what the logits processors need to see of the sequence.
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace izwi {
+
+struct SamplingState {
+  float temperature = 0.0f;          ///< 0 = greedy.
+  int32_t top_k = 0;                 ///< 0 = off.
+  float top_p = 1.0f;                ///< 1 = off.
+  float repetition_penalty = 1.0f;   ///< 1 = off.
+  int32_t min_tokens = 0;
+  std::vector<int32_t> suppressed_below_min;  ///< EOS and stop ids, masked while num_generated < min_tokens.
+  std::mt19937_64 rng;
+  const std::vector<int32_t>* history = nullptr;  ///< Prompt + generated ids (repetition penalty).
+  int32_t num_generated = 0;
+};
+
+}  // namespace izwi
