@@ -1,0 +1,53 @@
+#pragma once
+// Drives a model through the executor and the cache manager directly (no engine, no
+// threads), so parity tests control chunking, batching and prefix reuse exactly.
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache/kv_cache_manager.h"
+#include "executor/torch_executor.h"
+
+namespace izwi::testing {
+
+struct FeedRequest {
+  uint64_t seq = 0;
+  const std::vector<int32_t>* tokens = nullptr;  ///< The whole sequence so far.
+  int32_t start = 0;                             ///< Positions already fed.
+  int32_t count = 0;                             ///< Positions to feed now.
+};
+
+class ModelRunner {
+ public:
+  ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache = false, int32_t num_blocks = 96,
+              int32_t block_size = 16);
+
+  /// One step over several sequences; returns each request's logits [count, vocab].
+  std::vector<at::Tensor> feed(const std::vector<FeedRequest>& requests);
+  /// One sequence, one step.
+  at::Tensor feed(uint64_t seq, const std::vector<int32_t>& tokens, int32_t start, int32_t count);
+  /// Starts `seq` from the longest cached prefix of `tokens`; returns the positions reused.
+  int32_t start_with_prefix(uint64_t seq, const std::vector<int32_t>& tokens);
+  /// Offers the sequence's full blocks to the prefix cache.
+  void commit(uint64_t seq, const std::vector<int32_t>& tokens, int32_t computed);
+  void free(uint64_t seq);
+
+  const ModelSpec& spec() const { return executor_->spec(); }
+  const KVCacheManager& cache() const { return cache_; }
+
+ private:
+  std::unique_ptr<TorchExecutor> executor_;
+  KVCacheManager cache_;
+  std::set<uint64_t> started_;
+  std::map<uint64_t, int32_t> restore_block_;
+};
+
+/// Logits of every position for a whole sequence fed as one chunk (teacher forcing).
+at::Tensor teacher_forced_logits(ModelRunner& runner, const std::vector<int32_t>& tokens);
+
+}  // namespace izwi::testing

@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "sampling/sampler.h"
+
+namespace izwi {
+namespace {
+
+SamplingState greedy() { return SamplingState{}; }
+
+TEST(Sampler, GreedyTakesTheFirstMaximum) {
+  Sampler sampler;
+  std::vector<float> logits = {0.1f, 2.0f, 2.0f, -1.0f};
+  SamplingState s = greedy();
+  EXPECT_EQ(sampler.sample(logits.data(), 4, s), 1);
+}
+
+TEST(Sampler, MinTokensSuppressesEosAndStopIds) {
+  Sampler sampler;
+  SamplingState s = greedy();
+  s.min_tokens = 2;
+  s.suppressed_below_min = {2, 3};
+  std::vector<float> logits = {0.0f, 1.0f, 5.0f, 4.0f};
+  EXPECT_EQ(sampler.sample(logits.data(), 4, s), 1);
+  s.num_generated = 2;
+  logits = {0.0f, 1.0f, 5.0f, 4.0f};
+  EXPECT_EQ(sampler.sample(logits.data(), 4, s), 2);
+}
+
+TEST(Sampler, RepetitionPenaltyFollowsHuggingFace) {
+  Sampler sampler;
+  std::vector<int32_t> history = {0, 0, 1};
+  SamplingState s = greedy();
+  s.repetition_penalty = 2.0f;
+  s.history = &history;
+  // Positive logits are divided, negative ones multiplied, each seen id once.
+  std::vector<float> logits = {3.0f, -1.0f, 2.0f};
+  EXPECT_EQ(sampler.sample(logits.data(), 3, s), 2);
+  EXPECT_FLOAT_EQ(logits[0], 1.5f);
+  EXPECT_FLOAT_EQ(logits[1], -2.0f);
+  EXPECT_FLOAT_EQ(logits[2], 2.0f);
+}
+
+TEST(Sampler, TopKOneAndTinyTopPAreGreedy) {
+  Sampler sampler;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> logits = {0.5f, 0.1f, 0.7f, 0.69f};
+    SamplingState s;
+    s.temperature = 1.0f;
+    s.top_k = 1;
+    s.rng.seed(static_cast<uint64_t>(trial));
+    EXPECT_EQ(sampler.sample(logits.data(), 4, s), 2);
+    logits = {0.5f, 0.1f, 0.7f, 0.69f};
+    SamplingState p;
+    p.temperature = 1.0f;
+    p.top_p = 0.01f;
+    p.rng.seed(static_cast<uint64_t>(trial));
+    EXPECT_EQ(sampler.sample(logits.data(), 4, p), 2);
+  }
+}
+
+TEST(Sampler, SeededSamplingIsReproducible) {
+  Sampler sampler;
+  auto draw = [&](uint64_t seed) {
+    SamplingState s;
+    s.temperature = 1.0f;
+    s.rng.seed(seed);
+    std::vector<int32_t> out;
+    for (int i = 0; i < 50; ++i) {
+      std::vector<float> logits = {0.0f, 0.5f, 1.0f, 0.2f, -0.3f};
+      out.push_back(sampler.sample(logits.data(), 5, s));
+    }
+    return out;
+  };
+  EXPECT_EQ(draw(7), draw(7));
+  EXPECT_NE(draw(7), draw(8));
+}
+
+TEST(Sampler, TemperatureSamplingMatchesTheSoftmax) {
+  Sampler sampler;
+  SamplingState s;
+  s.temperature = 0.5f;
+  s.rng.seed(42);
+  const std::vector<float> base = {0.0f, 0.3f, -0.2f};
+  std::map<int32_t, int> counts;
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) {
+    std::vector<float> logits = base;
+    ++counts[sampler.sample(logits.data(), 3, s)];
+  }
+  double z = 0;
+  for (float l : base) z += std::exp(l / 0.5);
+  for (int32_t id = 0; id < 3; ++id) {
+    const double expected = std::exp(base[id] / 0.5) / z;
+    EXPECT_NEAR(counts[id] / static_cast<double>(n), expected, 0.01) << "token " << id;
+  }
+}
+
+TEST(Sampler, TopPKeepsTheSmallestPrefixReachingTheMass) {
+  Sampler sampler;
+  SamplingState s;
+  s.temperature = 1.0f;
+  s.top_p = 0.6f;  // probabilities ~0.64, 0.24, 0.09, 0.03: only the first survives
+  s.rng.seed(3);
+  for (int i = 0; i < 200; ++i) {
+    std::vector<float> logits = {2.0f, 1.0f, 0.0f, -1.0f};
+    EXPECT_EQ(sampler.sample(logits.data(), 4, s), 0);
+  }
+  s.top_p = 0.7f;  // first two survive
+  std::map<int32_t, int> counts;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<float> logits = {2.0f, 1.0f, 0.0f, -1.0f};
+    ++counts[sampler.sample(logits.data(), 4, s)];
+  }
+  EXPECT_GT(counts[1], 0);
+  EXPECT_EQ(counts[2] + counts[3], 0);
+}
+
+}  // namespace
+}  // namespace izwi
