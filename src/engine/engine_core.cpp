@@ -52,6 +52,11 @@ void EngineCore::abort(const std::string& id) {
   if (it != requests_.end()) finish(*it->second, FinishReason::Abort);
 }
 
+const ActiveRequest* EngineCore::find(const std::string& id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
 void EngineCore::abort_all() {
   std::vector<std::string> ids;
   for (const auto& [id, request] : requests_) ids.push_back(id);

@@ -32,6 +32,8 @@ class EngineCore {
   bool step();
 
   bool has_unfinished() const { return !requests_.empty(); }
+  /// The live request with this id, or nullptr.
+  const ActiveRequest* find(const std::string& id) const;
   int32_t num_waiting() const { return scheduler_.num_waiting(); }
   int32_t num_running() const { return scheduler_.num_running(); }
   const KVCacheManager& cache() const { return cache_; }

@@ -1,0 +1,97 @@
+// Greedy generation through the whole engine equals Hugging Face's, one request at a time and
+// with every case submitted at once under a small token budget and a KV pool small enough to
+// force preemption; shared prompt prefixes are served from the prefix cache.
+
+#include <gtest/gtest.h>
+
+#include "common/engine_checks.h"
+#include "common/reference.h"
+#include "izwi/engine.h"
+
+namespace izwi {
+namespace {
+
+using testing::ReferenceTensors;
+
+struct Case {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> generated;
+};
+
+std::vector<Case> load_cases(const std::string& fixture) {
+  ReferenceTensors ref(fixture);
+  std::vector<Case> cases;
+  for (int c = 0; ref.contains("case" + std::to_string(c) + ".prompt"); ++c) {
+    const std::string k = "case" + std::to_string(c);
+    cases.push_back({ref.ids(k + ".prompt"), ref.ids(k + ".generated")});
+  }
+  return cases;
+}
+
+Request greedy_request(const Case& c) {
+  Request r;
+  r.prompt_ids = c.prompt;
+  r.params.max_tokens = static_cast<int32_t>(c.generated.size());
+  r.params.min_tokens = r.params.max_tokens;  // the references suppressed EOS throughout
+  return r;
+}
+
+class EngineParity : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EngineParity, OneRequestAtATime) {
+  const std::vector<Case> cases = load_cases(GetParam());
+  Engine engine(testing::fixture_dir(GetParam()));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Output out = engine.generate(greedy_request(cases[i]));
+    EXPECT_EQ(out.tokens, cases[i].generated) << "case " << i;
+    EXPECT_EQ(out.finish_reason, FinishReason::Length);
+    EXPECT_EQ(testing::check_idle(engine), "");
+  }
+}
+
+TEST_P(EngineParity, AllCasesConcurrentlyWithChunkingAndPreemption) {
+  const std::vector<Case> cases = load_cases(GetParam());
+  for (bool prefix_cache : {false, true}) {
+    EngineConfig config;
+    config.max_tokens_per_step = 24;  // long prompts prefill in chunks, mixed with decodes
+    config.num_kv_blocks = 12;        // 7 sequences of up to 88 positions cannot all fit
+    config.enable_prefix_cache = prefix_cache;
+    Engine engine(testing::fixture_dir(GetParam()), config);
+    std::vector<StreamHandle> handles;
+    for (const Case& c : cases) handles.push_back(engine.generate_streaming(greedy_request(c)));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      StreamChunk last;
+      EXPECT_EQ(testing::drain(handles[i], &last), cases[i].generated) << "case " << i << " prefix cache " << prefix_cache;
+      EXPECT_EQ(last.finish_reason, FinishReason::Length);
+    }
+    if (cases.size() > 3) EXPECT_GT(engine.metrics().preemptions, 0u) << "the pool was meant to force preemption";
+    EXPECT_EQ(testing::check_idle(engine), "");
+  }
+}
+
+TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
+  const std::vector<Case> cases = load_cases(GetParam());
+  if (cases.size() < 7) GTEST_SKIP() << "no shared-prefix cases";
+  Engine engine(testing::fixture_dir(GetParam()));
+  const Output first = engine.generate(greedy_request(cases[5]));
+  const Output second = engine.generate(greedy_request(cases[6]));
+  EXPECT_EQ(first.tokens, cases[5].generated);
+  EXPECT_EQ(first.prefix_cache_hit_tokens, 0);
+  EXPECT_EQ(second.tokens, cases[6].generated);
+  EXPECT_GE(second.prefix_cache_hit_tokens, 32);
+  EXPECT_GT(engine.metrics().prefix_cache_hit_rate, 0.0);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EngineParity,
+                         ::testing::Values("llama-tiny", "llama-tiny-bf16-sharded", "qwen3-tiny", "lfm2-tiny"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace izwi
