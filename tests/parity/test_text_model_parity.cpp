@@ -31,6 +31,8 @@ struct Fixture {
   bool logits_comparable;
 };
 
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name; }
+
 const Fixture kFixtures[] = {
     {"llama-tiny", 7, true}, {"llama-tiny-bf16-sharded", 3, false}, {"qwen3-tiny", 7, true}, {"lfm2-tiny", 7, true}};
 
