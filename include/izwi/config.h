@@ -32,6 +32,8 @@ struct EngineConfig {
   // Execution
   std::string device = "cpu";          ///< "cpu", "cuda", "cuda:1" or "mps".
   std::string dtype = "float32";       ///< Compute dtype: float32, bfloat16 or float16.
+  std::string weight_dtype = "auto";   ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
+                                       ///< float32 compute halves the bytes a CPU decode step reads.
   int32_t num_threads = 0;             ///< CPU threads; 0 = all hardware threads.
   bool use_fast_kernels = true;        ///< CPU kernels (Eigen); false = plain libtorch ops.
 

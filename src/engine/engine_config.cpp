@@ -24,6 +24,9 @@ void EngineConfig::validate() const {
   require(num_threads >= 0, "num_threads", "must be >= 0 (0 = all hardware threads)");
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           "must be float32, bfloat16 or float16");
+  require(weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" ||
+              weight_dtype == "float16",
+          "weight_dtype", "must be auto, float32, bfloat16 or float16");
   const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
   require(levels.count(log_level) != 0, "log_level", "must be one of trace, debug, info, warn, error, off");
 }
@@ -38,7 +41,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   const JsonFields f(doc, origin);
   static const std::set<std::string> known = {
       "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",
-      "max_seq_len", "block_size", "num_kv_blocks", "enable_prefix_cache", "device", "dtype", "num_threads",
+      "max_seq_len", "block_size", "num_kv_blocks", "enable_prefix_cache", "device", "dtype", "weight_dtype", "num_threads",
       "use_fast_kernels", "log_level"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (known.count(it.key()) == 0) fail(ErrorCode::InvalidArgument, "{}: unknown field '{}'", origin, it.key());
@@ -54,6 +57,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.enable_prefix_cache = f.get_or("enable_prefix_cache", c.enable_prefix_cache);
   c.device = f.get_or("device", c.device);
   c.dtype = f.get_or("dtype", c.dtype);
+  c.weight_dtype = f.get_or("weight_dtype", c.weight_dtype);
   c.num_threads = f.get_or("num_threads", c.num_threads);
   c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
   c.log_level = f.get_or("log_level", c.log_level);

@@ -119,25 +119,26 @@ bool EngineCore::step() {
   }
   scheduler_.complete(plan);
 
+  // Record everything before any caller is woken, so metrics() right after generate() is current.
   const Clock::time_point now = Clock::now();
-  size_t next = 0;
-  int32_t generated = 0;
+  std::vector<ActiveRequest*> sampled_requests;
   for (const ScheduledSequence& s : plan.scheduled) {
     if (!s.sample) continue;
     ActiveRequest& r = *by_seq_.at(s.seq->id);
-    const int32_t token = sampled.at(next++);
-    r.seq.tokens.push_back(token);
+    r.seq.tokens.push_back(sampled.at(sampled_requests.size()));
     r.sampling.num_generated = r.seq.num_generated();
     if (r.seq.num_generated() == 1) r.first_token = now;
-    ++generated;
-    const FinishReason reason = check_finish(r, token);
+    sampled_requests.push_back(&r);
+  }
+  metrics_.record_step(static_cast<int32_t>(sampled_requests.size()), static_cast<int32_t>(plan.preempted.size()));
+  for (ActiveRequest* r : sampled_requests) {
+    const FinishReason reason = check_finish(*r, r->seq.tokens.back());
     if (reason != FinishReason::None) {
-      finish(r, reason);
+      finish(*r, reason);
     } else {
-      deliver_new_tokens(r);
+      deliver_new_tokens(*r);
     }
   }
-  metrics_.record_step(generated, static_cast<int32_t>(plan.preempted.size()));
   record_queues();
 #ifndef NDEBUG
   if (requests_.empty()) {
@@ -158,26 +159,28 @@ void EngineCore::deliver_new_tokens(ActiveRequest& r) {
 
 void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
   const Output output = make_output(r, reason, Clock::now());
-  scheduler_.remove(&r.seq);
   const std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
-  r.channel->on_finish(output, delta);
   metrics_.record_finish(reason, output.timings, static_cast<int32_t>(output.tokens.size()));
-  remove(r.id);
+  const std::shared_ptr<detail::RequestChannel> channel = r.channel;
+  remove(r);  // r is gone from here on
+  channel->on_finish(output, delta);
 }
 
 void EngineCore::fail(ActiveRequest& r, const Error& error) {
-  scheduler_.remove(&r.seq);
   const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
-  r.channel->on_error(error, std::vector<int32_t>(begin, r.seq.tokens.end()));
+  const std::vector<int32_t> delta(begin, r.seq.tokens.end());
   metrics_.record_finish(FinishReason::Error, Timings{}, 0);
-  remove(r.id);
+  const std::shared_ptr<detail::RequestChannel> channel = r.channel;
+  remove(r);
+  channel->on_error(error, delta);
 }
 
-void EngineCore::remove(const std::string& id) {
-  auto it = requests_.find(id);
-  by_seq_.erase(it->second->seq.id);
+void EngineCore::remove(ActiveRequest& r) {
+  const std::string id = r.id;  // r (and r.id) die in the erase below
+  scheduler_.remove(&r.seq);
+  by_seq_.erase(r.seq.id);
   on_done_(id);
-  requests_.erase(it);
+  requests_.erase(id);
   record_queues();
 }
 

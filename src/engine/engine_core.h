@@ -44,7 +44,8 @@ class EngineCore {
   void finish(ActiveRequest& request, FinishReason reason);
   void fail(ActiveRequest& request, const Error& error);
   void deliver_new_tokens(ActiveRequest& request);
-  void remove(const std::string& id);
+  /// Frees the request's cache, forgets it and reports it done; the caller is resolved after.
+  void remove(ActiveRequest& request);
   void fail_stalled();
   void record_queues();
 

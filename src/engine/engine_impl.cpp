@@ -38,13 +38,15 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
   TorchExecutorOptions options;
   options.device = parse_device(config_.device);
   options.dtype = parse_dtype(config_.dtype);
+  const at::ScalarType weight_dtype =
+      config_.weight_dtype == "auto" ? options.dtype : parse_dtype(config_.weight_dtype, "weight_dtype");
   options.fast_kernels = config_.use_fast_kernels;
   // libtorch's intra-op pool is process-wide; it defaults to one thread in Debian's build.
   const int threads = config_.num_threads > 0 ? config_.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
 
-  std::unique_ptr<CausalLM> model = load_causal_lm(model_dir, options.dtype, options.device);
+  std::unique_ptr<CausalLM> model = load_causal_lm(model_dir, options.dtype, weight_dtype, options.device);
   const ModelSpec& spec = model->spec();
   if (config_.max_seq_len > spec.max_positions) {
     fail(ErrorCode::InvalidArgument, "EngineConfig.max_seq_len {} exceeds the model's max_position_embeddings {}",

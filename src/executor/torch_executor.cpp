@@ -39,16 +39,16 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
   }
 }
 
-at::Tensor TorchExecutor::run(const StepBatch& batch) {
+ForwardContext TorchExecutor::prepare(const StepBatch& batch) {
   IZWI_CHECK(cache_ != nullptr, "allocate_cache() must run before execute()");
   for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
-  const ForwardContext ctx = make_forward_context(batch, cache_->block_size(), options_.device, options_.fast_kernels);
-  return model_->forward(ctx, *cache_);
+  return make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, options_.fast_kernels);
 }
 
 std::vector<int32_t> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
-  at::Tensor hidden = run(batch);
+  const ForwardContext ctx = prepare(batch);
+  at::Tensor hidden = model_->forward(ctx, *cache_);
   std::vector<int64_t> rows;
   int64_t offset = 0;
   for (const StepSequence& s : batch.seqs) {
@@ -57,7 +57,7 @@ std::vector<int32_t> TorchExecutor::execute(const StepBatch& batch) {
   }
   if (rows.empty()) return {};
   at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
-  at::Tensor logits = model_->logits(hidden.index_select(0, index)).to(at::kCPU, at::kFloat).contiguous();
+  at::Tensor logits = model_->logits(hidden.index_select(0, index), ctx).to(at::kCPU, at::kFloat).contiguous();
   const int32_t vocab = static_cast<int32_t>(logits.size(1));
   std::vector<int32_t> tokens;
   tokens.reserve(rows.size());
@@ -71,7 +71,8 @@ std::vector<int32_t> TorchExecutor::execute(const StepBatch& batch) {
 
 at::Tensor TorchExecutor::execute_logits(const StepBatch& batch) {
   c10::InferenceMode guard;
-  return model_->logits(run(batch)).to(at::kCPU, at::kFloat).contiguous();
+  const ForwardContext ctx = prepare(batch);
+  return model_->logits(model_->forward(ctx, *cache_), ctx).to(at::kCPU, at::kFloat).contiguous();
 }
 
 }  // namespace izwi

@@ -13,7 +13,7 @@ namespace izwi {
 
 struct TorchExecutorOptions {
   at::Device device = at::kCPU;
-  at::ScalarType dtype = at::kFloat;
+  at::ScalarType dtype = at::kFloat;         ///< Activations and small tensors.
   bool fast_kernels = true;  ///< CPU kernels where they exist; false = plain libtorch ops.
 };
 
@@ -27,7 +27,7 @@ class TorchExecutor final : public ModelExecutor {
   at::Tensor execute_logits(const StepBatch& batch) override;
 
  private:
-  at::Tensor run(const StepBatch& batch);  // hidden states of every new position
+  ForwardContext prepare(const StepBatch& batch);
 
   std::unique_ptr<CausalLM> model_;
   TorchExecutorOptions options_;

@@ -36,15 +36,16 @@ bool is_float(StDType dtype) {
 
 }  // namespace
 
-at::ScalarType parse_dtype(const std::string& name) {
+at::ScalarType parse_dtype(const std::string& name, const std::string& field) {
   if (name == "float32" || name == "f32") return at::kFloat;
   if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
   if (name == "float16" || name == "f16") return at::kHalf;
-  fail(ErrorCode::InvalidArgument, "dtype '{}' is not one of float32, bfloat16, float16", name);
+  fail(ErrorCode::InvalidArgument, "{} '{}' is not one of float32, bfloat16, float16", field, name);
 }
 
-WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType dtype, at::Device device)
-    : model_dir_(model_dir), dtype_(dtype), device_(device) {
+WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_dtype, at::ScalarType weight_dtype,
+                           const at::Device& device)
+    : WeightSource(compute_dtype, weight_dtype, device), model_dir_(model_dir) {
   const fs::path dir(model_dir);
   const fs::path index_path = dir / "model.safetensors.index.json";
   const fs::path single_path = dir / "model.safetensors";
@@ -93,39 +94,25 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType dtype, a
 
 bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
 
-WeightLoader::Location WeightLoader::locate(const std::string& name, const std::vector<int64_t>& shape) const {
+at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t>& shape) {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) fail(ErrorCode::InvalidFormat, "{}: required tensor '{}' is missing", model_dir_, name);
-  const StTensorInfo& info = *it->second.info;
+  const Location& loc = it->second;
+  const StTensorInfo& info = *loc.info;
   if (info.shape != shape) {
-    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", it->second.file->path(),
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", loc.file->path(),
          name, fmt::join(info.shape, ", "), fmt::join(shape, ", "));
   }
-  return it->second;
-}
-
-at::Tensor WeightLoader::read(const Location& loc) const {
-  // Copy out of the map: safetensors offsets need not be aligned for the element type.
-  at::Tensor t = at::empty(loc.info->shape, at::TensorOptions().dtype(to_scalar_type(loc.info->dtype)));
-  const size_t nbytes = loc.info->end - loc.info->begin;
-  if (nbytes > 0) std::memcpy(t.data_ptr(), loc.file->data(*loc.info), nbytes);
-  return t;
-}
-
-at::Tensor WeightLoader::take(const std::string& name, const std::vector<int64_t>& shape) {
-  const Location loc = locate(name, shape);
-  if (!is_float(loc.info->dtype)) {
+  if (!is_float(info.dtype)) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected a floating-point type", loc.file->path(),
-         name, st_dtype_name(loc.info->dtype));
+         name, st_dtype_name(info.dtype));
   }
   used_.insert(name);
-  return read(loc).to(device_, dtype_).contiguous();
-}
-
-at::Tensor WeightLoader::take_as_stored(const std::string& name, const std::vector<int64_t>& shape) {
-  const Location loc = locate(name, shape);
-  used_.insert(name);
-  return read(loc).to(device_);
+  // Copy out of the map: safetensors offsets need not be aligned for the element type.
+  at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(to_scalar_type(info.dtype)));
+  const size_t nbytes = info.end - info.begin;
+  if (nbytes > 0) std::memcpy(t.data_ptr(), loc.file->data(info), nbytes);
+  return t;
 }
 
 void WeightLoader::skip(const std::string& name) { used_.insert(name); }

@@ -1,13 +1,26 @@
 #include "layers/gated_mlp.h"
 
+#include "kernels/cpu/silu_mul_cpu.h"
+
 namespace izwi {
 
-GatedMlp::GatedMlp(WeightLoader& loader, const std::string& prefix, int64_t hidden_size, int64_t intermediate_size,
+GatedMlp::GatedMlp(WeightSource& source, const std::string& prefix, int64_t hidden_size, int64_t intermediate_size,
                    bool bias, const GatedMlpNames& names)
-    : gate_(Linear::load(loader, prefix + "." + names.gate, intermediate_size, hidden_size, bias)),
-      up_(Linear::load(loader, prefix + "." + names.up, intermediate_size, hidden_size, bias)),
-      down_(Linear::load(loader, prefix + "." + names.down, hidden_size, intermediate_size, bias)) {}
+    : intermediate_size_(intermediate_size),
+      gate_up_(Linear::load_stacked(source, {prefix + "." + names.gate, prefix + "." + names.up},
+                                    {intermediate_size, intermediate_size}, hidden_size, bias)),
+      down_(Linear::load(source, prefix + "." + names.down, hidden_size, intermediate_size, bias)) {}
 
-at::Tensor GatedMlp::operator()(const at::Tensor& x) const { return down_(at::silu(gate_(x)) * up_(x)); }
+at::Tensor GatedMlp::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  const at::Tensor gate_up = gate_up_(x, ctx);
+  at::Tensor product;
+  if (ctx.fast_kernels && gate_up.scalar_type() == at::kFloat && gate_up.is_contiguous()) {
+    product = at::empty({gate_up.size(0), intermediate_size_}, gate_up.options());
+    silu_mul_cpu(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), intermediate_size_);
+  } else {
+    product = at::silu(gate_up.narrow(1, 0, intermediate_size_)) * gate_up.narrow(1, intermediate_size_, intermediate_size_);
+  }
+  return down_(product, ctx);
+}
 
 }  // namespace izwi

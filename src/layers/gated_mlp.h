@@ -1,12 +1,13 @@
 #pragma once
-// SwiGLU feed-forward: down(silu(gate(x)) * up(x)).
+// SwiGLU feed-forward: down(silu(gate(x)) * up(x)), with gate and up stacked into one matrix.
 
 #include <ATen/ATen.h>
 
 #include <string>
 
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
 #include "layers/linear.h"
+#include "models/forward_context.h"
 
 namespace izwi {
 
@@ -16,12 +17,14 @@ struct GatedMlpNames {
 
 class GatedMlp {
  public:
-  GatedMlp(WeightLoader& loader, const std::string& prefix, int64_t hidden_size, int64_t intermediate_size,
+  GatedMlp(WeightSource& source, const std::string& prefix, int64_t hidden_size, int64_t intermediate_size,
            bool bias, const GatedMlpNames& names = {});
-  at::Tensor operator()(const at::Tensor& x) const;
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
+  int64_t weight_bytes() const { return gate_up_.weight_bytes() + down_.weight_bytes(); }
 
  private:
-  Linear gate_, up_, down_;
+  int64_t intermediate_size_;
+  Linear gate_up_, down_;
 };
 
 }  // namespace izwi

@@ -1,15 +1,40 @@
 #include "layers/linear.h"
 
+#include "kernels/cpu/linear_cpu.h"
+
 namespace izwi {
 
-Linear Linear::load(WeightLoader& loader, const std::string& prefix, int64_t out_features, int64_t in_features,
+Linear::Linear(at::Tensor weight, at::Tensor bias) : weight_(std::move(weight)), bias_(std::move(bias)) {}
+
+Linear Linear::load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                     bool with_bias) {
-  Linear linear;
-  linear.weight = loader.take(prefix + ".weight", {out_features, in_features});
-  if (with_bias) linear.bias = loader.take(prefix + ".bias", {out_features});
-  return linear;
+  return load_stacked(source, {prefix}, {out_features}, in_features, with_bias);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
+                            const std::vector<int64_t>& out_features, int64_t in_features, bool with_bias) {
+  std::vector<at::Tensor> weights, biases;
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    weights.push_back(source.take_matrix(prefixes[i] + ".weight", {out_features[i], in_features}));
+    if (with_bias) biases.push_back(source.take(prefixes[i] + ".bias", {out_features[i]}));
+  }
+  at::Tensor weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
+  at::Tensor bias = !with_bias ? at::Tensor() : biases.size() == 1 ? biases[0] : at::cat(biases, 0);
+  return Linear(weight, bias);
+}
+
+at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  const bool fast_weight = weight_.scalar_type() == at::kFloat || weight_.scalar_type() == at::kBFloat16;
+  if (ctx.fast_kernels && x.scalar_type() == at::kFloat && fast_weight) {
+    const at::Tensor xc = x.contiguous();
+    const int64_t out_features = weight_.size(0), in_features = weight_.size(1);
+    at::Tensor y = at::empty({xc.size(0), out_features}, xc.options());
+    linear_cpu(xc.data_ptr<float>(), xc.size(0), in_features, weight_.data_ptr(),
+               weight_.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16, out_features,
+               bias_.defined() ? bias_.data_ptr<float>() : nullptr, y.data_ptr<float>());
+    return y;
+  }
+  return at::linear(x, weight_.scalar_type() == x.scalar_type() ? weight_ : weight_.to(x.scalar_type()), bias_);
+}
 
 }  // namespace izwi

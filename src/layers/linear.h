@@ -1,23 +1,40 @@
 #pragma once
-// y = x W^T + b, weights as Hugging Face stores them ([out, in]).
+// y = x W^T + b with weights as Hugging Face stores them ([out, in]). The weight may be kept in a
+// narrower storage dtype (bf16) than the activations; the CPU kernel converts on the fly.
 
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
+#include "models/forward_context.h"
 
 namespace izwi {
 
-struct Linear {
-  at::Tensor weight;  ///< [out, in]
-  at::Tensor bias;    ///< [out] or undefined
+class Linear {
+ public:
+  Linear() = default;
+  /// weight [out, in] in its storage dtype; bias [out] in the compute dtype or undefined.
+  explicit Linear(at::Tensor weight, at::Tensor bias = {});
 
   /// Loads `<prefix>.weight` (and `<prefix>.bias` when `with_bias`).
-  static Linear load(WeightLoader& loader, const std::string& prefix, int64_t out_features, int64_t in_features,
+  static Linear load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                      bool with_bias);
-  /// x: [..., in] -> [..., out]
-  at::Tensor operator()(const at::Tensor& x) const;
+  /// Several projections of the same input stacked into one matrix, so one pass over the input
+  /// serves them all (q/k/v, gate/up). Split the output with narrow() at `out_features` offsets.
+  static Linear load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
+                             const std::vector<int64_t>& out_features, int64_t in_features, bool with_bias);
+
+  /// x: [T, in] -> [T, out]
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
+
+  const at::Tensor& weight() const { return weight_; }
+  int64_t weight_bytes() const { return weight_.numel() * static_cast<int64_t>(weight_.element_size()); }
+
+ private:
+  at::Tensor weight_;
+  at::Tensor bias_;
 };
 
 }  // namespace izwi

@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
+#include "models/forward_context.h"
 
 namespace izwi {
 
@@ -13,8 +14,8 @@ struct RMSNorm {
   at::Tensor weight;
   double eps = 1e-6;
 
-  static RMSNorm load(WeightLoader& loader, const std::string& name, int64_t dim, double eps);
-  at::Tensor operator()(const at::Tensor& x) const;
+  static RMSNorm load(WeightSource& source, const std::string& name, int64_t dim, double eps);
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
 };
 
 }  // namespace izwi

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/cpu/rope_cpu.h"
+
 namespace izwi {
 
 namespace {
@@ -34,10 +36,16 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int
   sin_ = freqs.sin().to(device, dtype);
 }
 
-at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const ForwardContext& ctx) const {
+  if (ctx.fast_kernels && x.scalar_type() == at::kFloat && cos_.scalar_type() == at::kFloat) {
+    at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
+    rope_cpu(y.data_ptr<float>(), ctx.positions.data_ptr<int64_t>(), cos_.data_ptr<float>(), sin_.data_ptr<float>(),
+             y.size(0), y.size(1), y.size(2));
+    return y;
+  }
   const int64_t half = x.size(-1) / 2;
-  at::Tensor cos = cos_.index_select(0, positions).unsqueeze(1);
-  at::Tensor sin = sin_.index_select(0, positions).unsqueeze(1);
+  at::Tensor cos = cos_.index_select(0, ctx.positions).unsqueeze(1);
+  at::Tensor sin = sin_.index_select(0, ctx.positions).unsqueeze(1);
   at::Tensor x1 = x.narrow(-1, 0, half);
   at::Tensor x2 = x.narrow(-1, half, half);
   at::Tensor r1 = x1 * cos - x2 * sin;

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "io/hf_config.h"
+#include "models/forward_context.h"
 
 namespace izwi {
 
@@ -14,8 +15,8 @@ class RotaryEmbedding {
   RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int64_t max_positions, const at::Device& device,
                   at::ScalarType dtype);
 
-  /// Rotates x: [T, heads, head_dim]; row t is at position positions[t].
-  at::Tensor apply(const at::Tensor& x, const at::Tensor& positions) const;
+  /// Rotates x: [T, heads, head_dim]; row t is at position ctx.positions[t].
+  at::Tensor apply(const at::Tensor& x, const ForwardContext& ctx) const;
   /// The inverse frequencies (head_dim / 2), for tests.
   const at::Tensor& inv_freq() const { return inv_freq_; }
 

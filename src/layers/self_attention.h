@@ -8,7 +8,7 @@
 #include <string>
 
 #include "executor/cache_buffers.h"
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
 #include "layers/linear.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
@@ -31,17 +31,18 @@ struct SelfAttentionSpec {
 
 class SelfAttention {
  public:
-  SelfAttention(WeightLoader& loader, const std::string& prefix, const SelfAttentionSpec& spec);
+  SelfAttention(WeightSource& source, const std::string& prefix, const SelfAttentionSpec& spec);
 
   /// x: [T, hidden] -> [T, hidden]
   at::Tensor operator()(const at::Tensor& x, const RotaryEmbedding& rope, LayerCache& cache,
                         const ForwardContext& ctx) const;
 
   LayerCacheSpec cache_spec() const;
+  int64_t weight_bytes() const { return qkv_proj_.weight_bytes() + o_proj_.weight_bytes(); }
 
  private:
   SelfAttentionSpec spec_;
-  Linear q_proj_, k_proj_, v_proj_, o_proj_;
+  Linear qkv_proj_, o_proj_;  ///< q, k and v stacked into one matrix
   std::optional<RMSNorm> q_norm_, k_norm_;
 };
 

@@ -4,18 +4,18 @@
 
 namespace izwi {
 
-ShortConv::ShortConv(WeightLoader& loader, const std::string& prefix, int64_t hidden_size, int64_t kernel_size,
+ShortConv::ShortConv(WeightSource& source, const std::string& prefix, int64_t hidden_size, int64_t kernel_size,
                      bool bias)
     : hidden_size_(hidden_size), kernel_size_(kernel_size) {
-  in_proj_ = Linear::load(loader, prefix + ".in_proj", 3 * hidden_size, hidden_size, bias);
-  out_proj_ = Linear::load(loader, prefix + ".out_proj", hidden_size, hidden_size, bias);
-  conv_weight_ = loader.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size});
-  if (bias) conv_bias_ = loader.take(prefix + ".conv.bias", {hidden_size});
+  in_proj_ = Linear::load(source, prefix + ".in_proj", 3 * hidden_size, hidden_size, bias);
+  out_proj_ = Linear::load(source, prefix + ".out_proj", hidden_size, hidden_size, bias);
+  conv_weight_ = source.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size});
+  if (bias) conv_bias_ = source.take(prefix + ".conv.bias", {hidden_size});
 }
 
 at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const ForwardContext& ctx) const {
   const int64_t h = hidden_size_, width = kernel_size_ - 1, BS = ctx.block_size;
-  at::Tensor bcx = in_proj_(x);
+  at::Tensor bcx = in_proj_(x, ctx);
   at::Tensor b = bcx.narrow(1, 0, h), c = bcx.narrow(1, h, h), xs = bcx.narrow(1, 2 * h, h);
   at::Tensor bx = b * xs;
   at::Tensor conv = at::empty_like(bx);
@@ -43,7 +43,7 @@ at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const F
     }
     state.copy_(window.narrow(0, s.length, width).t());
   }
-  return out_proj_(c * conv);
+  return out_proj_(c * conv, ctx);
 }
 
 LayerCacheSpec ShortConv::cache_spec() const {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "executor/cache_buffers.h"
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
 #include "layers/linear.h"
 #include "models/forward_context.h"
 
@@ -16,12 +16,13 @@ namespace izwi {
 
 class ShortConv {
  public:
-  ShortConv(WeightLoader& loader, const std::string& prefix, int64_t hidden_size, int64_t kernel_size, bool bias);
+  ShortConv(WeightSource& source, const std::string& prefix, int64_t hidden_size, int64_t kernel_size, bool bias);
 
   /// x: [T, hidden] -> [T, hidden]
   at::Tensor operator()(const at::Tensor& x, LayerCache& cache, const ForwardContext& ctx) const;
 
   LayerCacheSpec cache_spec() const;
+  int64_t weight_bytes() const { return in_proj_.weight_bytes() + out_proj_.weight_bytes(); }
 
  private:
   int64_t hidden_size_;

@@ -22,6 +22,7 @@ struct ModelSpec {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
+  int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
 };
 
 class CausalLM {
@@ -33,7 +34,7 @@ class CausalLM {
   /// Runs the batch; returns the final-norm hidden states [T, hidden].
   virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const = 0;
   /// hidden [N, hidden] -> logits [N, vocab]
-  virtual at::Tensor logits(const at::Tensor& hidden) const = 0;
+  virtual at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const = 0;
 };
 
 }  // namespace izwi

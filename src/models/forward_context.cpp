@@ -5,8 +5,9 @@
 namespace izwi {
 
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    bool fast_kernels) {
+                                    at::ScalarType dtype, bool fast_kernels) {
   ForwardContext ctx;
+  ctx.dtype = dtype;
   ctx.block_size = block_size;
   ctx.fast_kernels = fast_kernels && device.is_cpu();
   const int64_t total = batch.num_tokens();

@@ -28,11 +28,12 @@ struct ForwardContext {
   std::vector<SeqSlice> seqs;
   int64_t num_tokens = 0;
   int64_t block_size = 0;
+  at::ScalarType dtype = at::kFloat;  ///< Compute dtype of activations.
   bool fast_kernels = false;  ///< Use the CPU kernels instead of plain libtorch ops.
 };
 
 /// Flattens a StepBatch; slot mapping and positions are computed from each block table.
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    bool fast_kernels);
+                                    at::ScalarType dtype, bool fast_kernels);
 
 }  // namespace izwi

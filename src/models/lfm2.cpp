@@ -71,7 +71,7 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
   return c;
 }
 
-Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightLoader& loader) : config_(Lfm2Config::parse(hf)) {
+Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : config_(Lfm2Config::parse(hf)) {
   const Lfm2Config& c = config_;
   spec_.model_type = hf.model_type();
   spec_.vocab_size = static_cast<int32_t>(c.vocab_size);
@@ -82,7 +82,7 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightLoader& loader) : con
   if (!bos.empty()) spec_.bos_token_id = bos.front();
   spec_.needs_state_slots = true;
 
-  embed_tokens_ = loader.take("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   SelfAttentionSpec attn;
   attn.hidden_size = c.hidden_size;
   attn.num_heads = c.num_heads;
@@ -96,25 +96,30 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightLoader& loader) : con
   layers_.reserve(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("model.layers.{}", i);
-    Layer layer{RMSNorm::load(loader, p + ".operator_norm.weight", c.hidden_size, c.norm_eps), nullptr, nullptr,
-                RMSNorm::load(loader, p + ".ffn_norm.weight", c.hidden_size, c.norm_eps),
-                GatedMlp(loader, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, ffn_names)};
+    Layer layer{RMSNorm::load(source, p + ".operator_norm.weight", c.hidden_size, c.norm_eps), nullptr, nullptr,
+                RMSNorm::load(source, p + ".ffn_norm.weight", c.hidden_size, c.norm_eps),
+                GatedMlp(source, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, ffn_names)};
     if (c.is_attention[static_cast<size_t>(i)]) {
-      layer.attention = std::make_unique<SelfAttention>(loader, p + ".self_attn", attn);
+      layer.attention = std::make_unique<SelfAttention>(source, p + ".self_attn", attn);
     } else {
-      layer.conv = std::make_unique<ShortConv>(loader, p + ".conv", c.hidden_size, c.conv_kernel, c.conv_bias);
+      layer.conv = std::make_unique<ShortConv>(source, p + ".conv", c.hidden_size, c.conv_kernel, c.conv_bias);
     }
     layers_.push_back(std::move(layer));
   }
   // LFM2 names its final norm "embedding_norm"; it is applied after the last layer.
-  final_norm_ = RMSNorm::load(loader, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
+  final_norm_ = RMSNorm::load(source, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
   if (c.tie_word_embeddings) {
-    lm_head_ = embed_tokens_;
-    if (loader.contains("lm_head.weight")) loader.skip("lm_head.weight");
+    lm_head_ = embed_tokens_.as_linear();
+    if (source.contains("lm_head.weight")) source.skip("lm_head.weight");
   } else {
-    lm_head_ = loader.take("lm_head.weight", {c.vocab_size, c.hidden_size});
+    lm_head_ = Linear::load(source, "lm_head", c.vocab_size, c.hidden_size, false);
   }
-  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, loader.device(), loader.dtype());
+  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
+  spec_.decode_weight_bytes = lm_head_.weight_bytes();
+  for (const Layer& layer : layers_) {
+    spec_.decode_weight_bytes += layer.feed_forward.weight_bytes() +
+                                 (layer.attention ? layer.attention->weight_bytes() : layer.conv->weight_bytes());
+  }
 }
 
 std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const {
@@ -124,17 +129,19 @@ std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const {
 }
 
 at::Tensor Lfm2ForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
-  at::Tensor h = embed_tokens_.index_select(0, ctx.input_ids);
+  at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    at::Tensor normed = layer.operator_norm(h);
-    h = h + (layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
-                             : (*layer.conv)(normed, cache.layer(i), ctx));
-    h = h + layer.feed_forward(layer.ffn_norm(h));
+    const at::Tensor normed = layer.operator_norm(h, ctx);
+    h.add_(layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
+                           : (*layer.conv)(normed, cache.layer(i), ctx));
+    h.add_(layer.feed_forward(layer.ffn_norm(h, ctx), ctx));
   }
-  return final_norm_(h);
+  return final_norm_(h, ctx);
 }
 
-at::Tensor Lfm2ForCausalLM::logits(const at::Tensor& hidden) const { return at::linear(hidden, lm_head_); }
+at::Tensor Lfm2ForCausalLM::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
+  return lm_head_(hidden, ctx);
+}
 
 }  // namespace izwi

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "io/hf_config.h"
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
+#include "layers/embedding.h"
+#include "layers/linear.h"
 #include "layers/gated_mlp.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
@@ -32,12 +34,12 @@ struct Lfm2Config {
 
 class Lfm2ForCausalLM final : public CausalLM {
  public:
-  Lfm2ForCausalLM(const HfConfig& config, WeightLoader& loader);
+  Lfm2ForCausalLM(const HfConfig& config, WeightSource& source);
 
   const ModelSpec& spec() const override { return spec_; }
   std::vector<LayerCacheSpec> cache_layout() const override;
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
-  at::Tensor logits(const at::Tensor& hidden) const override;
+  at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
 
  private:
   struct Layer {
@@ -50,10 +52,10 @@ class Lfm2ForCausalLM final : public CausalLM {
 
   Lfm2Config config_;
   ModelSpec spec_;
-  at::Tensor embed_tokens_;
+  Embedding embed_tokens_;
   std::vector<Layer> layers_;
   RMSNorm final_norm_;
-  at::Tensor lm_head_;
+  Linear lm_head_;
   std::unique_ptr<RotaryEmbedding> rope_;
 };
 

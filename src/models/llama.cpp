@@ -43,7 +43,7 @@ LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) {
   return c;
 }
 
-LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightLoader& loader, bool qk_norm)
+LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, bool qk_norm)
     : config_(LlamaConfig::parse(hf, qk_norm)) {
   const LlamaConfig& c = config_;
   spec_.model_type = hf.model_type();
@@ -54,7 +54,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightLoader& loader, boo
   auto bos = read_token_ids(hf.fields(), "bos_token_id");
   if (!bos.empty()) spec_.bos_token_id = bos.front();
 
-  embed_tokens_ = loader.take("model.embed_tokens.weight", {c.vocab_size, c.hidden_size});
+  embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   SelfAttentionSpec attn;
   attn.hidden_size = c.hidden_size;
   attn.num_heads = c.num_heads;
@@ -66,19 +66,21 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightLoader& loader, boo
   layers_.reserve(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = fmt::format("model.layers.{}", i);
-    layers_.push_back(Layer{RMSNorm::load(loader, p + ".input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-                            SelfAttention(loader, p + ".self_attn", attn),
-                            RMSNorm::load(loader, p + ".post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-                            GatedMlp(loader, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias)});
+    layers_.push_back(Layer{RMSNorm::load(source, p + ".input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
+                            SelfAttention(source, p + ".self_attn", attn),
+                            RMSNorm::load(source, p + ".post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
+                            GatedMlp(source, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias)});
   }
-  norm_ = RMSNorm::load(loader, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
+  norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
   if (c.tie_word_embeddings) {
-    lm_head_ = embed_tokens_;
-    if (loader.contains("lm_head.weight")) loader.skip("lm_head.weight");
+    lm_head_ = embed_tokens_.as_linear();
+    if (source.contains("lm_head.weight")) source.skip("lm_head.weight");
   } else {
-    lm_head_ = loader.take("lm_head.weight", {c.vocab_size, c.hidden_size});
+    lm_head_ = Linear::load(source, "lm_head", c.vocab_size, c.hidden_size, false);
   }
-  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, loader.device(), loader.dtype());
+  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
+  spec_.decode_weight_bytes = lm_head_.weight_bytes();
+  for (const Layer& layer : layers_) spec_.decode_weight_bytes += layer.attention.weight_bytes() + layer.mlp.weight_bytes();
 }
 
 std::vector<LayerCacheSpec> LlamaForCausalLM::cache_layout() const {
@@ -88,15 +90,17 @@ std::vector<LayerCacheSpec> LlamaForCausalLM::cache_layout() const {
 }
 
 at::Tensor LlamaForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
-  at::Tensor h = embed_tokens_.index_select(0, ctx.input_ids);
+  at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    h = h + layer.attention(layer.input_norm(h), *rope_, cache.layer(i), ctx);
-    h = h + layer.mlp(layer.post_attention_norm(h));
+    h.add_(layer.attention(layer.input_norm(h, ctx), *rope_, cache.layer(i), ctx));
+    h.add_(layer.mlp(layer.post_attention_norm(h, ctx), ctx));
   }
-  return norm_(h);
+  return norm_(h, ctx);
 }
 
-at::Tensor LlamaForCausalLM::logits(const at::Tensor& hidden) const { return at::linear(hidden, lm_head_); }
+at::Tensor LlamaForCausalLM::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
+  return lm_head_(hidden, ctx);
+}
 
 }  // namespace izwi

@@ -15,16 +15,26 @@ namespace izwi {
 
 namespace {
 
-using Factory = std::function<std::unique_ptr<CausalLM>(const HfConfig&, WeightLoader&)>;
+using Factory = std::function<std::unique_ptr<CausalLM>(const HfConfig&, WeightSource&)>;
 
 // Every architecture is listed here explicitly (no static self-registration a linker could drop).
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
-      {"llama", [](const HfConfig& c, WeightLoader& w) { return std::make_unique<LlamaForCausalLM>(c, w, false); }},
-      {"qwen3", [](const HfConfig& c, WeightLoader& w) { return std::make_unique<LlamaForCausalLM>(c, w, true); }},
-      {"lfm2", [](const HfConfig& c, WeightLoader& w) { return std::make_unique<Lfm2ForCausalLM>(c, w); }},
+      {"llama", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, false); }},
+      {"qwen3", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, true); }},
+      {"lfm2", [](const HfConfig& c, WeightSource& w) { return std::make_unique<Lfm2ForCausalLM>(c, w); }},
   };
   return table;
+}
+
+const Factory& factory_for(const HfConfig& config) {
+  const std::string type = config.model_type();
+  auto it = factories().find(type);
+  if (it == factories().end()) {
+    fail(ErrorCode::Unsupported, "{}: model_type '{}' is not supported (supported: {})", config.path(), type,
+         fmt::join(supported_model_types(), ", "));
+  }
+  return it->second;
 }
 
 }  // namespace
@@ -35,16 +45,16 @@ std::vector<std::string> supported_model_types() {
   return types;
 }
 
-std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType dtype, const at::Device& device) {
+std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& source) {
+  return factory_for(config)(config, source);
+}
+
+std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
+                                         at::ScalarType weight_dtype, const at::Device& device) {
   const HfConfig config = HfConfig::load(model_dir);
-  const std::string type = config.model_type();
-  auto it = factories().find(type);
-  if (it == factories().end()) {
-    fail(ErrorCode::Unsupported, "{}: model_type '{}' is not supported (supported: {})", config.path(), type,
-         fmt::join(supported_model_types(), ", "));
-  }
-  WeightLoader loader(model_dir, dtype, device);
-  std::unique_ptr<CausalLM> model = it->second(config, loader);
+  const Factory& factory = factory_for(config);  // unknown types fail before the weights are opened
+  WeightLoader loader(model_dir, compute_dtype, weight_dtype, device);
+  std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();
   return model;
 }

@@ -7,15 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "io/hf_config.h"
+#include "io/weight_source.h"
 #include "models/causal_lm.h"
 
 namespace izwi {
 
-/// Loads the model in `model_dir`. Throws NotFound/Unsupported naming the folder or model_type,
-/// InvalidFormat naming the bad file, field or tensor.
-std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType dtype, const at::Device& device);
+/// Builds the model `config` describes, taking its tensors from `source`. Throws Unsupported
+/// naming an unknown model_type; the source's errors name bad tensors.
+std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& source);
 
-/// The model_type values load_causal_lm accepts.
+/// Loads the model in `model_dir` (config.json + safetensors) and checks that every stored
+/// tensor was used. Large matrices are kept in `weight_dtype`, the rest in `compute_dtype`.
+std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
+                                         at::ScalarType weight_dtype, const at::Device& device);
+
+/// The model_type values the registry accepts.
 std::vector<std::string> supported_model_types();
 
 }  // namespace izwi

@@ -12,7 +12,7 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   TorchExecutorOptions options;
   options.fast_kernels = fast_kernels;
-  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), at::kFloat, at::kCPU), options);
+  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU), options);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 

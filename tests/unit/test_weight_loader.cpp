@@ -28,7 +28,7 @@ std::string error_of(const std::function<void()>& fn) {
 TEST(WeightLoader, TakesTensorsAndReportsMissingMismatchedAndUnexpected) {
   TempDir dir;
   dir.write("model.safetensors", testing::f32_safetensors({{"w", {2, 2}, {1, 2, 3, 4}}, {"extra", {1}, {5}}}));
-  WeightLoader loader(dir.path(), at::kFloat, at::kCPU);
+  WeightLoader loader(dir.path(), at::kFloat, at::kFloat, at::kCPU);
   at::Tensor w = loader.take("w", {2, 2});
   EXPECT_EQ(w[1][0].item<float>(), 3.0f);
   EXPECT_NE(error_of([&] { loader.take("nope", {1}); }).find("required tensor 'nope' is missing"), std::string::npos);
@@ -42,7 +42,7 @@ TEST(WeightLoader, TakesTensorsAndReportsMissingMismatchedAndUnexpected) {
 TEST(WeightLoader, ConvertsToTheComputeDtype) {
   TempDir dir;
   dir.write("model.safetensors", testing::f32_safetensors({{"w", {3}, {1.5f, -2.0f, 0.25f}}}));
-  WeightLoader loader(dir.path(), at::kBFloat16, at::kCPU);
+  WeightLoader loader(dir.path(), at::kBFloat16, at::kBFloat16, at::kCPU);
   at::Tensor w = loader.take("w", {3});
   EXPECT_EQ(w.scalar_type(), at::kBFloat16);
   EXPECT_EQ(w[1].item<float>(), -2.0f);
@@ -52,31 +52,31 @@ TEST(WeightLoader, ShardedIndexErrorsNameTheFileAndTensor) {
   TempDir dir;
   dir.write("a.safetensors", testing::f32_safetensors({{"x", {1}, {1}}}));
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "a.safetensors", "y": "a.safetensors"}})");
-  const std::string missing = error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kCPU); });
+  const std::string missing = error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); });
   EXPECT_NE(missing.find("tensor 'y' is listed for shard 'a.safetensors' but that file does not contain it"),
             std::string::npos) << missing;
 
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "b.safetensors"}})");
-  const std::string no_shard = error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kCPU); });
+  const std::string no_shard = error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); });
   EXPECT_NE(no_shard.find("b.safetensors"), std::string::npos) << no_shard;
 
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "../a.safetensors"}})");
-  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kCPU); }).find("not a file in the model folder"),
+  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("not a file in the model folder"),
             std::string::npos);
 
   dir.write("model.safetensors.index.json", R"({"metadata": {}})");
-  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kCPU); }).find("missing 'weight_map'"),
+  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("missing 'weight_map'"),
             std::string::npos);
 
   dir.write("model.safetensors.index.json", "{broken");
-  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kCPU); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("not valid JSON"), std::string::npos);
 }
 
 // The bf16 sharded fixture stores llama-tiny's float32 weights rounded to bf16 in five shards
 // with an index: loading it must give exactly those rounded values under every name.
 TEST(WeightLoader, ShardedBf16CheckpointLoadsExactly) {
-  WeightLoader f32(testing::fixture_dir("llama-tiny"), at::kFloat, at::kCPU);
-  WeightLoader bf16(testing::fixture_dir("llama-tiny-bf16-sharded"), at::kFloat, at::kCPU);
+  WeightLoader f32(testing::fixture_dir("llama-tiny"), at::kFloat, at::kFloat, at::kCPU);
+  WeightLoader bf16(testing::fixture_dir("llama-tiny-bf16-sharded"), at::kFloat, at::kFloat, at::kCPU);
   SafetensorsFile file(testing::fixture_dir("llama-tiny") + "/model.safetensors");
   for (const StTensorInfo& info : file.tensors()) {
     at::Tensor expected = f32.take(info.name, info.shape).to(at::kBFloat16).to(at::kFloat);
@@ -89,7 +89,7 @@ TEST(WeightLoader, ShardedBf16CheckpointLoadsExactly) {
 TEST(WeightLoader, FolderWithoutWeightsIsNotFound) {
   TempDir dir;
   try {
-    WeightLoader loader(dir.path(), at::kFloat, at::kCPU);
+    WeightLoader loader(dir.path(), at::kFloat, at::kFloat, at::kCPU);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::NotFound);
@@ -106,7 +106,7 @@ class BrokenModel {
   }
   const TempDir& dir() const { return dir_; }
   std::string load_error() {
-    return error_of([&] { load_causal_lm(dir_.path(), at::kFloat, at::kCPU); });
+    return error_of([&] { load_causal_lm(dir_.path(), at::kFloat, at::kFloat, at::kCPU); });
   }
 
  private:
@@ -157,7 +157,7 @@ TEST(ModelLoading, ConfigAndWeightProblemsAreNamed) {
     m.dir().write("config.json", "{not json");
     EXPECT_NE(m.load_error().find("config.json' is not valid JSON"), std::string::npos);
   }
-  EXPECT_NE(error_of([] { load_causal_lm("/no/such/model", at::kFloat, at::kCPU); }).find("does not exist"),
+  EXPECT_NE(error_of([] { load_causal_lm("/no/such/model", at::kFloat, at::kFloat, at::kCPU); }).find("does not exist"),
             std::string::npos);
 }
 

@@ -17,11 +17,13 @@ struct WorkItem {
 
 inline float dot(const float* a, const float* b, int64_t n) {
   float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
 
 inline void axpy(float alpha, const float* x, float* y, int64_t n) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 

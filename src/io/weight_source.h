@@ -1,0 +1,46 @@
+#pragma once
+// Where a model's constructor gets its tensors. Models ask by name and expected shape; the
+// source decides where the values come from (a checkpoint on disk, or random values for the
+// checkpoint tool) and converts them: large matrices (linear layers, embeddings) to the weight
+// storage dtype, everything else (norms, biases, conv kernels) to the compute dtype.
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+class WeightSource {
+ public:
+  WeightSource(at::ScalarType compute_dtype, at::ScalarType weight_dtype, const at::Device& device)
+      : compute_dtype_(compute_dtype), weight_dtype_(weight_dtype), device_(device) {}
+  virtual ~WeightSource() = default;
+
+  /// True if the source holds `name` (a random source holds nothing until asked).
+  virtual bool contains(const std::string& name) const = 0;
+  /// A small tensor in the compute dtype.
+  at::Tensor take(const std::string& name, const std::vector<int64_t>& shape);
+  /// A large matrix in the weight storage dtype.
+  at::Tensor take_matrix(const std::string& name, const std::vector<int64_t>& shape);
+  /// Marks a stored tensor as deliberately unused (e.g. a tied lm_head saved anyway).
+  virtual void skip(const std::string& name) = 0;
+  /// Throws InvalidFormat listing stored tensors that were neither taken nor skipped.
+  virtual void finish() const = 0;
+
+  at::ScalarType compute_dtype() const { return compute_dtype_; }
+  at::ScalarType weight_dtype() const { return weight_dtype_; }
+  const at::Device& device() const { return device_; }
+
+ protected:
+  /// The named tensor's values as a floating-point CPU tensor of exactly `shape`; throws naming
+  /// the tensor when it is missing, mis-shaped or not floating point.
+  virtual at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) = 0;
+
+ private:
+  at::ScalarType compute_dtype_;
+  at::ScalarType weight_dtype_;
+  at::Device device_;
+};
+
+}  // namespace izwi
