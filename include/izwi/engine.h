@@ -36,6 +36,7 @@ struct ModelInfo {
   int32_t max_positions = 0;          ///< Longest prompt + output the engine accepts.
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
+  int64_t decode_weight_bytes = 0;    ///< Weight bytes one decode step reads (memory-bandwidth bound).
 };
 
 /// A streamed request. next() blocks until the next chunk; destroying an unfinished handle

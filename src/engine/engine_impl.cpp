@@ -57,6 +57,7 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
   info_.max_positions = config_.max_seq_len > 0 ? config_.max_seq_len : spec.max_positions;
   info_.eos_token_ids = collect_eos_ids(model_dir, spec.eos_token_ids);
   info_.bos_token_id = spec.bos_token_id;
+  info_.decode_weight_bytes = spec.decode_weight_bytes;
   limits_.vocab_size = spec.vocab_size;
   limits_.max_seq_len = info_.max_positions;
   limits_.block_size = config_.block_size;

@@ -7,6 +7,7 @@
 
 #include "common/reference.h"
 #include "kernels/cpu/linear_cpu.h"
+#include "kernels/cpu/paged_attention_cpu.h"
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
@@ -18,8 +19,8 @@ using testing::max_abs_diff;
 
 TEST(CpuKernels, LinearMatchesLibtorchForF32AndBf16Weights) {
   at::manual_seed(0);
-  for (int64_t tokens : {1, 3, 4, 5, 16, 17, 40}) {
-    for (auto [in, out] : {std::pair<int64_t, int64_t>{64, 96}, {67, 33}, {300, 129}}) {
+  for (int64_t tokens : {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 40}) {
+    for (auto [in, out] : {std::pair<int64_t, int64_t>{64, 96}, {67, 33}, {300, 129}, {16, 6}}) {
       const at::Tensor x = at::randn({tokens, in});
       const at::Tensor w = at::randn({out, in}) * 0.1;
       const at::Tensor b = at::randn({out});
@@ -60,6 +61,50 @@ TEST(CpuKernels, RmsNormRopeAndSiluMulMatchLibtorch) {
   at::Tensor product = at::empty({4, 19});
   silu_mul_cpu(gate_up.data_ptr<float>(), product.data_ptr<float>(), 4, 19);
   EXPECT_LT(max_abs_diff(product, at::silu(gate_up.narrow(1, 0, 19)) * gate_up.narrow(1, 19, 19)), 1e-6);
+}
+
+}  // namespace
+}  // namespace izwi
+
+namespace izwi {
+namespace {
+
+// Paged attention on both kernel variants (vectorised head dims and any other) against a
+// straightforward causal softmax attention over gathered keys.
+TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
+  at::manual_seed(2);
+  for (int64_t head_dim : {16, 24, 64, 128}) {
+    const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
+    const at::Tensor key_pool = at::randn({12, block, kv_heads, head_dim});
+    const at::Tensor value_pool = at::randn_like(key_pool);
+    // Two sequences with scattered blocks: 3 new rows after 6 cached, and 1 new row after 9.
+    std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}};
+    std::vector<SeqSlice> seqs(2);
+    seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6, seqs[0].block_table = &tables[0];
+    seqs[1].offset = 3, seqs[1].length = 1, seqs[1].start_pos = 9, seqs[1].block_table = &tables[1];
+    const at::Tensor q = at::randn({4, heads, head_dim});
+    at::Tensor out = at::empty_like(q);
+    const float scale = 0.3f;
+    paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
+                        out.data_ptr<float>(), seqs, {heads, kv_heads, head_dim, block}, scale);
+    for (const SeqSlice& s : seqs) {
+      const int64_t context = s.start_pos + s.length;
+      std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
+      const at::Tensor idx = at::tensor(ids, at::kLong);
+      const at::Tensor k = key_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+      const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+      for (int64_t r = 0; r < s.length; ++r) {
+        for (int64_t h = 0; h < heads; ++h) {
+          const int64_t visible = s.start_pos + r + 1;
+          const at::Tensor kh = k.select(1, h / group).narrow(0, 0, visible);
+          const at::Tensor vh = v.select(1, h / group).narrow(0, 0, visible);
+          const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
+          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5) << "head_dim " << head_dim;
+        }
+      }
+      EXPECT_LE(context, 12 * block);
+    }
+  }
 }
 
 }  // namespace

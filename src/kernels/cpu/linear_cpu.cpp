@@ -26,35 +26,141 @@ inline float bf16_to_float(uint16_t bits) {
   return f;
 }
 
-// dot(w, x_t) for up to 4 token rows at once, so each weight element is loaded once per 4 tokens.
-template <WeightFormat F>
-void dot_rows(const void* w_row, const float* x, int64_t in, int64_t n_tok, float* out) {
 #if defined(__AVX512F__)
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  int64_t j = 0;
-  for (; j + 16 <= in; j += 16) {
-    __m512 w;
-    if constexpr (F == WeightFormat::F32) {
-      w = _mm512_loadu_ps(static_cast<const float*>(w_row) + j);
-    } else {
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(w_row) + j));
-      w = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
-    }
-    for (int64_t t = 0; t < n_tok; ++t) acc[t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j), acc[t]);
+// 16 weights starting at column j of a row, as floats; `mask` selects the valid lanes of a tail.
+template <WeightFormat F>
+inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
+  if constexpr (F == WeightFormat::F32) {
+    return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(row) + j);
+  } else {
+    const __m256i raw = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(row) + j);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
   }
-  for (int64_t t = 0; t < n_tok; ++t) out[t] = _mm512_reduce_add_ps(acc[t]);
-#else
-  for (int64_t t = 0; t < n_tok; ++t) out[t] = 0.0f;
+}
+
+// out[t] = dot(row, x row t) for TT tokens. Rows are streamed one at a time (interleaving rows
+// defeats the hardware prefetcher on DRAM-resident matrices); independent accumulators come
+// from the tokens and, for 1-2 tokens, from splitting the columns into U interleaved chunks.
+template <WeightFormat F, int TT>
+void dot_tokens(const void* row, const float* x, int64_t in, float* out) {
+  constexpr int U = TT >= 3 ? 1 : 4 / TT;
+  __m512 acc[U][TT];
+  #pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    #pragma GCC unroll 4
+    for (int t = 0; t < TT; ++t) acc[u][t] = _mm512_setzero_ps();
+  }
+  const __mmask16 all = 0xffff;
   int64_t j = 0;
-#endif
-  for (; j < in; ++j) {  // tail (and the whole row without AVX-512)
-    float w;
-    if constexpr (F == WeightFormat::F32) {
-      w = static_cast<const float*>(w_row)[j];
-    } else {
-      w = bf16_to_float(static_cast<const uint16_t*>(w_row)[j]);
+  for (; j + 16 * U <= in; j += 16 * U) {
+    #pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const __m512 w = load_weights<F>(row, j + 16 * u, all);
+      #pragma GCC unroll 4
+      for (int t = 0; t < TT; ++t) acc[u][t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j + 16 * u), acc[u][t]);
     }
-    for (int64_t t = 0; t < n_tok; ++t) out[t] += w * x[t * in + j];
+  }
+  for (; j < in; j += 16) {
+    const __mmask16 mask = in - j >= 16 ? all : static_cast<__mmask16>((1u << (in - j)) - 1);
+    const __m512 w = load_weights<F>(row, j, mask);
+    #pragma GCC unroll 4
+    for (int t = 0; t < TT; ++t) acc[0][t] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask, x + t * in + j), acc[0][t]);
+  }
+  #pragma GCC unroll 4
+  for (int t = 0; t < TT; ++t) {
+    __m512 sum = acc[0][t];
+    #pragma GCC unroll 4
+    for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[u][t]);
+    out[t] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+// out[t][r] = dot(row r, x row t) for a 4-row x 4-token tile: 16 independent accumulators
+// saturate the FMA units when the batch is large enough for compute to matter. Four rows read
+// side by side defeat the hardware prefetcher, so the caller names the rows of the next tile
+// (`prefetch`, or null) and they are fetched into L1 while this tile computes.
+template <WeightFormat F>
+void dot_tile(const void* const* rows, const void* const* prefetch, const float* x, int64_t in, float out[4][4]) {
+  constexpr int64_t kElem = F == WeightFormat::F32 ? 4 : 2;
+  __m512 acc[4][4];
+  #pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    #pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < in; j += 16) {
+    const __mmask16 mask = in - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (in - j)) - 1);
+    if (prefetch != nullptr) {
+      for (int r = 0; r < 4; ++r) {
+        const char* line = static_cast<const char*>(prefetch[r]) + j * kElem;
+        _mm_prefetch(line, _MM_HINT_T0);
+        if constexpr (F == WeightFormat::F32) _mm_prefetch(line + 32, _MM_HINT_T0);
+      }
+    }
+    __m512 xv[4];
+    #pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + t * in + j);
+    #pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      const __m512 w = load_weights<F>(rows[r], j, mask);
+      #pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_fmadd_ps(w, xv[t], acc[r][t]);
+    }
+  }
+  #pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    #pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) out[t][r] = _mm512_reduce_add_ps(acc[r][t]);
+  }
+}
+#else
+template <WeightFormat F>
+void dot_tile(const void* const* rows, const void* const* prefetch, const float* x, int64_t in, float out[4][4]) {
+  for (int r = 0; r < 4; ++r) {
+    for (int t = 0; t < 4; ++t) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < in; ++j) {
+        const float w = F == WeightFormat::F32 ? static_cast<const float*>(rows[r])[j]
+                                               : bf16_to_float(static_cast<const uint16_t*>(rows[r])[j]);
+        sum += w * x[t * in + j];
+      }
+      out[t][r] = sum;
+    }
+  }
+}
+
+template <WeightFormat F, int TT>
+void dot_tokens(const void* row, const float* x, int64_t in, float* out) {
+  for (int t = 0; t < TT; ++t) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < in; ++j) {
+      const float w = F == WeightFormat::F32 ? static_cast<const float*>(row)[j]
+                                             : bf16_to_float(static_cast<const uint16_t*>(row)[j]);
+      sum += w * x[t * in + j];
+    }
+    out[t] = sum;
+  }
+}
+#endif
+
+// Rows [row_begin, row_end), streamed one at a time; tokens in groups of up to 4.
+template <WeightFormat F>
+void gemv_rows_streaming(const uint8_t* base, size_t row_bytes, const float* x, int64_t tokens, int64_t in,
+                         int64_t out, const float* bias, float* y, int64_t row_begin, int64_t row_end) {
+  float result[4];
+  for (int64_t o = row_begin; o < row_end; ++o) {
+    const void* row = base + static_cast<size_t>(o) * row_bytes;
+    for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
+      const int64_t n = std::min<int64_t>(4, tokens - t0);
+      const float* xt = x + t0 * in;
+      switch (n) {
+        case 1: dot_tokens<F, 1>(row, xt, in, result); break;
+        case 2: dot_tokens<F, 2>(row, xt, in, result); break;
+        case 3: dot_tokens<F, 3>(row, xt, in, result); break;
+        default: dot_tokens<F, 4>(row, xt, in, result); break;
+      }
+      for (int64_t t = 0; t < n; ++t) y[(t0 + t) * out + o] = result[t] + (bias != nullptr ? bias[o] : 0.0f);
+    }
   }
 }
 
@@ -63,15 +169,33 @@ void gemv_rows(const float* x, int64_t tokens, int64_t in, const void* weight, i
                float* y, int64_t row_begin, int64_t row_end) {
   constexpr size_t kElem = F == WeightFormat::F32 ? sizeof(float) : sizeof(uint16_t);
   const auto* base = static_cast<const uint8_t*>(weight);
-  float partial[4];
-  for (int64_t o = row_begin; o < row_end; ++o) {
-    const void* w_row = base + static_cast<size_t>(o) * static_cast<size_t>(in) * kElem;
-    const float b = bias != nullptr ? bias[o] : 0.0f;
-    for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
-      const int64_t n = std::min<int64_t>(4, tokens - t0);
-      dot_rows<F>(w_row, x + t0 * in, in, n, partial);
-      for (int64_t t = 0; t < n; ++t) y[(t0 + t) * out + o] = partial[t] + b;
+  const size_t row_bytes = static_cast<size_t>(in) * kElem;
+  if (tokens <= 4) {
+    gemv_rows_streaming<F>(base, row_bytes, x, tokens, in, out, bias, y, row_begin, row_end);
+    return;
+  }
+  // More tokens: 4-row tiles, every group of 4 tokens reusing the rows from L1. Tokens past the
+  // last full group of 4 are handled by the streaming kernel.
+  const int64_t full_tokens = tokens / 4 * 4;
+  float result[4][4];
+  int64_t o = row_begin;
+  for (; o + 4 <= row_end; o += 4) {
+    const void* rows[4] = {base + (o + 0) * row_bytes, base + (o + 1) * row_bytes, base + (o + 2) * row_bytes,
+                           base + (o + 3) * row_bytes};
+    const bool has_next = o + 8 <= row_end;
+    const void* next[4] = {base + (o + 4) * row_bytes, base + (o + 5) * row_bytes, base + (o + 6) * row_bytes,
+                           base + (o + 7) * row_bytes};
+    for (int64_t t0 = 0; t0 < full_tokens; t0 += 4) {
+      dot_tile<F>(rows, has_next && t0 == 0 ? next : nullptr, x + t0 * in, in, result);
+      for (int64_t t = 0; t < 4; ++t) {
+        for (int64_t r = 0; r < 4; ++r) y[(t0 + t) * out + o + r] = result[t][r] + (bias != nullptr ? bias[o + r] : 0.0f);
+      }
     }
+  }
+  if (o < row_end) gemv_rows_streaming<F>(base, row_bytes, x, full_tokens, in, out, bias, y, o, row_end);
+  if (full_tokens < tokens) {
+    gemv_rows_streaming<F>(base, row_bytes, x + full_tokens * in, tokens - full_tokens, in, out, bias,
+                           y + full_tokens * out, row_begin, row_end);
   }
 }
 

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace izwi {
 
 namespace {
@@ -15,16 +19,102 @@ struct WorkItem {
   int64_t row;  ///< query row within the sequence's slice
 };
 
-inline float dot(const float* a, const float* b, int64_t n) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+// Addresses of key/value vectors of one KV head through a sequence's block table.
+struct PagedRows {
+  const float* pool;
+  const int32_t* table;
+  int64_t block_size, row_stride, head_offset;
+  const float* at(int64_t position) const {
+    return pool + (static_cast<int64_t>(table[position / block_size]) * block_size + position % block_size) * row_stride +
+           head_offset;
+  }
+};
+
+void softmax_rows(float* scores, int64_t rows, int64_t context) {
+  for (int64_t g = 0; g < rows; ++g) {
+    float* sc = scores + g * context;
+    const float max_score = *std::max_element(sc, sc + context);
+    float total = 0.0f;
+#pragma omp simd reduction(+ : total)
+    for (int64_t j = 0; j < context; ++j) {
+      sc[j] = std::exp(sc[j] - max_score);
+      total += sc[j];
+    }
+    const float inv_total = 1.0f / total;
+#pragma omp simd
+    for (int64_t j = 0; j < context; ++j) sc[j] *= inv_total;
+  }
 }
 
-inline void axpy(float alpha, const float* x, float* y, int64_t n) {
+#if defined(__AVX512F__)
+// Head dims that are multiples of 16 up to 128: NV vectors of 16 floats per head.
+template <int NV>
+void attend_avx512(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
+                   float scale, float* scores, float* out) {
+  constexpr int64_t D = NV * 16;
+  for (int64_t j = 0; j < context; ++j) {
+    __m512 k[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) k[v] = _mm512_loadu_ps(keys.at(j) + 16 * v);
+    for (int64_t g = 0; g < group; ++g) {
+      __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q + g * D), k[0]);
+#pragma GCC unroll 8
+      for (int v = 1; v < NV; ++v) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + g * D + 16 * v), k[v], acc);
+      scores[g * context + j] = _mm512_reduce_add_ps(acc) * scale;
+    }
+  }
+  softmax_rows(scores, group, context);
+  // Weighted sum of values with the output rows of up to 16 / NV heads held in registers.
+  constexpr int64_t kHeads = 16 / NV > 0 ? 16 / NV : 1;
+  for (int64_t g0 = 0; g0 < group; g0 += kHeads) {
+    const int64_t heads = std::min(kHeads, group - g0);
+    __m512 acc[kHeads][NV];
+#pragma GCC unroll 16
+    for (int64_t h = 0; h < kHeads; ++h) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_setzero_ps();
+    }
+    for (int64_t j = 0; j < context; ++j) {
+      __m512 val[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) val[v] = _mm512_loadu_ps(values.at(j) + 16 * v);
+#pragma GCC unroll 16
+      for (int64_t h = 0; h < kHeads; ++h) {
+        if (h >= heads) break;
+        const __m512 p = _mm512_set1_ps(scores[(g0 + h) * context + j]);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_fmadd_ps(p, val[v], acc[h][v]);
+      }
+    }
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out + (g0 + h) * D + 16 * v, acc[h][v]);
+    }
+  }
+}
+#endif
+
+// Any head dim: plain loops the compiler vectorises where it can.
+void attend_generic(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
+                    int64_t D, float scale, float* scores, float* out) {
+  for (int64_t j = 0; j < context; ++j) {
+    const float* k = keys.at(j);
+    for (int64_t g = 0; g < group; ++g) {
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t d = 0; d < D; ++d) sum += q[g * D + d] * k[d];
+      scores[g * context + j] = sum * scale;
+    }
+  }
+  softmax_rows(scores, group, context);
+  std::fill(out, out + group * D, 0.0f);
+  for (int64_t j = 0; j < context; ++j) {
+    const float* v = values.at(j);
+    for (int64_t g = 0; g < group; ++g) {
+      const float p = scores[g * context + j];
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+      for (int64_t d = 0; d < D; ++d) out[g * D + d] += p * v[d];
+    }
+  }
 }
 
 }  // namespace
@@ -41,40 +131,28 @@ void paged_attention_cpu(const float* q, const float* key_pool, const float* val
       for (int64_t kvh = 0; kvh < KVH; ++kvh) work.push_back({&s, kvh, row});
     }
   }
-  const int64_t kv_row_stride = KVH * D;  // between consecutive positions inside a block
 
   at::parallel_for(0, static_cast<int64_t>(work.size()), 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(static_cast<size_t>(group * max_context));
     for (int64_t w = begin; w < end; ++w) {
       const WorkItem& item = work[w];
       const SeqSlice& s = *item.seq;
-      const std::vector<int32_t>& table = *s.block_table;
       const int64_t context = s.start_pos + item.row + 1;
       const int64_t token = s.offset + item.row;
-      const float* q_row = q + (token * H + item.kv_head * group) * D;
-      float* out_row = out + (token * H + item.kv_head * group) * D;
-
-      // Scores for every head of the group against every visible key.
-      for (int64_t j = 0; j < context; ++j) {
-        const float* k = key_pool + ((table[j / BS] * BS + j % BS) * kv_row_stride) + item.kv_head * D;
-        for (int64_t g = 0; g < group; ++g) scores[g * context + j] = dot(q_row + g * D, k, D) * scale;
+      const float* q_rows = q + (token * H + item.kv_head * group) * D;
+      float* out_rows = out + (token * H + item.kv_head * group) * D;
+      const PagedRows keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D};
+      const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D};
+#if defined(__AVX512F__)
+      switch (D) {
+        case 16: attend_avx512<1>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
+        case 32: attend_avx512<2>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
+        case 64: attend_avx512<4>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
+        case 128: attend_avx512<8>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
+        default: break;
       }
-      for (int64_t g = 0; g < group; ++g) {
-        float* sc = scores.data() + g * context;
-        const float max_score = *std::max_element(sc, sc + context);
-        float total = 0.0f;
-        for (int64_t j = 0; j < context; ++j) {
-          sc[j] = std::exp(sc[j] - max_score);
-          total += sc[j];
-        }
-        const float inv_total = 1.0f / total;
-        for (int64_t j = 0; j < context; ++j) sc[j] *= inv_total;
-        std::fill(out_row + g * D, out_row + (g + 1) * D, 0.0f);
-      }
-      for (int64_t j = 0; j < context; ++j) {
-        const float* v = value_pool + ((table[j / BS] * BS + j % BS) * kv_row_stride) + item.kv_head * D;
-        for (int64_t g = 0; g < group; ++g) axpy(scores[g * context + j], v, out_row + g * D, D);
-      }
+#endif
+      attend_generic(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows);
     }
   });
 }

@@ -1,0 +1,219 @@
+// izwi-bench: decode throughput, TTFT and the memory-bandwidth roofline, measured in one run.
+//
+//   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128]
+//              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16] [--json]
+//
+// On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
+// bandwidth / weight bytes. The bench first measures this machine's streaming read bandwidth,
+// then runs the engine and reports the fraction of that bound it reaches.
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <iostream>
+#include <random>
+
+#include "common/cli_parsing.h"
+#include "izwi/engine.h"
+#include "kernels/cpu/memory_bandwidth.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  const size_t index = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size()))) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t length, int32_t vocab) {
+  std::vector<int32_t> ids(static_cast<size_t>(length));
+  for (int32_t& id : ids) id = 3 + static_cast<int32_t>(rng() % static_cast<uint32_t>(vocab - 3));
+  return ids;
+}
+
+struct RunResult {
+  int32_t concurrency = 0;
+  double tokens_per_s = 0;              ///< All requests together, while every one of them decodes.
+  double tokens_per_s_per_request = 0;  ///< tokens_per_s / concurrency.
+  double wall_tokens_per_s = 0;         ///< All generated tokens / wall time (prefill included).
+  double ttft_p50_ms = 0, ttft_p99_ms = 0;
+};
+
+// Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
+// decode throughput is measured over the window in which all requests are decoding (after the
+// last first token, before the first request finishes), not diluted by other prompts' prefills.
+RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen, std::mt19937& rng) {
+  struct Trace {
+    std::vector<Clock::time_point> token_times;
+    izwi::StreamChunk last;
+    std::promise<void> done;
+  };
+  const int32_t vocab = engine.model_info().vocab_size;
+  std::vector<std::unique_ptr<Trace>> traces;
+  const auto start = Clock::now();
+  for (int32_t i = 0; i < concurrency; ++i) {
+    izwi::Request r;
+    r.prompt_ids = random_prompt(rng, prompt_len, vocab);
+    r.params.max_tokens = gen;
+    r.params.min_tokens = gen;
+    traces.push_back(std::make_unique<Trace>());
+    Trace* trace = traces.back().get();
+    trace->token_times.reserve(static_cast<size_t>(gen));
+    engine.generate_streaming(r, [trace](const izwi::StreamChunk& chunk) {
+      const auto now = Clock::now();
+      for (size_t k = 0; k < chunk.tokens.size(); ++k) trace->token_times.push_back(now);
+      if (chunk.finished) {
+        trace->last = chunk;
+        trace->done.set_value();
+      }
+    });
+  }
+  for (auto& trace : traces) trace->done.get_future().wait();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+
+  RunResult result;
+  result.concurrency = concurrency;
+  std::vector<double> ttfts;
+  Clock::time_point window_begin = start, window_end = Clock::time_point::max();
+  for (const auto& trace : traces) {
+    if (trace->last.finish_reason != izwi::FinishReason::Length) throw std::runtime_error("a request did not finish normally");
+    ttfts.push_back(trace->last.timings.ttft_ms);
+    window_begin = std::max(window_begin, trace->token_times.front());
+    window_end = std::min(window_end, trace->token_times.back());
+  }
+  int64_t in_window = 0;
+  for (const auto& trace : traces) {
+    for (const auto& t : trace->token_times) in_window += (t > window_begin && t <= window_end) ? 1 : 0;
+  }
+  const double window_s = std::chrono::duration<double>(window_end - window_begin).count();
+  if (window_s <= 0 || in_window == 0) throw std::runtime_error("--gen is too short to measure decoding; raise it");
+  result.tokens_per_s = static_cast<double>(in_window) / window_s;
+  result.tokens_per_s_per_request = result.tokens_per_s / concurrency;
+  result.wall_tokens_per_s = static_cast<double>(concurrency) * gen / wall_s;
+  result.ttft_p50_ms = percentile(ttfts, 0.50);
+  result.ttft_p99_ms = percentile(ttfts, 0.99);
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Benchmark izwi decode throughput against the memory-bandwidth roofline"};
+  std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto";
+  int32_t prompt_len = 128, gen = 128, shared_prefix = 512, threads = 0;
+  bool json = false;
+  app.add_option("--model", model_dir, "Model folder")->required();
+  app.add_option("--concurrency", concurrency_list, "Concurrent requests per run")->capture_default_str();
+  app.add_option("--prompt-len", prompt_len, "Prompt tokens per request")->capture_default_str();
+  app.add_option("--gen", gen, "Generated tokens per request")->capture_default_str();
+  app.add_option("--shared-prefix", shared_prefix, "Prefix length for the prefix-cache TTFT check; 0 = skip")
+      ->capture_default_str();
+  app.add_option("--kernels", kernels, "fast (CPU kernels), torch (plain libtorch) or both")->capture_default_str();
+  app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
+  app.add_flag("--json", json, "End with one JSON line");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
+    if (kernels != "fast" && kernels != "torch" && kernels != "both") throw std::invalid_argument("--kernels must be fast, torch or both");
+    const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
+    izwi::EngineConfig config;
+    config.max_batch_size = std::max(8, max_concurrency);
+    config.max_tokens_per_step = std::max(512, config.max_batch_size);
+    config.num_threads = threads;
+    config.weight_dtype = weight_dtype;
+    config.enable_prefix_cache = false;  // distinct random prompts; the prefix run enables it
+    const int32_t positions = std::max(prompt_len + gen, shared_prefix + 16 + 1);
+    config.num_kv_blocks = std::max(1024, (max_concurrency * positions + 15) / 16 + 16);
+    config.use_fast_kernels = kernels != "torch";
+
+    std::mt19937 rng(1234);
+    nlohmann::json report;
+    std::vector<RunResult> results;
+    double bandwidth = 0;
+    int64_t weight_bytes = 0;
+    {
+      izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
+      bandwidth = izwi::measure_read_bandwidth_gbps();
+      weight_bytes = engine.model_info().decode_weight_bytes;
+      run_concurrency(engine, 1, 16, 8, rng);  // warm-up
+      for (int32_t c : levels) results.push_back(run_concurrency(engine, c, prompt_len, gen, rng));
+    }
+    const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
+    fmt::print("model {}  threads {}  kernels {}  weight dtype {}\n", model_dir, at::get_num_threads(),
+               config.use_fast_kernels ? "fast" : "torch", weight_dtype);
+    fmt::print("read bandwidth {:.1f} GB/s, {:.1f} MB of weights per decode step -> roofline {:.1f} tokens/s at batch 1\n\n",
+               bandwidth, weight_bytes / 1e6, roofline_tps);
+    fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12}\n", "concurrency", "tokens/s", "tokens/s/request",
+               "wall tok/s", "TTFT p50 ms", "TTFT p99 ms");
+    for (const RunResult& r : results) {
+      fmt::print("{:>11} {:>14.1f} {:>16.1f} {:>13.1f} {:>12.1f} {:>12.1f}\n", r.concurrency, r.tokens_per_s,
+                 r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms);
+      report["results"].push_back({{"concurrency", r.concurrency}, {"tokens_per_s", r.tokens_per_s},
+                                   {"tokens_per_s_per_request", r.tokens_per_s_per_request},
+                                   {"wall_tokens_per_s", r.wall_tokens_per_s}, {"ttft_p50_ms", r.ttft_p50_ms},
+                                   {"ttft_p99_ms", r.ttft_p99_ms}});
+    }
+    report["bandwidth_gbps"] = bandwidth;
+    report["weight_bytes"] = weight_bytes;
+    const auto single = std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
+    if (single != results.end()) {
+      report["roofline_fraction"] = single->tokens_per_s / roofline_tps;
+      fmt::print("\nroofline fraction at concurrency 1: {:.2f}\n", single->tokens_per_s / roofline_tps);
+      for (const RunResult& r : results) {
+        if (r.concurrency != 1) fmt::print("concurrency {:>3}: {:.1f}x the total throughput of concurrency 1\n", r.concurrency, r.tokens_per_s / single->tokens_per_s);
+      }
+    }
+
+    if (kernels == "both" && single != results.end()) {
+      izwi::EngineConfig torch_config = config;
+      torch_config.use_fast_kernels = false;
+      izwi::Engine engine(model_dir, torch_config);
+      run_concurrency(engine, 1, 16, 8, rng);
+      const RunResult torch_run = run_concurrency(engine, 1, prompt_len, gen, rng);
+      report["torch_tokens_per_s"] = torch_run.tokens_per_s;
+      fmt::print("plain libtorch path at concurrency 1: {:.1f} tokens/s; CPU kernels are {:.2f}x faster\n",
+                 torch_run.tokens_per_s, single->tokens_per_s / torch_run.tokens_per_s);
+    }
+
+    if (shared_prefix > 0) {
+      izwi::EngineConfig prefix_config = config;
+      prefix_config.enable_prefix_cache = true;
+      izwi::Engine engine(model_dir, prefix_config);
+      const int32_t vocab = engine.model_info().vocab_size;
+      run_concurrency(engine, 1, 16, 2, rng);
+      const std::vector<int32_t> prefix = random_prompt(rng, shared_prefix, vocab);
+      std::vector<double> ttft;
+      for (int i = 0; i < 2; ++i) {
+        izwi::Request r;
+        r.prompt_ids = prefix;
+        const std::vector<int32_t> tail = random_prompt(rng, 16, vocab);
+        r.prompt_ids.insert(r.prompt_ids.end(), tail.begin(), tail.end());
+        r.params.max_tokens = 1;
+        const izwi::Output out = engine.generate(r);
+        ttft.push_back(out.timings.ttft_ms);
+        if (i == 1) report["shared_prefix"] = {{"prefix_tokens", shared_prefix}, {"cached_tokens", out.prefix_cache_hit_tokens}};
+      }
+      report["shared_prefix"]["first_ttft_ms"] = ttft[0];
+      report["shared_prefix"]["second_ttft_ms"] = ttft[1];
+      report["shared_prefix"]["ratio"] = ttft[1] / ttft[0];
+      fmt::print("shared {}-token prefix: TTFT {:.1f} ms, then {:.1f} ms with the prefix cached ({:.0f}%)\n",
+                 shared_prefix, ttft[0], ttft[1], 100 * ttft[1] / ttft[0]);
+    }
+    if (json) std::cout << report.dump() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "izwi-bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
