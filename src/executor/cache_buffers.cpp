@@ -13,8 +13,8 @@ CacheBuffers::CacheBuffers(const std::vector<LayerCacheSpec>& layout, int64_t nu
       cache.key = at::zeros({num_blocks, block_size, spec.num_kv_heads, spec.head_dim}, options);
       cache.value = at::zeros_like(cache.key);
     } else if (spec.kind == LayerCacheSpec::Kind::ShortConv) {
-      cache.state = at::zeros({num_slots, spec.channels, spec.width}, options);
-      cache.state_snapshots = at::zeros({num_blocks, spec.channels, spec.width}, options);
+      cache.state = at::zeros({num_slots, spec.width, spec.channels}, options);
+      cache.state_snapshots = at::zeros({num_blocks, spec.width, spec.channels}, options);
     }
   }
 }

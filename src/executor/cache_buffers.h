@@ -22,8 +22,8 @@ struct LayerCacheSpec {
 struct LayerCache {
   at::Tensor key;              ///< [num_blocks, block_size, kv_heads, head_dim]
   at::Tensor value;            ///< same shape as key
-  at::Tensor state;            ///< [num_slots, channels, width]
-  at::Tensor state_snapshots;  ///< [num_blocks, channels, width]: state after a block's last position
+  at::Tensor state;            ///< [num_slots, width, channels]: a sequence's last inputs, oldest first
+  at::Tensor state_snapshots;  ///< [num_blocks, width, channels]: state after a block's last position
 };
 
 class CacheBuffers {

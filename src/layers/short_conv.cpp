@@ -1,6 +1,7 @@
 #include "layers/short_conv.h"
 
 #include "common/check.h"
+#include "kernels/cpu/short_conv_cpu.h"
 
 namespace izwi {
 
@@ -9,19 +10,24 @@ ShortConv::ShortConv(WeightSource& source, const std::string& prefix, int64_t hi
     : hidden_size_(hidden_size), kernel_size_(kernel_size) {
   in_proj_ = Linear::load(source, prefix + ".in_proj", 3 * hidden_size, hidden_size, bias);
   out_proj_ = Linear::load(source, prefix + ".out_proj", hidden_size, hidden_size, bias);
-  conv_weight_ = source.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size});
+  // Stored [kernel, hidden] so tap k is a contiguous row matching the [positions, channels] state.
+  conv_weight_ = source.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size})
+                     .t()
+                     .contiguous();
   if (bias) conv_bias_ = source.take(prefix + ".conv.bias", {hidden_size});
 }
 
 at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const ForwardContext& ctx) const {
   const int64_t h = hidden_size_, width = kernel_size_ - 1, BS = ctx.block_size;
-  at::Tensor bcx = in_proj_(x, ctx);
-  at::Tensor b = bcx.narrow(1, 0, h), c = bcx.narrow(1, h, h), xs = bcx.narrow(1, 2 * h, h);
-  at::Tensor bx = b * xs;
+  const at::Tensor bcx = in_proj_(x, ctx);
+  const at::Tensor c = bcx.narrow(1, h, h);
+  const at::Tensor bx = (bcx.narrow(1, 0, h) * bcx.narrow(1, 2 * h, h)).contiguous();
   at::Tensor conv = at::empty_like(bx);
+  const bool fast = ctx.fast_kernels && bx.scalar_type() == at::kFloat;
+  at::Tensor window;
   for (const SeqSlice& s : ctx.seqs) {
     IZWI_CHECK(s.state_slot >= 0, "short conv needs a state slot");
-    at::Tensor state = cache.state[s.state_slot];  // [h, width]
+    at::Tensor state = cache.state[s.state_slot];  // [width, h]: the last inputs, oldest first
     if (s.fresh_state) {
       if (s.start_pos == 0) {
         state.zero_();
@@ -31,17 +37,24 @@ at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const F
       }
     }
     // Row r of the window holds the input at position start_pos - width + r.
-    at::Tensor window = at::cat({state.t(), bx.narrow(0, s.offset, s.length)}, 0);
-    at::Tensor out = window.narrow(0, 0, s.length) * conv_weight_.select(1, 0);
-    for (int64_t k = 1; k < kernel_size_; ++k) out += window.narrow(0, k, s.length) * conv_weight_.select(1, k);
-    if (conv_bias_.defined()) out += conv_bias_;
-    conv.narrow(0, s.offset, s.length).copy_(out);
-
+    if (fast) {
+      window = at::empty({width + s.length, h}, bx.options());
+      short_conv_cpu(bx.data_ptr<float>() + s.offset * h, s.length, h, kernel_size_, conv_weight_.data_ptr<float>(),
+                     conv_bias_.defined() ? conv_bias_.data_ptr<float>() : nullptr, state.data_ptr<float>(),
+                     window.data_ptr<float>(), conv.data_ptr<float>() + s.offset * h);
+    } else {
+      window = at::cat({state, bx.narrow(0, s.offset, s.length)}, 0);
+      at::Tensor out = window.narrow(0, 0, s.length) * conv_weight_[0];
+      for (int64_t k = 1; k < kernel_size_; ++k) out += window.narrow(0, k, s.length) * conv_weight_[k];
+      if (conv_bias_.defined()) out += conv_bias_;
+      conv.narrow(0, s.offset, s.length).copy_(out);
+      state.copy_(window.narrow(0, s.length, width));
+    }
+    // The state after a block's last position is kept with the block for prefix-cache hits.
     const std::vector<int32_t>& table = *s.block_table;
     for (int64_t boundary = (s.start_pos / BS + 1) * BS; boundary <= s.start_pos + s.length; boundary += BS) {
-      cache.state_snapshots[table[boundary / BS - 1]].copy_(window.narrow(0, boundary - s.start_pos, width).t());
+      cache.state_snapshots[table[boundary / BS - 1]].copy_(window.narrow(0, boundary - s.start_pos, width));
     }
-    state.copy_(window.narrow(0, s.length, width).t());
   }
   return out_proj_(c * conv, ctx);
 }

@@ -28,7 +28,7 @@ class ShortConv {
   int64_t hidden_size_;
   int64_t kernel_size_;
   Linear in_proj_, out_proj_;
-  at::Tensor conv_weight_;  ///< [hidden, kernel]
+  at::Tensor conv_weight_;  ///< [kernel, hidden]
   at::Tensor conv_bias_;    ///< [hidden] or undefined
 };
 

@@ -83,6 +83,18 @@ TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
   EXPECT_EQ(testing::check_idle(engine), "");
 }
 
+// The bf16 fixture's weights are exactly representable in bf16, so keeping them bf16 in memory
+// (converted inside the CPU kernels) must reproduce its reference tokens exactly.
+TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
+  const std::vector<Case> cases = load_cases("llama-tiny-bf16-sharded");
+  EngineConfig config;
+  config.weight_dtype = "bfloat16";
+  Engine engine(testing::fixture_dir("llama-tiny-bf16-sharded"), config);
+  EXPECT_EQ(engine.model_info().decode_weight_bytes * 2,
+            Engine(testing::fixture_dir("llama-tiny-bf16-sharded")).model_info().decode_weight_bytes);
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(engine.generate(greedy_request(cases[i])).tokens, cases[i].generated);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, EngineParity,
                          ::testing::Values("llama-tiny", "llama-tiny-bf16-sharded", "qwen3-tiny", "lfm2-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
