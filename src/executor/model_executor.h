@@ -17,6 +17,8 @@ class ModelExecutor {
   virtual ~ModelExecutor() = default;
 
   virtual const ModelSpec& spec() const = 0;
+  /// The model itself (immutable; its const methods are safe from any thread).
+  virtual const CausalLM& model() const = 0;
   /// Allocates the paged pools (`num_blocks` x `block_size` positions) and `num_state_slots`
   /// recurrent-state slots. Throws ResourceExhausted if the device cannot hold them.
   virtual void allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) = 0;

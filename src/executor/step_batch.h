@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cache/block_copy.h"
+#include "models/streaming_input.h"
 #include "sampling/sampling_state.h"
 
 namespace izwi {
@@ -21,6 +22,7 @@ struct StepSequence {
   bool fresh_state = false;         ///< First run since admission: (re)initialise the state slot.
   int32_t restore_block = -1;       ///< With fresh_state and start_pos > 0: block whose snapshot holds the state.
   SamplingState* sampling = nullptr;   ///< Sample a token after the last position, or nullptr.
+  StreamingInput* input = nullptr;     ///< Per-request model inputs beyond token ids (audio), or nullptr.
 };
 
 struct StepBatch {

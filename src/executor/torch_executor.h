@@ -22,6 +22,7 @@ class TorchExecutor final : public ModelExecutor {
   TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options);
 
   const ModelSpec& spec() const override { return model_->spec(); }
+  const CausalLM& model() const override { return *model_; }
   void allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) override;
   std::vector<int32_t> execute(const StepBatch& batch) override;
   at::Tensor execute_logits(const StepBatch& batch) override;

@@ -17,8 +17,9 @@ struct GatedMlpNames {
 
 class GatedMlp {
  public:
+  /// `gate_up_bias` / `down_bias`: which projections carry biases (they differ by architecture).
   GatedMlp(WeightSource& source, const std::string& prefix, int64_t hidden_size, int64_t intermediate_size,
-           bool bias, const GatedMlpNames& names = {});
+           bool gate_up_bias, bool down_bias, const GatedMlpNames& names = {});
   at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
   int64_t weight_bytes() const { return gate_up_.weight_bytes() + down_.weight_bytes(); }
 

@@ -1,5 +1,7 @@
 #include "layers/linear.h"
 
+#include <algorithm>
+
 #include "kernels/cpu/linear_cpu.h"
 
 namespace izwi {
@@ -13,13 +15,24 @@ Linear Linear::load(WeightSource& source, const std::string& prefix, int64_t out
 
 Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
                             const std::vector<int64_t>& out_features, int64_t in_features, bool with_bias) {
+  return load_stacked(source, prefixes, out_features, in_features, std::vector<bool>(prefixes.size(), with_bias));
+}
+
+Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
+                            const std::vector<int64_t>& out_features, int64_t in_features,
+                            const std::vector<bool>& with_bias) {
+  const bool any_bias = std::find(with_bias.begin(), with_bias.end(), true) != with_bias.end();
   std::vector<at::Tensor> weights, biases;
   for (size_t i = 0; i < prefixes.size(); ++i) {
     weights.push_back(source.take_matrix(prefixes[i] + ".weight", {out_features[i], in_features}));
-    if (with_bias) biases.push_back(source.take(prefixes[i] + ".bias", {out_features[i]}));
+    if (with_bias[i]) {
+      biases.push_back(source.take(prefixes[i] + ".bias", {out_features[i]}));
+    } else if (any_bias) {
+      biases.push_back(at::zeros({out_features[i]}, weights.back().options().dtype(source.compute_dtype())));
+    }
   }
   at::Tensor weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
-  at::Tensor bias = !with_bias ? at::Tensor() : biases.size() == 1 ? biases[0] : at::cat(biases, 0);
+  at::Tensor bias = !any_bias ? at::Tensor() : biases.size() == 1 ? biases[0] : at::cat(biases, 0);
   return Linear(weight, bias);
 }
 

@@ -25,6 +25,10 @@ class Linear {
   /// serves them all (q/k/v, gate/up). Split the output with narrow() at `out_features` offsets.
   static Linear load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
                              const std::vector<int64_t>& out_features, int64_t in_features, bool with_bias);
+  /// Same, with a bias flag per projection; a projection without bias contributes zeros.
+  static Linear load_stacked(WeightSource& source, const std::vector<std::string>& prefixes,
+                             const std::vector<int64_t>& out_features, int64_t in_features,
+                             const std::vector<bool>& with_bias);
 
   /// x: [T, in] -> [T, out]
   at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;

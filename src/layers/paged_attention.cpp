@@ -8,7 +8,8 @@ namespace izwi {
 
 namespace {
 
-at::Tensor attention_torch(const at::Tensor& q, const LayerCache& cache, const ForwardContext& ctx, double scale) {
+at::Tensor attention_torch(const at::Tensor& q, const LayerCache& cache, const ForwardContext& ctx, double scale,
+                           int64_t sliding_window) {
   const int64_t H = q.size(1), D = q.size(2), KVH = cache.key.size(2), BS = ctx.block_size;
   const int64_t group = H / KVH;
   at::Tensor out = at::empty_like(q);
@@ -28,7 +29,9 @@ at::Tensor attention_torch(const at::Tensor& q, const LayerCache& cache, const F
     scores = scores.view({KVH, group, s.length, context});
     at::Tensor query_pos = at::arange(s.start_pos, context, long_options.device(q.device())).unsqueeze(1);
     at::Tensor key_pos = at::arange(context, long_options.device(q.device())).unsqueeze(0);
-    scores.masked_fill_(key_pos > query_pos, -std::numeric_limits<float>::infinity());
+    at::Tensor hidden = key_pos > query_pos;
+    if (sliding_window > 0) hidden = hidden.logical_or(key_pos <= query_pos - sliding_window);
+    scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
     at::Tensor probs = at::softmax(scores, -1).view({KVH, group * s.length, context});
     at::Tensor o = at::matmul(probs, v.to(at::kFloat)).view({KVH, group, s.length, D}).permute({2, 0, 1, 3});
     out.narrow(0, s.offset, s.length).copy_(o.reshape({s.length, H, D}));
@@ -39,7 +42,7 @@ at::Tensor attention_torch(const at::Tensor& q, const LayerCache& cache, const F
 }  // namespace
 
 at::Tensor paged_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, LayerCache& cache,
-                           const ForwardContext& ctx, double scale) {
+                           const ForwardContext& ctx, double scale, int64_t sliding_window) {
   const int64_t KVH = cache.key.size(2), D = cache.key.size(3);
   cache.key.view({-1, KVH, D}).index_copy_(0, ctx.slot_mapping, k.to(cache.key.scalar_type()));
   cache.value.view({-1, KVH, D}).index_copy_(0, ctx.slot_mapping, v.to(cache.value.scalar_type()));
@@ -49,10 +52,10 @@ at::Tensor paged_attention(const at::Tensor& q, const at::Tensor& k, const at::T
     at::Tensor out = at::empty_like(qc);
     paged_attention_cpu(qc.data_ptr<float>(), cache.key.data_ptr<float>(), cache.value.data_ptr<float>(),
                         out.data_ptr<float>(), ctx.seqs,
-                        PagedAttentionShape{q.size(1), KVH, D, ctx.block_size}, static_cast<float>(scale));
+                        PagedAttentionShape{q.size(1), KVH, D, ctx.block_size, sliding_window}, static_cast<float>(scale));
     return out;
   }
-  return attention_torch(q, cache, ctx, scale).to(q.scalar_type());
+  return attention_torch(q, cache, ctx, scale, sliding_window).to(q.scalar_type());
 }
 
 }  // namespace izwi

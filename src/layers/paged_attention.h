@@ -10,8 +10,9 @@
 
 namespace izwi {
 
-/// q: [T, H, D]; k, v: [T, KVH, D] for the new positions. Returns [T, H, D].
+/// q: [T, H, D]; k, v: [T, KVH, D] for the new positions. Returns [T, H, D]. A positive
+/// `sliding_window` limits each query to the keys of its last `sliding_window` positions.
 at::Tensor paged_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, LayerCache& cache,
-                           const ForwardContext& ctx, double scale);
+                           const ForwardContext& ctx, double scale, int64_t sliding_window = 0);
 
 }  // namespace izwi

@@ -29,23 +29,36 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int
   at::Tensor inv_freq = 1.0 / at::pow(at::scalar_tensor(config.theta, f32), exponents);
   if (config.type == "llama3") inv_freq = llama3_inv_freq(inv_freq, config);
   if (config.type == "linear") inv_freq = inv_freq / config.factor;
-  inv_freq_ = inv_freq;
-  at::Tensor positions = at::arange(max_positions, f32);
-  at::Tensor freqs = at::outer(positions, inv_freq);
-  cos_ = freqs.cos().to(device, dtype);
-  sin_ = freqs.sin().to(device, dtype);
+  inv_freq_ = inv_freq.to(device);
+  dtype_ = dtype;
+  if (max_positions > 0) {
+    at::Tensor freqs = at::outer(at::arange(max_positions, f32), inv_freq);
+    cos_ = freqs.cos().to(device, dtype);
+    sin_ = freqs.sin().to(device, dtype);
+  }
 }
 
 at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const ForwardContext& ctx) const {
-  if (ctx.fast_kernels && x.scalar_type() == at::kFloat && cos_.scalar_type() == at::kFloat) {
+  if (ctx.fast_kernels && cos_.defined() && x.scalar_type() == at::kFloat && cos_.scalar_type() == at::kFloat) {
     at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
     rope_cpu(y.data_ptr<float>(), ctx.positions.data_ptr<int64_t>(), cos_.data_ptr<float>(), sin_.data_ptr<float>(),
              y.size(0), y.size(1), y.size(2));
     return y;
   }
+  return apply(x, ctx.positions);
+}
+
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
   const int64_t half = x.size(-1) / 2;
-  at::Tensor cos = cos_.index_select(0, ctx.positions).unsqueeze(1);
-  at::Tensor sin = sin_.index_select(0, ctx.positions).unsqueeze(1);
+  at::Tensor cos, sin;
+  if (cos_.defined()) {
+    cos = cos_.index_select(0, positions).unsqueeze(1);
+    sin = sin_.index_select(0, positions).unsqueeze(1);
+  } else {
+    const at::Tensor freqs = at::outer(positions.to(at::kFloat), inv_freq_);
+    cos = freqs.cos().to(dtype_).unsqueeze(1);
+    sin = freqs.sin().to(dtype_).unsqueeze(1);
+  }
   at::Tensor x1 = x.narrow(-1, 0, half);
   at::Tensor x2 = x.narrow(-1, half, half);
   at::Tensor r1 = x1 * cos - x2 * sin;

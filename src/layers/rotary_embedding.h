@@ -12,16 +12,21 @@ namespace izwi {
 
 class RotaryEmbedding {
  public:
+  /// Tables cover positions [0, max_positions); max_positions 0 computes angles per call instead
+  /// (for unbounded positions such as a stream's encoder frames).
   RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int64_t max_positions, const at::Device& device,
                   at::ScalarType dtype);
 
   /// Rotates x: [T, heads, head_dim]; row t is at position ctx.positions[t].
   at::Tensor apply(const at::Tensor& x, const ForwardContext& ctx) const;
+  /// Same with explicit positions [T] (int64), through libtorch ops.
+  at::Tensor apply(const at::Tensor& x, const at::Tensor& positions) const;
   /// The inverse frequencies (head_dim / 2), for tests.
   const at::Tensor& inv_freq() const { return inv_freq_; }
 
  private:
   at::Tensor inv_freq_;
+  at::ScalarType dtype_;
   at::Tensor cos_;  ///< [max_positions, head_dim / 2]
   at::Tensor sin_;
 };

@@ -32,7 +32,8 @@ at::Tensor SelfAttention::operator()(const at::Tensor& x, const RotaryEmbedding&
   }
   q = rope.apply(q, ctx);
   k = rope.apply(k, ctx);
-  at::Tensor attn = paged_attention(q, k, v, cache, ctx, 1.0 / std::sqrt(static_cast<double>(spec_.head_dim)));
+  at::Tensor attn = paged_attention(q, k, v, cache, ctx, 1.0 / std::sqrt(static_cast<double>(spec_.head_dim)),
+                                     spec_.sliding_window);
   return o_proj_(attn.reshape({T, q_out}), ctx);
 }
 

@@ -24,6 +24,7 @@ struct SelfAttentionSpec {
   bool qkv_bias = false;
   bool output_bias = false;
   std::optional<double> qk_norm_eps;  ///< Set when the checkpoint has per-head q/k norms.
+  int64_t sliding_window = 0;         ///< > 0: attend to the last sliding_window positions only.
   // Weight names under the layer prefix (they differ between architectures).
   std::string q_name = "q_proj", k_name = "k_proj", v_name = "v_proj", o_name = "o_proj";
   std::string q_norm_name = "q_norm", k_norm_name = "k_norm";

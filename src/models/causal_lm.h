@@ -5,12 +5,14 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "executor/cache_buffers.h"
 #include "models/forward_context.h"
+#include "models/streaming_input.h"
 
 namespace izwi {
 
@@ -22,6 +24,8 @@ struct ModelSpec {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
+  bool accepts_audio = false;      ///< Transcribes speech (make_streaming_input works).
+  int32_t default_delay_tokens = 0;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
 };
 
@@ -35,6 +39,11 @@ class CausalLM {
   virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const = 0;
   /// hidden [N, hidden] -> logits [N, vocab]
   virtual at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const = 0;
+
+  /// Speech input (spec().accepts_audio): a fresh per-request input and the prompt that starts
+  /// a transcription. Other models throw Unsupported.
+  virtual std::unique_ptr<StreamingInput> make_streaming_input(const TranscriptionSettings& settings) const;
+  virtual std::vector<int32_t> transcription_prompt(const TranscriptionSettings& settings) const;
 };
 
 }  // namespace izwi

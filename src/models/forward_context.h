@@ -19,6 +19,7 @@ struct SeqSlice {
   int32_t state_slot = -1;
   bool fresh_state = false;
   int32_t restore_block = -1;
+  StreamingInput* input = nullptr;  ///< Per-request model inputs beyond token ids (audio).
 };
 
 struct ForwardContext {

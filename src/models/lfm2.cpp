@@ -98,7 +98,7 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : con
     const std::string p = fmt::format("model.layers.{}", i);
     Layer layer{RMSNorm::load(source, p + ".operator_norm.weight", c.hidden_size, c.norm_eps), nullptr, nullptr,
                 RMSNorm::load(source, p + ".ffn_norm.weight", c.hidden_size, c.norm_eps),
-                GatedMlp(source, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, ffn_names)};
+                GatedMlp(source, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, false, ffn_names)};
     if (c.is_attention[static_cast<size_t>(i)]) {
       layer.attention = std::make_unique<SelfAttention>(source, p + ".self_attn", attn);
     } else {

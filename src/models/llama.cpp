@@ -69,7 +69,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, boo
     layers_.push_back(Layer{RMSNorm::load(source, p + ".input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
                             SelfAttention(source, p + ".self_attn", attn),
                             RMSNorm::load(source, p + ".post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-                            GatedMlp(source, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias)});
+                            GatedMlp(source, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias, c.mlp_bias)});
   }
   norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
   if (c.tie_word_embeddings) {

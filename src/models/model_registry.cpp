@@ -10,6 +10,7 @@
 #include "io/weight_loader.h"
 #include "models/lfm2.h"
 #include "models/llama.h"
+#include "models/voxtral_realtime.h"
 
 namespace izwi {
 
@@ -23,6 +24,8 @@ const std::map<std::string, Factory>& factories() {
       {"llama", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, false); }},
       {"qwen3", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, true); }},
       {"lfm2", [](const HfConfig& c, WeightSource& w) { return std::make_unique<Lfm2ForCausalLM>(c, w); }},
+      {"voxtral_realtime",
+       [](const HfConfig& c, WeightSource& w) { return std::make_unique<VoxtralRealtimeForConditionalGeneration>(c, w); }},
   };
   return table;
 }

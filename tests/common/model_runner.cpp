@@ -32,6 +32,7 @@ std::vector<at::Tensor> ModelRunner::feed(const std::vector<FeedRequest>& reques
     s.fresh_state = started_.insert(r.seq).second;
     auto restore = restore_block_.find(r.seq);
     s.restore_block = restore == restore_block_.end() ? -1 : restore->second;
+    s.input = r.input;
     batch.seqs.push_back(s);
   }
   at::Tensor logits = executor_->execute_logits(batch);

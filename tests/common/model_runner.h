@@ -20,6 +20,7 @@ struct FeedRequest {
   const std::vector<int32_t>* tokens = nullptr;  ///< The whole sequence so far.
   int32_t start = 0;                             ///< Positions already fed.
   int32_t count = 0;                             ///< Positions to feed now.
+  StreamingInput* input = nullptr;               ///< Audio inputs of speech models.
 };
 
 class ModelRunner {
@@ -38,6 +39,7 @@ class ModelRunner {
   void free(uint64_t seq);
 
   const ModelSpec& spec() const { return executor_->spec(); }
+  const CausalLM& model() const { return executor_->model(); }
   const KVCacheManager& cache() const { return cache_; }
 
  private:

@@ -73,7 +73,7 @@ namespace {
 // straightforward causal softmax attention over gathered keys.
 TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
   at::manual_seed(2);
-  for (int64_t head_dim : {16, 24, 64, 128}) {
+  for (auto [head_dim, window] : {std::pair<int64_t, int64_t>{16, 0}, {24, 0}, {64, 0}, {128, 0}, {16, 3}, {24, 5}}) {
     const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
     const at::Tensor key_pool = at::randn({12, block, kv_heads, head_dim});
     const at::Tensor value_pool = at::randn_like(key_pool);
@@ -86,7 +86,7 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
     at::Tensor out = at::empty_like(q);
     const float scale = 0.3f;
     paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
-                        out.data_ptr<float>(), seqs, {heads, kv_heads, head_dim, block}, scale);
+                        out.data_ptr<float>(), seqs, {heads, kv_heads, head_dim, block, window}, scale);
     for (const SeqSlice& s : seqs) {
       const int64_t context = s.start_pos + s.length;
       std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
@@ -95,11 +95,12 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
       const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
       for (int64_t r = 0; r < s.length; ++r) {
         for (int64_t h = 0; h < heads; ++h) {
-          const int64_t visible = s.start_pos + r + 1;
-          const at::Tensor kh = k.select(1, h / group).narrow(0, 0, visible);
-          const at::Tensor vh = v.select(1, h / group).narrow(0, 0, visible);
+          const int64_t end = s.start_pos + r + 1, first = window > 0 ? std::max<int64_t>(0, end - window) : 0;
+          const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
+          const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
           const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
-          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5) << "head_dim " << head_dim;
+          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5) << "head_dim " << head_dim
+                                                                                 << " window " << window;
         }
       }
       EXPECT_LE(context, 12 * block);

@@ -24,7 +24,9 @@ struct PagedRows {
   const float* pool;
   const int32_t* table;
   int64_t block_size, row_stride, head_offset;
-  const float* at(int64_t position) const {
+  int64_t first;  ///< Position of index 0 (the start of a sliding window).
+  const float* at(int64_t index) const {
+    const int64_t position = first + index;
     return pool + (static_cast<int64_t>(table[position / block_size]) * block_size + position % block_size) * row_stride +
            head_offset;
   }
@@ -137,12 +139,14 @@ void paged_attention_cpu(const float* q, const float* key_pool, const float* val
     for (int64_t w = begin; w < end; ++w) {
       const WorkItem& item = work[w];
       const SeqSlice& s = *item.seq;
-      const int64_t context = s.start_pos + item.row + 1;
+      const int64_t visible_end = s.start_pos + item.row + 1;
+      const int64_t first = shape.sliding_window > 0 ? std::max<int64_t>(0, visible_end - shape.sliding_window) : 0;
+      const int64_t context = visible_end - first;
       const int64_t token = s.offset + item.row;
       const float* q_rows = q + (token * H + item.kv_head * group) * D;
       float* out_rows = out + (token * H + item.kv_head * group) * D;
-      const PagedRows keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D};
-      const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D};
+      const PagedRows keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
+      const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
 #if defined(__AVX512F__)
       switch (D) {
         case 16: attend_avx512<1>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;

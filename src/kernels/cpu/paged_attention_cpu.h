@@ -14,10 +14,12 @@ struct PagedAttentionShape {
   int64_t num_kv_heads;
   int64_t head_dim;
   int64_t block_size;
+  int64_t sliding_window = 0;  ///< > 0: a query at p sees only keys in (p - window, p].
 };
 
 /// q, out: [T, num_heads, head_dim]; key_pool, value_pool: [blocks, block_size, kv_heads, head_dim].
-/// Query row i of a sequence sits at start_pos + i and attends to keys 0 ..= start_pos + i.
+/// Query row i of a sequence sits at start_pos + i and attends to keys 0 ..= start_pos + i
+/// (the last `sliding_window` of them when a window is set).
 void paged_attention_cpu(const float* q, const float* key_pool, const float* value_pool, float* out,
                          const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale);
 

@@ -1,0 +1,133 @@
+#include "models/voxtral_audio_encoder.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/check.h"
+
+namespace izwi {
+
+VoxtralEncoderConfig VoxtralEncoderConfig::parse(const JsonFields& a, int64_t downsample, int64_t text_hidden_size) {
+  VoxtralEncoderConfig c;
+  c.mel_bins = a.get_or<int64_t>("num_mel_bins", c.mel_bins);
+  c.hidden_size = a.get<int64_t>("hidden_size");
+  c.intermediate_size = a.get<int64_t>("intermediate_size");
+  c.num_layers = a.get<int64_t>("num_hidden_layers");
+  c.num_heads = a.get<int64_t>("num_attention_heads");
+  c.num_kv_heads = a.get_or<int64_t>("num_key_value_heads", c.num_heads);
+  c.head_dim = a.get_or<int64_t>("head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  c.sliding_window = a.get_or<int64_t>("sliding_window", 0);
+  c.rms_norm_eps = a.get_or<double>("rms_norm_eps", c.rms_norm_eps);
+  c.rope = read_rope_config(a);
+  c.downsample = downsample;
+  c.text_hidden_size = text_hidden_size;
+  for (auto [name, value] : {std::pair{"hidden_size", c.hidden_size}, {"intermediate_size", c.intermediate_size},
+                             {"num_hidden_layers", c.num_layers}, {"num_attention_heads", c.num_heads},
+                             {"num_key_value_heads", c.num_kv_heads}, {"head_dim", c.head_dim},
+                             {"num_mel_bins", c.mel_bins}}) {
+    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", a.origin(), name, value);
+  }
+  if (c.num_heads % c.num_kv_heads != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: num_attention_heads is not a multiple of num_key_value_heads", a.origin());
+  }
+  const std::string act = a.get_or<std::string>("hidden_act", "silu");
+  if (act != "silu") fail(ErrorCode::Unsupported, "{}: hidden_act '{}' is not supported (silu)", a.origin(), act);
+  return c;
+}
+
+VoxtralAudioEncoder::VoxtralAudioEncoder(WeightSource& source, const VoxtralEncoderConfig& c) : config_(c) {
+  const std::string p = "audio_tower.";
+  conv1_weight_ = source.take(p + "embedder.conv1.weight", {c.hidden_size, c.mel_bins, 3});
+  conv1_bias_ = source.take(p + "embedder.conv1.bias", {c.hidden_size});
+  conv2_weight_ = source.take(p + "embedder.conv2.weight", {c.hidden_size, c.hidden_size, 3});
+  conv2_bias_ = source.take(p + "embedder.conv2.bias", {c.hidden_size});
+  const int64_t q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string l = fmt::format("{}layers.{}.", p, i);
+    layers_.push_back(Layer{
+        RMSNorm::load(source, l + "self_attn_layer_norm.weight", c.hidden_size, c.rms_norm_eps),
+        Linear::load_stacked(source, {l + "self_attn.q_proj", l + "self_attn.k_proj", l + "self_attn.v_proj"},
+                             {q_out, kv_out, kv_out}, c.hidden_size, std::vector<bool>{true, false, true}),
+        Linear::load(source, l + "self_attn.o_proj", c.hidden_size, q_out, true),
+        RMSNorm::load(source, l + "final_layer_norm.weight", c.hidden_size, c.rms_norm_eps),
+        GatedMlp(source, l + "mlp", c.hidden_size, c.intermediate_size, /*gate_up_bias=*/false, /*down_bias=*/true)});
+  }
+  norm_ = RMSNorm::load(source, p + "norm.weight", c.hidden_size, c.rms_norm_eps);
+  projector_in_ = Linear::load(source, "multi_modal_projector.linear_1", c.text_hidden_size,
+                               c.hidden_size * c.downsample, false);
+  projector_out_ = Linear::load(source, "multi_modal_projector.linear_2", c.text_hidden_size, c.text_hidden_size, false);
+  // Encoder positions grow with the stream: rotary angles are computed per call, not tabled.
+  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, 0, source.device(), source.compute_dtype());
+}
+
+VoxtralAudioEncoder::State VoxtralAudioEncoder::make_state() const {
+  State s;
+  const auto options = conv1_weight_.options();
+  s.conv1_tail = at::zeros({config_.mel_bins, 2}, options);
+  s.conv2_tail = at::zeros({config_.hidden_size, 1}, options);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    s.keys.push_back(at::zeros({0, config_.num_kv_heads, config_.head_dim}, options));
+    s.values.push_back(at::zeros({0, config_.num_kv_heads, config_.head_dim}, options));
+  }
+  return s;
+}
+
+at::Tensor VoxtralAudioEncoder::attend(const Layer& layer, const at::Tensor& x, at::Tensor& keys, at::Tensor& values,
+                                       int64_t first_pos, const ForwardContext& ctx) const {
+  const VoxtralEncoderConfig& c = config_;
+  const int64_t n = x.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
+  const at::Tensor qkv = layer.qkv(x, ctx);
+  const at::Tensor positions = at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(x.device()));
+  const at::Tensor q = rope_->apply(qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions);
+  const at::Tensor k = rope_->apply(qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions);
+  const at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({n, c.num_kv_heads, c.head_dim});
+  const at::Tensor all_k = at::cat({keys, k}, 0), all_v = at::cat({values, v}, 0);
+  const int64_t cached = keys.size(0), total = cached + n, group = c.num_heads / c.num_kv_heads;
+  // [kv_heads, group * n, head_dim] against [kv_heads, total, head_dim]
+  const at::Tensor qh = q.reshape({n, c.num_kv_heads, group, c.head_dim}).permute({1, 2, 0, 3})
+                            .reshape({c.num_kv_heads, group * n, c.head_dim});
+  at::Tensor scores = at::matmul(qh, all_k.permute({1, 2, 0})) / std::sqrt(static_cast<double>(c.head_dim));
+  scores = scores.view({c.num_kv_heads, group, n, total});
+  const at::Tensor query_pos = positions.unsqueeze(1);
+  const at::Tensor key_pos = at::arange(first_pos - cached, first_pos + n, positions.options()).unsqueeze(0);
+  at::Tensor hidden = key_pos > query_pos;
+  if (c.sliding_window > 0) hidden = hidden.logical_or(key_pos <= query_pos - c.sliding_window);
+  scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
+  const at::Tensor probs = at::softmax(scores, -1).view({c.num_kv_heads, group * n, total});
+  const at::Tensor out = at::matmul(probs, all_v.permute({1, 0, 2})).view({c.num_kv_heads, group, n, c.head_dim})
+                             .permute({2, 0, 1, 3})
+                             .reshape({n, q_out});
+  // Keep only what later frames can still see.
+  const int64_t keep = c.sliding_window > 0 ? std::min<int64_t>(total, c.sliding_window - 1) : total;
+  keys = all_k.narrow(0, total - keep, keep).clone();
+  values = all_v.narrow(0, total - keep, keep).clone();
+  return layer.out(out, ctx);
+}
+
+at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const {
+  const VoxtralEncoderConfig& c = config_;
+  IZWI_CHECK(mel.dim() == 2 && mel.size(0) == c.mel_bins && mel.size(1) % mel_frames_per_embedding() == 0,
+             "mel chunk of shape [{}, {}] is not [{}, k * {}]", mel.size(0), mel.size(1), c.mel_bins,
+             mel_frames_per_embedding());
+  // Causal convolutions: the left padding is the previous chunk's tail (zeros at the start).
+  const at::Tensor x1 = at::cat({state.conv1_tail, mel.to(conv1_weight_.scalar_type())}, 1);
+  state.conv1_tail = x1.narrow(1, x1.size(1) - 2, 2).clone();
+  const at::Tensor h1 = at::gelu(at::conv1d(x1.unsqueeze(0), conv1_weight_, conv1_bias_).squeeze(0));
+  const at::Tensor x2 = at::cat({state.conv2_tail, h1}, 1);
+  state.conv2_tail = h1.narrow(1, h1.size(1) - 1, 1).clone();
+  at::Tensor h = at::gelu(at::conv1d(x2.unsqueeze(0), conv2_weight_, conv2_bias_, /*stride=*/2).squeeze(0)).t().contiguous();
+
+  const int64_t first_pos = state.frames;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layer = layers_[i];
+    h = h + attend(layer, layer.attention_norm(h, ctx), state.keys[i], state.values[i], first_pos, ctx);
+    h = h + layer.mlp(layer.mlp_norm(h, ctx), ctx);
+  }
+  state.frames += h.size(0);
+  h = norm_(h, ctx).reshape({h.size(0) / c.downsample, c.hidden_size * c.downsample});
+  return projector_out_(at::gelu(projector_in_(h, ctx)), ctx);
+}
+
+}  // namespace izwi

@@ -1,0 +1,60 @@
+#include "models/voxtral_streaming_input.h"
+
+#include <limits>
+
+#include "common/check.h"
+
+namespace izwi {
+
+VoxtralStreamingInput::VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
+                                             int64_t embedding_size, const at::TensorOptions& options)
+    : encoder_(encoder), settings_(settings), state_(encoder.make_state()),
+      embeddings_(at::zeros({0, embedding_size}, options)) {}
+
+void VoxtralStreamingInput::push_audio(const float* samples, size_t count) {
+  fail(ErrorCode::Unsupported, "raw audio input needs the log-mel frontend");
+}
+
+void VoxtralStreamingInput::finish_audio() { finished_ = true; }
+
+int64_t VoxtralStreamingInput::audio_positions() const { return mel_frames_ / encoder_.mel_frames_per_embedding(); }
+
+int32_t VoxtralStreamingInput::ready_positions() const {
+  if (finished_ && settings_.continue_after_audio) return std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(audio_positions());
+}
+
+int32_t VoxtralStreamingInput::final_positions() const {
+  return finished_ && !settings_.continue_after_audio ? static_cast<int32_t>(audio_positions()) : -1;
+}
+
+void VoxtralStreamingInput::push_mel(const at::Tensor& frames) {
+  IZWI_CHECK(!finished_, "mel frames pushed after the audio finished");
+  if (frames.size(1) == 0) return;
+  pending_mel_.push_back(frames);
+  pending_frames_ += frames.size(1);
+  mel_frames_ += frames.size(1);
+}
+
+at::Tensor VoxtralStreamingInput::embeddings(int64_t start, int64_t count, const ForwardContext& ctx) {
+  const int64_t per = encoder_.mel_frames_per_embedding();
+  const int64_t wanted = std::min(start + count, audio_positions()) - embeddings_.size(0);
+  if (wanted > 0) {
+    // Encode every pending complete group at once: one encoder call per step and stream.
+    const at::Tensor mel = at::cat(pending_mel_, 1);
+    const int64_t groups = pending_frames_ / per;
+    const at::Tensor fresh = encoder_.encode(state_, mel.narrow(1, 0, groups * per), ctx);
+    embeddings_ = at::cat({embeddings_, fresh.to(embeddings_.scalar_type())}, 0);
+    pending_mel_.assign(1, mel.narrow(1, groups * per, pending_frames_ - groups * per));
+    pending_frames_ -= groups * per;
+  }
+  const int64_t have = std::max<int64_t>(0, std::min(start + count, embeddings_.size(0)) - start);
+  IZWI_CHECK(have == count || finished_, "positions [{}, {}) requested before their audio arrived", start, start + count);
+  if (have == count) return embeddings_.narrow(0, start, count);
+  // Past the end of the audio (continuing text-only): zero audio contribution.
+  at::Tensor out = at::zeros({count, embeddings_.size(1)}, embeddings_.options());
+  if (have > 0) out.narrow(0, 0, have).copy_(embeddings_.narrow(0, start, have));
+  return out;
+}
+
+}  // namespace izwi

@@ -1,0 +1,47 @@
+#pragma once
+// One Voxtral Realtime request's audio: log-mel frames as they arrive, the encoder state, and
+// every audio embedding computed so far (kept so a preempted request can recompute its decoder
+// positions without re-running the encoder). One embedding per decoder position.
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "models/forward_context.h"
+#include "models/streaming_input.h"
+#include "models/voxtral_audio_encoder.h"
+
+namespace izwi {
+
+class VoxtralStreamingInput final : public StreamingInput {
+ public:
+  VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
+                        int64_t embedding_size, const at::TensorOptions& options);
+
+  int32_t sample_rate() const override { return 16000; }
+  void push_audio(const float* samples, size_t count) override;
+  void finish_audio() override;
+  int32_t ready_positions() const override;
+  int32_t final_positions() const override;
+
+  /// Appends log-mel frames [mel_bins, n] (the audio path computes them from samples).
+  void push_mel(const at::Tensor& frames);
+  /// Embeddings [count, embedding_size] of positions [start, start + count); encodes pending mel
+  /// frames as needed. Positions past the end of finished audio get zeros.
+  at::Tensor embeddings(int64_t start, int64_t count, const ForwardContext& ctx);
+  int32_t delay_tokens() const { return settings_.delay_tokens; }
+
+ private:
+  int64_t audio_positions() const;  ///< Positions whose mel frames have all arrived.
+
+  const VoxtralAudioEncoder& encoder_;
+  TranscriptionSettings settings_;
+  VoxtralAudioEncoder::State state_;
+  std::vector<at::Tensor> pending_mel_;  ///< Arrived, not yet encoded.
+  int64_t pending_frames_ = 0;
+  int64_t mel_frames_ = 0;               ///< Arrived in total.
+  at::Tensor embeddings_;                ///< [encoded positions, embedding_size]
+  bool finished_ = false;
+};
+
+}  // namespace izwi
