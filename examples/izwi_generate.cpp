@@ -59,7 +59,7 @@ izwi::Output collect(izwi::StreamHandle& handle) {
   while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
     out.tokens.insert(out.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
     if (chunk->finished) {
-      if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(izwi::ErrorCode::Internal, chunk->error);
+      if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
       out.finish_reason = chunk->finish_reason;
       out.timings = chunk->timings;
       out.prefix_cache_hit_tokens = chunk->prefix_cache_hit_tokens;

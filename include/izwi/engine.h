@@ -21,6 +21,7 @@
 #include "izwi/metrics.h"
 #include "izwi/output.h"
 #include "izwi/request.h"
+#include "izwi/transcription.h"
 
 namespace izwi {
 
@@ -37,6 +38,8 @@ struct ModelInfo {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   int64_t decode_weight_bytes = 0;    ///< Weight bytes one decode step reads (memory-bandwidth bound).
+  bool accepts_audio = false;         ///< Supports start_transcription / transcribe.
+  int32_t audio_sample_rate = 0;      ///< Rate audio is resampled to, when accepts_audio.
 };
 
 /// A streamed request. next() blocks until the next chunk; destroying an unfinished handle
@@ -86,6 +89,12 @@ class Engine {
   /// with finished == true; keep it short. Returns the request id.
   using ChunkCallback = std::function<void(const StreamChunk&)>;
   std::string generate_streaming(const Request& request, ChunkCallback on_chunk);
+
+  /// Starts a live transcription (speech models only; Unsupported otherwise).
+  TranscriptionStream start_transcription(const TranscriptionOptions& options = TranscriptionOptions{});
+  /// Transcribes a whole buffer of mono samples at `sample_rate`; blocks until done.
+  Output transcribe(const std::vector<float>& samples, int32_t sample_rate,
+                    const TranscriptionOptions& options = TranscriptionOptions{});
 
   /// Aborts a live request; returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);

@@ -3,6 +3,8 @@
 /// What the engine returns for a request, whole or in streamed chunks.
 
 #include <cstdint>
+
+#include "izwi/errors.h"
 #include <string>
 #include <vector>
 
@@ -45,6 +47,7 @@ struct StreamChunk {
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string error;                     ///< Set when finish_reason == Error.
+  ErrorCode error_code = ErrorCode::Internal;  ///< Kind of the error, when finish_reason == Error.
   Timings timings;                       ///< Valid in the last chunk.
   int32_t prefix_cache_hit_tokens = 0;   ///< Valid in the last chunk.
 };

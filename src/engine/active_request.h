@@ -9,6 +9,7 @@
 
 #include "engine/request_channel.h"
 #include "izwi/request.h"
+#include "models/streaming_input.h"
 #include "sampling/sampling_state.h"
 #include "scheduler/sequence.h"
 
@@ -28,6 +29,16 @@ struct ActiveRequest {
   Clock::time_point first_token;
   bool scheduled_once = false;
   size_t delivered = 0;  ///< Generated tokens already handed to the channel.
+
+  // Speech requests: the model's per-request audio input and when generation ends.
+  std::unique_ptr<StreamingInput> input;
+  bool continue_after_audio = false;
+  int32_t max_positions_after_audio = 0;
+
+  /// Positions the scheduler may compute now.
+  int32_t input_limit() const;
+  /// Positions at which generation ends, or -1 while the audio is still arriving.
+  int32_t end_of_audio() const;
 };
 
 }  // namespace izwi

@@ -2,6 +2,7 @@
 
 #include "izwi/engine.h"
 
+#include "engine/audio_feed.h"
 #include "engine/engine_impl.h"
 
 namespace izwi {
@@ -40,6 +41,48 @@ void StreamHandle::abort() {
   if (auto engine = engine_.lock()) engine->abort(channel_->request_id());
 }
 
+TranscriptionStream::TranscriptionStream(std::shared_ptr<RequestChannel> channel, std::weak_ptr<EngineImpl> engine,
+                                         std::unique_ptr<detail::AudioFeed> feed)
+    : channel_(std::move(channel)), engine_(std::move(engine)), feed_(std::move(feed)) {}
+
+TranscriptionStream::TranscriptionStream(TranscriptionStream&&) noexcept = default;
+
+TranscriptionStream& TranscriptionStream::operator=(TranscriptionStream&& other) noexcept {
+  if (this != &other) {
+    abort();
+    channel_ = std::move(other.channel_);
+    engine_ = std::move(other.engine_);
+    feed_ = std::move(other.feed_);
+  }
+  return *this;
+}
+
+TranscriptionStream::~TranscriptionStream() { abort(); }
+
+const std::string& TranscriptionStream::id() const {
+  static const std::string empty;
+  return channel_ ? channel_->request_id() : empty;
+}
+
+void TranscriptionStream::push_audio(const float* samples, size_t count, int32_t sample_rate) {
+  if (!feed_) throw Error(ErrorCode::InvalidArgument, "push_audio on a moved-from TranscriptionStream");
+  feed_->push(samples, count, sample_rate);
+}
+
+void TranscriptionStream::finish_audio() {
+  if (feed_) feed_->finish();
+}
+
+std::optional<StreamChunk> TranscriptionStream::next() {
+  if (!channel_) return std::nullopt;
+  return channel_->next();
+}
+
+void TranscriptionStream::abort() {
+  if (!channel_ || channel_->finished()) return;
+  if (auto engine = engine_.lock()) engine->abort(channel_->request_id());
+}
+
 Engine::Engine(const std::string& model_dir, const EngineConfig& config)
     : impl_(std::make_shared<EngineImpl>(model_dir, config)) {}
 
@@ -54,6 +97,28 @@ StreamHandle Engine::generate_streaming(const Request& request) {
 std::string Engine::generate_streaming(const Request& request, ChunkCallback on_chunk) {
   if (!on_chunk) throw Error(ErrorCode::InvalidArgument, "generate_streaming: on_chunk callback is empty");
   return impl_->submit(request, RequestChannel::Mode::Callback, std::move(on_chunk))->request_id();
+}
+
+TranscriptionStream Engine::start_transcription(const TranscriptionOptions& options) {
+  std::shared_ptr<RequestChannel> channel = impl_->submit_transcription(options);
+  auto feed = std::make_unique<detail::AudioFeed>(impl_, channel->request_id(), impl_->model_info().audio_sample_rate);
+  return TranscriptionStream(channel, impl_, std::move(feed));
+}
+
+Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate, const TranscriptionOptions& options) {
+  TranscriptionStream stream = start_transcription(options);
+  stream.push_audio(samples.data(), samples.size(), sample_rate);
+  stream.finish_audio();
+  Output out;
+  out.request_id = stream.id();
+  while (std::optional<StreamChunk> chunk = stream.next()) {
+    out.tokens.insert(out.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
+    if (!chunk->finished) continue;
+    if (chunk->finish_reason == FinishReason::Error) throw Error(chunk->error_code, chunk->error);
+    out.finish_reason = chunk->finish_reason;
+    out.timings = chunk->timings;
+  }
+  return out;
 }
 
 bool Engine::abort(const std::string& request_id) { return impl_->abort(request_id); }

@@ -63,6 +63,30 @@ void EngineCore::abort_all() {
   for (const std::string& id : ids) abort(id);
 }
 
+void EngineCore::push_audio(const std::string& id, const std::vector<float>& samples) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || !it->second->input) return;
+  ActiveRequest& r = *it->second;
+  try {
+    r.input->push_audio(samples.data(), samples.size());
+  } catch (const Error& e) {
+    fail(r, e);
+    return;
+  }
+  r.seq.input_limit = r.input_limit();
+}
+
+void EngineCore::finish_audio(const std::string& id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || !it->second->input) return;
+  ActiveRequest& r = *it->second;
+  r.input->finish_audio();
+  r.seq.input_limit = r.input_limit();
+  // Audio shorter than the prompt (or already fully decoded) ends the request now.
+  const int32_t end = r.end_of_audio();
+  if (static_cast<int32_t>(r.seq.tokens.size()) >= end) finish(r, FinishReason::Length);
+}
+
 void EngineCore::fail_all(const Error& error) {
   std::vector<std::string> ids;
   for (const auto& [id, request] : requests_) ids.push_back(id);
@@ -74,13 +98,19 @@ void EngineCore::fail_all(const Error& error) {
 
 bool EngineCore::step() {
   ScheduleResult plan = scheduler_.schedule();
+  for (Sequence* seq : plan.unfittable) {
+    ActiveRequest& r = *by_seq_.at(seq->id);
+    fail(r, Error(ErrorCode::ResourceExhausted,
+                  "request '" + r.id + "': " + std::to_string(seq->num_computed) +
+                      " positions plus the next ones need more KV blocks than num_kv_blocks holds"));
+  }
   if (plan.stalled_on_memory) {
     fail_stalled();
     return true;
   }
   if (plan.scheduled.empty()) {
     metrics_.record_step(0, static_cast<int32_t>(plan.preempted.size()));
-    return !plan.preempted.empty();
+    return !plan.preempted.empty() || !plan.unfittable.empty();
   }
 
   const Clock::time_point start = Clock::now();
@@ -103,6 +133,7 @@ bool EngineCore::step() {
     step.fresh_state = s.seq->fresh_state;
     step.restore_block = s.seq->restore_block;
     step.sampling = s.sample ? &r.sampling : nullptr;
+    step.input = r.input.get();
     batch.seqs.push_back(step);
   }
 

@@ -26,6 +26,10 @@ class EngineCore {
   /// Ends a live request with FinishReason::Abort; unknown ids are ignored.
   void abort(const std::string& id);
   void abort_all();
+  /// Speech requests: audio samples at the model's rate, and the end of the audio. Requests no
+  /// longer live are ignored (they may have ended on EOS).
+  void push_audio(const std::string& id, const std::vector<float>& samples);
+  void finish_audio(const std::string& id);
   /// Ends every live request with `error` (used when a step fails outside the model).
   void fail_all(const Error& error);
   /// Runs one step. Returns false when nothing could be done (all live requests wait for input).

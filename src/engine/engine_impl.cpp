@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <limits>
 
 #include "common/check.h"
 #include "common/json_fields.h"
@@ -58,6 +59,9 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
   info_.eos_token_ids = collect_eos_ids(model_dir, spec.eos_token_ids);
   info_.bos_token_id = spec.bos_token_id;
   info_.decode_weight_bytes = spec.decode_weight_bytes;
+  info_.accepts_audio = spec.accepts_audio;
+  info_.audio_sample_rate = spec.audio_sample_rate;
+  model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
   limits_.max_seq_len = info_.max_positions;
   limits_.block_size = config_.block_size;
@@ -75,14 +79,38 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
 
 EngineImpl::~EngineImpl() { shutdown(); }
 
-std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
-                                                   RequestChannel::Callback callback) {
-  Request r = request;
+std::string EngineImpl::next_id() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
+  return "req-" + std::to_string(next_request_number_++);
+}
+
+void EngineImpl::enqueue(std::unique_ptr<ActiveRequest> request) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
-    if (r.id.empty()) r.id = "req-" + std::to_string(next_request_number_++);
+    if (!live_ids_.insert(request->id).second) {
+      fail(ErrorCode::InvalidArgument, "request id '{}' is already in use by a live request", request->id);
+    }
+    const std::string id = request->id;
+    commands_.push_back(Command{Command::Kind::Add, std::move(request), id, {}, {}});
   }
+  wake_.notify_one();
+}
+
+void EngineImpl::enqueue_command(Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!accepting_) return;  // shutting down: the request is being aborted anyway
+    commands_.push_back(std::move(command));
+  }
+  wake_.notify_one();
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
+                                                   RequestChannel::Callback callback) {
+  Request r = request;
+  if (r.id.empty()) r.id = next_id();
   validate_request(r, limits_);
 
   auto active = std::make_unique<ActiveRequest>();
@@ -96,24 +124,69 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
   active->channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback));
   active->submitted = Clock::now();
   std::shared_ptr<RequestChannel> channel = active->channel;
-
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
-    if (!live_ids_.insert(r.id).second) {
-      fail(ErrorCode::InvalidArgument, "request id '{}' is already in use by a live request", r.id);
-    }
-    commands_.push_back(Command{Command::Kind::Add, std::move(active), r.id, {}});
-  }
-  wake_.notify_one();
+  enqueue(std::move(active));
   return channel;
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const TranscriptionOptions& options) {
+  if (!info_.accepts_audio) fail(ErrorCode::Unsupported, "model_type '{}' does not transcribe audio", info_.model_type);
+  TranscriptionSettings settings;
+  settings.delay_tokens = options.delay_tokens >= 0 ? options.delay_tokens : model_->spec().default_delay_tokens;
+  if (!options.pad_token_id) {
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.pad_token_id is required: the model folder names no streaming pad token");
+  }
+  settings.pad_token_id = *options.pad_token_id;
+  if (options.max_tokens_after_audio < 0) {
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.max_tokens_after_audio = {} must be >= 0", options.max_tokens_after_audio);
+  }
+  Request r;
+  r.id = options.id.empty() ? next_id() : options.id;
+  r.priority = options.priority;
+  r.prompt_ids = model_->transcription_prompt(settings);
+  r.params.temperature = options.temperature;
+  r.params.seed = options.seed;
+  r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
+  if (settings.delay_tokens > 512) fail(ErrorCode::InvalidArgument, "TranscriptionOptions.delay_tokens = {} is too large", settings.delay_tokens);
+  // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
+  // pool fails with ResourceExhausted when it gets there.
+  RequestLimits limits = limits_;
+  limits.num_kv_blocks = std::numeric_limits<int32_t>::max();
+  validate_request(r, limits);
+
+  auto active = std::make_unique<ActiveRequest>();
+  active->id = r.id;
+  active->params = r.params;
+  active->eos_ids = info_.eos_token_ids;
+  active->seq.priority = r.priority;
+  active->seq.tokens = r.prompt_ids;
+  active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
+  active->seq.prefix_cacheable = false;  // positions carry audio, not just token ids
+  active->sampling = make_sampling_state(r.params, info_.eos_token_ids);
+  active->input = model_->make_streaming_input(settings);
+  active->continue_after_audio = options.continue_after_audio;
+  active->max_positions_after_audio = options.max_tokens_after_audio;
+  active->seq.input_limit = active->input_limit();
+  active->channel = std::make_shared<RequestChannel>(r.id, RequestChannel::Mode::Stream);
+  active->submitted = Clock::now();
+  std::shared_ptr<RequestChannel> channel = active->channel;
+  enqueue(std::move(active));
+  return channel;
+}
+
+void EngineImpl::push_audio(const std::string& request_id, std::vector<float> samples) {
+  Command command{Command::Kind::PushAudio, nullptr, request_id, {}, std::move(samples)};
+  enqueue_command(std::move(command));
+}
+
+void EngineImpl::finish_audio(const std::string& request_id) {
+  enqueue_command(Command{Command::Kind::FinishAudio, nullptr, request_id, {}, {}});
 }
 
 bool EngineImpl::abort(const std::string& request_id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (live_ids_.count(request_id) == 0) return false;
-    commands_.push_back(Command{Command::Kind::Abort, nullptr, request_id, {}});
+    commands_.push_back(Command{Command::Kind::Abort, nullptr, request_id, {}, {}});
   }
   wake_.notify_one();
   return true;
@@ -138,7 +211,8 @@ void EngineImpl::run_on_worker(const std::function<void(EngineCore&)>& fn) {
                                   } catch (...) {
                                     done->set_exception(std::current_exception());
                                   }
-                                }});
+                                },
+                                {}});
   }
   wake_.notify_one();
   result.get();
@@ -149,7 +223,7 @@ void EngineImpl::shutdown() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (accepting_) {
       accepting_ = false;
-      commands_.push_back(Command{Command::Kind::Shutdown, nullptr, {}, {}});
+      commands_.push_back(Command{Command::Kind::Shutdown, nullptr, {}, {}, {}});
     }
   }
   wake_.notify_one();
@@ -169,6 +243,8 @@ void EngineImpl::worker_loop() {
       switch (command.kind) {
         case Command::Kind::Add: core_->add(std::move(command.request)); break;
         case Command::Kind::Abort: core_->abort(command.request_id); break;
+        case Command::Kind::PushAudio: core_->push_audio(command.request_id, command.samples); break;
+        case Command::Kind::FinishAudio: core_->finish_audio(command.request_id); break;
         case Command::Kind::Call: command.call(*core_); break;
         case Command::Kind::Shutdown: core_->abort_all(); return;
       }

@@ -29,6 +29,11 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// Validates on the caller's thread, then queues the request.
   std::shared_ptr<RequestChannel> submit(const Request& request, RequestChannel::Mode mode,
                                          RequestChannel::Callback callback = {});
+  /// Validates and queues a speech request (input limited by the audio pushed so far).
+  std::shared_ptr<RequestChannel> submit_transcription(const TranscriptionOptions& options);
+  /// Audio at the model's rate for a live speech request, and its end.
+  void push_audio(const std::string& request_id, std::vector<float> samples);
+  void finish_audio(const std::string& request_id);
   bool abort(const std::string& request_id);
   void shutdown();
 
@@ -46,17 +51,22 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
 
  private:
   struct Command {
-    enum class Kind { Add, Abort, Call, Shutdown } kind;
+    enum class Kind { Add, Abort, PushAudio, FinishAudio, Call, Shutdown } kind;
     std::unique_ptr<ActiveRequest> request;
     std::string request_id;
     std::function<void(EngineCore&)> call;
+    std::vector<float> samples;
   };
 
-  void push(Command command);
   void worker_loop();
+  /// Assigns an id when empty and registers it as live; throws if taken or shutting down.
+  void enqueue(std::unique_ptr<ActiveRequest> request);
+  void enqueue_command(Command command);
+  std::string next_id();
 
   EngineConfig config_;
   ModelInfo info_;
+  const CausalLM* model_ = nullptr;  ///< Owned by the executor; immutable.
   RequestLimits limits_;
   MetricsCollector metrics_;
   std::unique_ptr<EngineCore> core_;

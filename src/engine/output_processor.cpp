@@ -23,6 +23,8 @@ FinishReason check_finish(const ActiveRequest& r, int32_t token) {
     if (contains(r.params.stop_token_ids, token)) return FinishReason::Stop;
   }
   if (generated >= r.params.max_tokens) return FinishReason::Length;
+  const int32_t end = r.end_of_audio();
+  if (end >= 0 && static_cast<int32_t>(r.seq.tokens.size()) >= end) return FinishReason::Length;
   return FinishReason::None;
 }
 

@@ -6,7 +6,8 @@
 
 namespace izwi {
 
-/// FinishReason::None while the request should continue.
+/// FinishReason::None while the request should continue; also ends speech requests once the
+/// audio's positions are used.
 FinishReason check_finish(const ActiveRequest& request, int32_t token);
 
 /// The Output of a request ending now with `reason`.

@@ -67,6 +67,7 @@ bool RequestChannel::on_error(const Error& error, const std::vector<int32_t>& ne
     chunk.finished = true;
     chunk.finish_reason = FinishReason::Error;
     chunk.error = error.what();
+    chunk.error_code = error.code();
     ok = deliver(std::move(chunk));
   }
   {

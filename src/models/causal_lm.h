@@ -25,6 +25,7 @@ struct ModelSpec {
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
   bool accepts_audio = false;      ///< Transcribes speech (make_streaming_input works).
+  int32_t audio_sample_rate = 0;   ///< Rate of the samples its streaming input takes.
   int32_t default_delay_tokens = 0;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
 };

@@ -13,7 +13,6 @@ namespace izwi {
 struct TranscriptionSettings {
   int32_t delay_tokens = 0;            ///< Streaming delay, in positions.
   int32_t pad_token_id = 0;            ///< Fills the delay positions of the prompt.
-  bool continue_after_audio = false;   ///< Keep decoding text once the audio's positions are used.
 };
 
 class StreamingInput {
@@ -26,11 +25,10 @@ class StreamingInput {
   virtual void push_audio(const float* samples, size_t count) = 0;
   /// No more audio will come.
   virtual void finish_audio() = 0;
-  /// Positions whose inputs are complete now.
-  virtual int32_t ready_positions() const = 0;
-  /// After finish_audio: the position count at which generation ends; -1 before, or when
-  /// generation may continue past the audio.
-  virtual int32_t final_positions() const = 0;
+  /// Positions whose audio has fully arrived. Positions past the end of finished audio have no
+  /// audio (models treat them as silence-free text positions).
+  virtual int32_t audio_positions() const = 0;
+  virtual bool audio_finished() const = 0;
 };
 
 }  // namespace izwi

@@ -49,6 +49,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   if (bos.empty()) bos = read_token_ids(top, "bos_token_id");
   if (!bos.empty()) spec_.bos_token_id = bos.front();
   spec_.accepts_audio = true;
+  spec_.audio_sample_rate = 16000;
   spec_.default_delay_tokens = top.get_or<int32_t>("default_num_delay_tokens", 6);
 
   // transformers 5.17 saves the decoder under language_model.model.model; older files under language_model.model.

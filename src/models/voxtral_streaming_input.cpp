@@ -1,7 +1,5 @@
 #include "models/voxtral_streaming_input.h"
 
-#include <limits>
-
 #include "common/check.h"
 
 namespace izwi {
@@ -17,15 +15,8 @@ void VoxtralStreamingInput::push_audio(const float* samples, size_t count) {
 
 void VoxtralStreamingInput::finish_audio() { finished_ = true; }
 
-int64_t VoxtralStreamingInput::audio_positions() const { return mel_frames_ / encoder_.mel_frames_per_embedding(); }
-
-int32_t VoxtralStreamingInput::ready_positions() const {
-  if (finished_ && settings_.continue_after_audio) return std::numeric_limits<int32_t>::max();
-  return static_cast<int32_t>(audio_positions());
-}
-
-int32_t VoxtralStreamingInput::final_positions() const {
-  return finished_ && !settings_.continue_after_audio ? static_cast<int32_t>(audio_positions()) : -1;
+int32_t VoxtralStreamingInput::audio_positions() const {
+  return static_cast<int32_t>(mel_frames_ / encoder_.mel_frames_per_embedding());
 }
 
 void VoxtralStreamingInput::push_mel(const at::Tensor& frames) {
@@ -38,7 +29,7 @@ void VoxtralStreamingInput::push_mel(const at::Tensor& frames) {
 
 at::Tensor VoxtralStreamingInput::embeddings(int64_t start, int64_t count, const ForwardContext& ctx) {
   const int64_t per = encoder_.mel_frames_per_embedding();
-  const int64_t wanted = std::min(start + count, audio_positions()) - embeddings_.size(0);
+  const int64_t wanted = std::min<int64_t>(start + count, audio_positions()) - embeddings_.size(0);
   if (wanted > 0) {
     // Encode every pending complete group at once: one encoder call per step and stream.
     const at::Tensor mel = at::cat(pending_mel_, 1);

@@ -18,11 +18,11 @@ class VoxtralStreamingInput final : public StreamingInput {
   VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
                         int64_t embedding_size, const at::TensorOptions& options);
 
-  int32_t sample_rate() const override { return 16000; }
+  int32_t sample_rate() const override { return 16000; }  // the log-mel frontend's rate
   void push_audio(const float* samples, size_t count) override;
   void finish_audio() override;
-  int32_t ready_positions() const override;
-  int32_t final_positions() const override;
+  int32_t audio_positions() const override;
+  bool audio_finished() const override { return finished_; }
 
   /// Appends log-mel frames [mel_bins, n] (the audio path computes them from samples).
   void push_mel(const at::Tensor& frames);
@@ -32,8 +32,6 @@ class VoxtralStreamingInput final : public StreamingInput {
   int32_t delay_tokens() const { return settings_.delay_tokens; }
 
  private:
-  int64_t audio_positions() const;  ///< Positions whose mel frames have all arrived.
-
   const VoxtralAudioEncoder& encoder_;
   TranscriptionSettings settings_;
   VoxtralAudioEncoder::State state_;

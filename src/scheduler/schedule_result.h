@@ -22,6 +22,8 @@ struct ScheduleResult {
   int32_t num_tokens = 0;
   /// Runnable sequences got nothing because the pool is full and preemption is off.
   bool stalled_on_memory = false;
+  /// Sequences (streamed input only) that need more blocks than the whole pool holds.
+  std::vector<Sequence*> unfittable;
 };
 
 }  // namespace izwi

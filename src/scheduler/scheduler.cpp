@@ -43,6 +43,11 @@ bool Scheduler::schedule_running(Sequence* seq, ScheduleResult* result, int32_t*
                                  std::set<const Sequence*>* done) {
   const int32_t n = std::min(seq->runnable_tokens(), *budget);
   if (n == 0) return true;  // waiting for input (streamed audio)
+  if (cache_.blocks_for(seq->num_computed + n) > cache_.num_blocks()) {
+    result->unfittable.push_back(seq);  // a stream grew past the whole pool
+    done->insert(seq);
+    return true;
+  }
   while (true) {
     if (cache_.allocate(seq->id, seq->num_computed, seq->num_computed + n, nullptr, &result->block_copies)) {
       const bool sample = seq->num_computed + n == static_cast<int32_t>(seq->tokens.size());
@@ -69,9 +74,7 @@ void Scheduler::admit_waiting(ScheduleResult* result, int32_t* budget) {
     if (static_cast<int32_t>(running_.size()) >= config_.max_batch_size || *budget == 0) break;
     Sequence* seq = *it;
     const int32_t known = std::min(static_cast<int32_t>(seq->tokens.size()), seq->input_limit);
-    // Prefix matching needs every token's input to be final, which streamed input is not.
-    const bool complete_input = known == static_cast<int32_t>(seq->tokens.size());
-    const PrefixMatch match = complete_input ? cache_.match_prefix(seq->tokens) : PrefixMatch{};
+    const PrefixMatch match = seq->prefix_cacheable ? cache_.match_prefix(seq->tokens) : PrefixMatch{};
     const int32_t available = known - match.num_tokens;
     if (available <= 0) {
       ++it;  // nothing to compute yet; do not hold up the queue
@@ -115,7 +118,7 @@ void Scheduler::complete(const ScheduleResult& result) {
   for (const ScheduledSequence& s : result.scheduled) {
     s.seq->num_computed += s.num_tokens;
     s.seq->fresh_state = false;
-    cache_.commit(s.seq->id, s.seq->tokens, s.seq->num_computed);
+    if (s.seq->prefix_cacheable) cache_.commit(s.seq->id, s.seq->tokens, s.seq->num_computed);
   }
 }
 

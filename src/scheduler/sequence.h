@@ -27,6 +27,8 @@ struct Sequence {
   int32_t restore_block = -1;
   /// Positions whose inputs exist (streamed audio arrives over time); all tokens by default.
   int32_t input_limit = std::numeric_limits<int32_t>::max();
+  /// Token ids alone determine the K/V (false when positions also carry audio).
+  bool prefix_cacheable = true;
 
   /// Positions that could be computed now.
   int32_t runnable_tokens() const {

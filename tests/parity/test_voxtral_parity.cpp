@@ -26,7 +26,7 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
   }
   std::unique_ptr<VoxtralStreamingInput> input_with_mel(int64_t chunk) {
     auto input = std::unique_ptr<VoxtralStreamingInput>(
-        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId, false}).release()));
+        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId}).release()));
     const at::Tensor mel = ref_.get("mel");
     for (int64_t f = 0; f < mel.size(1); f += chunk) input->push_mel(mel.narrow(1, f, std::min(chunk, mel.size(1) - f)));
     input->finish_audio();
@@ -45,19 +45,19 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
 TEST_P(VoxtralParity, AudioEmbeddingsWholeAndStreamed) {
   const at::Tensor expected = ref_.get("audio_embeds");
   auto whole = input_with_mel(10000);
-  EXPECT_EQ(whole->final_positions(), 29);
+  EXPECT_EQ(whole->audio_positions(), 29);
   EXPECT_LT(max_abs_diff(whole->embeddings(0, 29, context()), expected), kTolerance);
   // Mel arriving in pieces of any size, each position encoded as soon as its frames are there:
   // the conv tails and the encoder's sliding-window K/V carry across calls.
   const at::Tensor mel = ref_.get("mel");
   for (int64_t chunk : {1, 8, 13, 40}) {
     auto streamed = std::unique_ptr<VoxtralStreamingInput>(
-        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId, false}).release()));
+        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId}).release()));
     std::vector<at::Tensor> pieces;
     int64_t encoded = 0;
     for (int64_t f = 0; f < mel.size(1); f += chunk) {
       streamed->push_mel(mel.narrow(1, f, std::min(chunk, mel.size(1) - f)));
-      const int64_t ready = streamed->ready_positions();
+      const int64_t ready = streamed->audio_positions();
       if (ready > encoded) pieces.push_back(streamed->embeddings(encoded, ready - encoded, context()));
       encoded = ready;
     }
@@ -76,13 +76,13 @@ TEST_P(VoxtralParity, TeacherForcedLogits) {
 }
 
 TEST_P(VoxtralParity, GreedyTokensAndStepLogits) {
-  std::vector<int32_t> tokens = model().transcription_prompt({6, kPadId, false});
+  std::vector<int32_t> tokens = model().transcription_prompt({6, kPadId});
   EXPECT_EQ(tokens, ref_.ids("prompt"));
   auto input = input_with_mel(80);
   const at::Tensor step_logits = ref_.get("step_logits");
   std::vector<int32_t> generated;
   int32_t fed = 0;
-  while (static_cast<int32_t>(tokens.size()) < input->final_positions()) {
+  while (static_cast<int32_t>(tokens.size()) < input->audio_positions()) {
     const int32_t n = static_cast<int32_t>(tokens.size()) - fed;
     at::Tensor logits = runner_.feed({testing::FeedRequest{1, &tokens, fed, n, input.get()}})[0][-1];
     EXPECT_LT(max_abs_diff(logits, step_logits[static_cast<int64_t>(generated.size())]), kTolerance);

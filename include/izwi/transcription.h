@@ -1,0 +1,64 @@
+#pragma once
+/// @file transcription.h
+/// Speech recognition with streaming speech models (Voxtral Realtime): whole files or buffers,
+/// and live streams that receive audio in chunks and yield text tokens as each 80 ms is decoded.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "izwi/output.h"
+
+namespace izwi {
+
+namespace detail {
+class EngineImpl;
+class RequestChannel;
+class AudioFeed;
+}  // namespace detail
+
+/// Controls of a speech-recognition request.
+struct TranscriptionOptions {
+  std::string id;                        ///< Unique among live requests; empty = engine assigns one.
+  int32_t priority = 0;
+  int32_t delay_tokens = -1;             ///< Streaming delay in positions (80 ms each); -1 = model default.
+  std::optional<int32_t> pad_token_id;   ///< Streaming pad token; default from the model's tokenizer.
+  bool continue_after_audio = false;     ///< After the audio's positions, keep decoding text until EOS...
+  int32_t max_tokens_after_audio = 64;   ///< ...or this many extra positions.
+  float temperature = 0.0f;              ///< 0 = greedy.
+  std::optional<uint64_t> seed;
+};
+
+/// A live transcription: push audio as it arrives, read tokens as they are decoded. Destroying an
+/// unfinished stream aborts it. Use from one thread at a time.
+class TranscriptionStream {
+ public:
+  TranscriptionStream(TranscriptionStream&&) noexcept;
+  TranscriptionStream& operator=(TranscriptionStream&&) noexcept;
+  TranscriptionStream(const TranscriptionStream&) = delete;
+  TranscriptionStream& operator=(const TranscriptionStream&) = delete;
+  ~TranscriptionStream();
+
+  const std::string& id() const;
+  /// Appends mono PCM samples at `sample_rate` (resampled to the model's rate); any chunk size.
+  /// Throws InvalidArgument for a bad rate or non-finite samples, Aborted after finish_audio().
+  void push_audio(const float* samples, size_t count, int32_t sample_rate);
+  /// Marks the end of the audio; decoding ends once its positions are used (see TranscriptionOptions).
+  void finish_audio();
+  /// Blocks for the next chunk of tokens; std::nullopt after the finished chunk was returned.
+  std::optional<StreamChunk> next();
+  /// Aborts the request (idempotent).
+  void abort();
+
+ private:
+  friend class Engine;
+  TranscriptionStream(std::shared_ptr<detail::RequestChannel> channel, std::weak_ptr<detail::EngineImpl> engine,
+                      std::unique_ptr<detail::AudioFeed> feed);
+  std::shared_ptr<detail::RequestChannel> channel_;
+  std::weak_ptr<detail::EngineImpl> engine_;
+  std::unique_ptr<detail::AudioFeed> feed_;
+};
+
+}  // namespace izwi
