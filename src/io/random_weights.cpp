@@ -7,8 +7,8 @@
 
 namespace izwi {
 
-RandomWeights::RandomWeights(uint64_t seed, const at::Device& device)
-    : WeightSource(at::kFloat, at::kFloat, device), seed_(seed) {}
+RandomWeights::RandomWeights(uint64_t seed, const at::Device& device, at::ScalarType record_dtype)
+    : WeightSource(at::kFloat, at::kFloat, device), seed_(seed), record_dtype_(record_dtype) {}
 
 at::Tensor RandomWeights::read(const std::string& name, const std::vector<int64_t>& shape) {
   at::Tensor t;
@@ -23,8 +23,8 @@ at::Tensor RandomWeights::read(const std::string& name, const std::vector<int64_
     const bool is_norm = name.find("norm") != std::string::npos;
     t = is_norm ? at::ones(shape, at::kFloat) : at::zeros(shape, at::kFloat);
   }
-  tensors_.emplace_back(name, t);
-  return t;
+  tensors_.emplace_back(name, t.to(record_dtype_));
+  return tensors_.back().second;
 }
 
 }  // namespace izwi

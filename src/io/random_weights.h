@@ -16,14 +16,14 @@ namespace izwi {
 class RandomWeights final : public WeightSource {
  public:
   /// Tensors handed to the model are converted to `device` (use at::kMeta to keep only the
-  /// recorded float32 copies in memory).
-  RandomWeights(uint64_t seed, const at::Device& device);
+  /// recorded copies in memory); recorded copies are kept in `record_dtype`.
+  RandomWeights(uint64_t seed, const at::Device& device, at::ScalarType record_dtype = at::kFloat);
 
   bool contains(const std::string& name) const override { return false; }
   void skip(const std::string& name) override {}
   void finish() const override {}
 
-  /// Every tensor handed out so far, in request order, as float32 on the CPU.
+  /// Every tensor handed out so far, in request order, on the CPU in the record dtype.
   const std::vector<std::pair<std::string, at::Tensor>>& tensors() const { return tensors_; }
 
  protected:
@@ -31,6 +31,7 @@ class RandomWeights final : public WeightSource {
 
  private:
   uint64_t seed_;
+  at::ScalarType record_dtype_;
   std::vector<std::pair<std::string, at::Tensor>> tensors_;
 };
 

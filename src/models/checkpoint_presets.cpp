@@ -40,6 +40,26 @@ json lfm2(int hidden, int intermediate, bool auto_adjust, int vocab, int max_pos
           {"eos_token_id", 2}, {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}}};
 }
 
+json voxtral(int text_hidden, int text_ffn, int text_layers, int text_heads, int text_kv_heads, int text_head_dim,
+             int vocab, int audio_hidden, int audio_ffn, int audio_layers, int audio_heads, int window) {
+  const json audio = {{"model_type", "voxtral_realtime_encoder"}, {"hidden_size", audio_hidden},
+                      {"intermediate_size", audio_ffn}, {"num_hidden_layers", audio_layers},
+                      {"num_attention_heads", audio_heads}, {"num_key_value_heads", audio_heads},
+                      {"head_dim", audio_hidden / audio_heads}, {"num_mel_bins", 128}, {"sliding_window", window},
+                      {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}, {"max_position_embeddings", 1500},
+                      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}};
+  const json text = {{"model_type", "voxtral_realtime_text"}, {"hidden_size", text_hidden},
+                     {"intermediate_size", text_ffn}, {"num_hidden_layers", text_layers},
+                     {"num_attention_heads", text_heads}, {"num_key_value_heads", text_kv_heads},
+                     {"head_dim", text_head_dim}, {"vocab_size", vocab}, {"max_position_embeddings", 131072},
+                     {"sliding_window", 8192}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
+                     {"bos_token_id", 1}, {"eos_token_id", 2}, {"tie_word_embeddings", true},
+                     {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}}};
+  return {{"architectures", {"VoxtralRealtimeForConditionalGeneration"}}, {"model_type", "voxtral_realtime"},
+          {"audio_config", audio}, {"text_config", text}, {"audio_length_per_tok", 8}, {"downsample_factor", 4},
+          {"default_num_delay_tokens", 6}, {"tie_word_embeddings", true}};
+}
+
 std::vector<std::string> lfm2_layers(const std::vector<int>& attention, int count) {
   std::vector<std::string> types(static_cast<size_t>(count), "conv");
   for (int i : attention) types[static_cast<size_t>(i)] = "full_attention";
@@ -61,6 +81,11 @@ const std::map<std::pair<std::string, std::string>, json>& presets() {
       {{"lfm2", "tiny"}, lfm2(64, 128, false, 512, 512, lfm2_layers({1}, 3), 4, 2)},
       {{"lfm2", "100m"}, lfm2(768, 2048, false, 32000, 4096, lfm2_layers({2, 5, 8, 10}, 12), 12, 4)},
       {{"lfm2", "lfm2-1.2b"}, lfm2(2048, 12288, true, 65536, 128000, lfm2_layers({2, 5, 8, 10, 12, 14}, 16), 32, 8)},
+      {{"voxtral_realtime", "tiny"}, voxtral(64, 128, 2, 4, 2, 16, 512, 64, 128, 2, 4, 16)},
+      // About a twelfth of the real model: encoder and decoder scaled down in width and depth.
+      {{"voxtral_realtime", "small"}, voxtral(1024, 3072, 8, 16, 4, 64, 131072, 512, 2048, 8, 8, 750)},
+      {{"voxtral_realtime", "voxtral-mini-4b-realtime"},
+       voxtral(3072, 9216, 26, 32, 8, 128, 131072, 1280, 5120, 32, 32, 750)},
   };
   return table;
 }

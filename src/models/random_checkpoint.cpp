@@ -26,7 +26,7 @@ RandomCheckpointInfo write_random_checkpoint(const nlohmann::json& config, const
   }
   // Building the model on the meta device records every tensor it asks for without keeping a
   // second copy of the weights.
-  RandomWeights weights(seed, at::kMeta);
+  RandomWeights weights(seed, at::kMeta, dtype);
   build_causal_lm(HfConfig::load(out_dir), weights);
   const std::string path = (fs::path(out_dir) / "model.safetensors").string();
   write_safetensors(path, weights.tensors(), dtype);
