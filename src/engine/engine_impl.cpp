@@ -107,12 +107,8 @@ void EngineImpl::enqueue_command(Command command) {
   wake_.notify_one();
 }
 
-std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
-                                                   RequestChannel::Callback callback) {
-  Request r = request;
-  if (r.id.empty()) r.id = next_id();
-  validate_request(r, limits_);
-
+std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r, RequestChannel::Mode mode,
+                                                               RequestChannel::Callback callback) const {
   auto active = std::make_unique<ActiveRequest>();
   active->id = r.id;
   active->params = r.params;
@@ -123,6 +119,15 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
   active->sampling = make_sampling_state(r.params, info_.eos_token_ids);
   active->channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback));
   active->submitted = Clock::now();
+  return active;
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
+                                                   RequestChannel::Callback callback) {
+  Request r = request;
+  if (r.id.empty()) r.id = next_id();
+  validate_request(r, limits_);
+  std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, std::move(callback));
   std::shared_ptr<RequestChannel> channel = active->channel;
   enqueue(std::move(active));
   return channel;
@@ -153,21 +158,12 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   limits.num_kv_blocks = std::numeric_limits<int32_t>::max();
   validate_request(r, limits);
 
-  auto active = std::make_unique<ActiveRequest>();
-  active->id = r.id;
-  active->params = r.params;
-  active->eos_ids = info_.eos_token_ids;
-  active->seq.priority = r.priority;
-  active->seq.tokens = r.prompt_ids;
-  active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
+  std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
   active->seq.prefix_cacheable = false;  // positions carry audio, not just token ids
-  active->sampling = make_sampling_state(r.params, info_.eos_token_ids);
   active->input = model_->make_streaming_input(settings);
   active->continue_after_audio = options.continue_after_audio;
   active->max_positions_after_audio = options.max_tokens_after_audio;
   active->seq.input_limit = active->input_limit();
-  active->channel = std::make_shared<RequestChannel>(r.id, RequestChannel::Mode::Stream);
-  active->submitted = Clock::now();
   std::shared_ptr<RequestChannel> channel = active->channel;
   enqueue(std::move(active));
   return channel;

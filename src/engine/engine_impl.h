@@ -59,6 +59,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   };
 
   void worker_loop();
+  std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
+                                                     RequestChannel::Callback callback) const;
   /// Assigns an id when empty and registers it as live; throws if taken or shutting down.
   void enqueue(std::unique_ptr<ActiveRequest> request);
   void enqueue_command(Command command);

@@ -38,41 +38,34 @@ bool RequestChannel::on_tokens(const std::vector<int32_t>& new_tokens) {
 }
 
 bool RequestChannel::on_finish(const Output& output, const std::vector<int32_t>& new_tokens) {
-  bool ok = true;
-  if (mode_ != Mode::Unary) {
-    StreamChunk chunk;
-    chunk.request_id = request_id_;
-    chunk.tokens = new_tokens;
-    chunk.finished = true;
-    chunk.finish_reason = output.finish_reason;
-    chunk.timings = output.timings;
-    chunk.prefix_cache_hit_tokens = output.prefix_cache_hit_tokens;
-    ok = deliver(std::move(chunk));
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    output_ = output;
-    finished_ = true;
-  }
-  ready_.notify_all();
-  return ok;
+  StreamChunk last;
+  last.finish_reason = output.finish_reason;
+  last.timings = output.timings;
+  last.prefix_cache_hit_tokens = output.prefix_cache_hit_tokens;
+  last.tokens = new_tokens;
+  return close(std::move(last), output, std::nullopt);
 }
 
 bool RequestChannel::on_error(const Error& error, const std::vector<int32_t>& new_tokens) {
+  StreamChunk last;
+  last.finish_reason = FinishReason::Error;
+  last.error = error.what();
+  last.error_code = error.code();
+  last.tokens = new_tokens;
+  return close(std::move(last), std::nullopt, error);
+}
+
+bool RequestChannel::close(StreamChunk last, std::optional<Output> output, std::optional<Error> error) {
   bool ok = true;
   if (mode_ != Mode::Unary) {
-    StreamChunk chunk;
-    chunk.request_id = request_id_;
-    chunk.tokens = new_tokens;
-    chunk.finished = true;
-    chunk.finish_reason = FinishReason::Error;
-    chunk.error = error.what();
-    chunk.error_code = error.code();
-    ok = deliver(std::move(chunk));
+    last.request_id = request_id_;
+    last.finished = true;
+    ok = deliver(std::move(last));
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    error_ = error;
+    output_ = std::move(output);
+    error_ = std::move(error);
     finished_ = true;
   }
   ready_.notify_all();

@@ -38,6 +38,8 @@ class RequestChannel {
 
  private:
   bool deliver(StreamChunk chunk);
+  /// Delivers the last chunk (streams) and resolves wait() with `output` or `error`.
+  bool close(StreamChunk last, std::optional<Output> output, std::optional<Error> error);
 
   const std::string request_id_;
   const Mode mode_;

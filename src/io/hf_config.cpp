@@ -46,6 +46,12 @@ RopeConfig read_rope_config(const JsonFields& config) {
   return rope;
 }
 
+void require_positive(const std::string& origin, std::initializer_list<std::pair<const char*, int64_t>> fields) {
+  for (const auto& [name, value] : fields) {
+    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", origin, name, value);
+  }
+}
+
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key) {
   if (!config.has(key)) return {};
   const nlohmann::json& value = config.json().at(key);

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +43,9 @@ struct RopeConfig {
 /// Reads `rope_parameters` (transformers 5) or `rope_theta` + `rope_scaling` (hub files).
 /// Unsupported rope types are reported by name.
 RopeConfig read_rope_config(const JsonFields& config);
+
+/// Throws InvalidFormat naming the first field whose value is not positive.
+void require_positive(const std::string& origin, std::initializer_list<std::pair<const char*, int64_t>> fields);
 
 /// A token id field that may be an integer, a list of integers or null.
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key);

@@ -2,33 +2,17 @@
 
 #include <fmt/ranges.h>
 
-#include <cstring>
 #include <filesystem>
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "io/safetensors_tensor.h"
 
 namespace izwi {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-at::ScalarType to_scalar_type(StDType dtype) {
-  switch (dtype) {
-    case StDType::F64: return at::kDouble;
-    case StDType::F32: return at::kFloat;
-    case StDType::F16: return at::kHalf;
-    case StDType::BF16: return at::kBFloat16;
-    case StDType::I64: return at::kLong;
-    case StDType::I32: return at::kInt;
-    case StDType::I16: return at::kShort;
-    case StDType::I8: return at::kChar;
-    case StDType::U8: return at::kByte;
-    case StDType::BOOL: return at::kBool;
-  }
-  fail(ErrorCode::Internal, "unmapped safetensors dtype");
-}
 
 bool is_float(StDType dtype) {
   return dtype == StDType::F64 || dtype == StDType::F32 || dtype == StDType::F16 || dtype == StDType::BF16;
@@ -108,11 +92,7 @@ at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t
          name, st_dtype_name(info.dtype));
   }
   used_.insert(name);
-  // Copy out of the map: safetensors offsets need not be aligned for the element type.
-  at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(to_scalar_type(info.dtype)));
-  const size_t nbytes = info.end - info.begin;
-  if (nbytes > 0) std::memcpy(t.data_ptr(), loc.file->data(info), nbytes);
-  return t;
+  return read_tensor(*loc.file, info);
 }
 
 void WeightLoader::skip(const std::string& name) { used_.insert(name); }

@@ -18,11 +18,14 @@ class Embedding {
 
   /// ids [T] int64 -> [T, hidden] in `dtype`.
   at::Tensor operator()(const at::Tensor& ids, at::ScalarType dtype) const;
-  /// The table as an output projection (tied lm_head).
-  Linear as_linear() const { return Linear(table_); }
-
+  const at::Tensor& table() const { return table_; }
  private:
   at::Tensor table_;  ///< [vocab, hidden]
 };
+
+/// The output projection: the embedding table when `tied` (a stored `<name>.weight` is then
+/// skipped, as checkpoints sometimes save it anyway), otherwise `<name>.weight` itself.
+Linear load_output_head(WeightSource& source, const Embedding& embed, bool tied, const std::string& name,
+                        int64_t vocab_size, int64_t hidden_size);
 
 }  // namespace izwi

@@ -39,12 +39,10 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
   c.rope = read_rope_config(f);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", true);
 
-  for (auto [name, value] : {std::pair{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
+  require_positive(hf.path(), {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
                              {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
                              {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
-                             {"max_position_embeddings", c.max_positions}, {"conv_L_cache", c.conv_kernel}}) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", hf.path(), name, value);
-  }
+                             {"max_position_embeddings", c.max_positions}, {"conv_L_cache", c.conv_kernel}});
   if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide", hf.path());
   }
@@ -108,12 +106,7 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : con
   }
   // LFM2 names its final norm "embedding_norm"; it is applied after the last layer.
   final_norm_ = RMSNorm::load(source, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
-  if (c.tie_word_embeddings) {
-    lm_head_ = embed_tokens_.as_linear();
-    if (source.contains("lm_head.weight")) source.skip("lm_head.weight");
-  } else {
-    lm_head_ = Linear::load(source, "lm_head", c.vocab_size, c.hidden_size, false);
-  }
+  lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
   rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
   spec_.decode_weight_bytes = lm_head_.weight_bytes();
   for (const Layer& layer : layers_) {

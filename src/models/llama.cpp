@@ -24,12 +24,10 @@ LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) {
   c.mlp_bias = f.get_or<bool>("mlp_bias", false);
   c.qk_norm = qk_norm;
 
-  for (auto [name, value] : {std::pair{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
+  require_positive(hf.path(), {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
                              {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
                              {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
-                             {"head_dim", c.head_dim}, {"max_position_embeddings", c.max_positions}}) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", hf.path(), name, value);
-  }
+                             {"head_dim", c.head_dim}, {"max_position_embeddings", c.max_positions}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", hf.path(),
          c.num_heads, c.num_kv_heads);
@@ -72,12 +70,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, boo
                             GatedMlp(source, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias, c.mlp_bias)});
   }
   norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
-  if (c.tie_word_embeddings) {
-    lm_head_ = embed_tokens_.as_linear();
-    if (source.contains("lm_head.weight")) source.skip("lm_head.weight");
-  } else {
-    lm_head_ = Linear::load(source, "lm_head", c.vocab_size, c.hidden_size, false);
-  }
+  lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
   rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
   spec_.decode_weight_bytes = lm_head_.weight_bytes();
   for (const Layer& layer : layers_) spec_.decode_weight_bytes += layer.attention.weight_bytes() + layer.mlp.weight_bytes();

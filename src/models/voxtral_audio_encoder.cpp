@@ -23,12 +23,10 @@ VoxtralEncoderConfig VoxtralEncoderConfig::parse(const JsonFields& a, int64_t do
   c.rope = read_rope_config(a);
   c.downsample = downsample;
   c.text_hidden_size = text_hidden_size;
-  for (auto [name, value] : {std::pair{"hidden_size", c.hidden_size}, {"intermediate_size", c.intermediate_size},
+  require_positive(a.origin(), {{"hidden_size", c.hidden_size}, {"intermediate_size", c.intermediate_size},
                              {"num_hidden_layers", c.num_layers}, {"num_attention_heads", c.num_heads},
                              {"num_key_value_heads", c.num_kv_heads}, {"head_dim", c.head_dim},
-                             {"num_mel_bins", c.mel_bins}}) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", a.origin(), name, value);
-  }
+                             {"num_mel_bins", c.mel_bins}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads is not a multiple of num_key_value_heads", a.origin());
   }

@@ -23,12 +23,10 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   const int64_t head_dim = text->get_or<int64_t>("head_dim", heads > 0 ? hidden / heads : 0);
   const int64_t max_positions = text->get<int64_t>("max_position_embeddings");
   const double eps = text->get_or<double>("rms_norm_eps", 1e-5);
-  for (auto [name, value] : {std::pair{"vocab_size", vocab}, {"hidden_size", hidden}, {"intermediate_size", intermediate},
+  require_positive(text->origin(), {{"vocab_size", vocab}, {"hidden_size", hidden}, {"intermediate_size", intermediate},
                              {"num_hidden_layers", num_layers}, {"num_attention_heads", heads},
                              {"num_key_value_heads", kv_heads}, {"head_dim", head_dim},
-                             {"max_position_embeddings", max_positions}}) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: text_config.{} must be positive, got {}", hf.path(), name, value);
-  }
+                             {"max_position_embeddings", max_positions}});
   if (heads % kv_heads != 0 || hidden % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: text_config head counts or hidden_size do not divide", hf.path());
   }
@@ -73,11 +71,8 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
                             GatedMlp(source, l + "mlp", hidden, intermediate, false, false)});
   }
   norm_ = RMSNorm::load(source, p + "norm.weight", hidden, eps);
-  if (top.get_or<bool>("tie_word_embeddings", text->get_or<bool>("tie_word_embeddings", true))) {
-    lm_head_ = embed_tokens_.as_linear();
-  } else {
-    lm_head_ = Linear::load(source, "language_model.lm_head", vocab, hidden, false);
-  }
+  const bool tied = top.get_or<bool>("tie_word_embeddings", text->get_or<bool>("tie_word_embeddings", true));
+  lm_head_ = load_output_head(source, embed_tokens_, tied, "language_model.lm_head", vocab, hidden);
   rope_ = std::make_unique<RotaryEmbedding>(read_rope_config(*text), head_dim,
                                             std::min<int64_t>(max_positions, 1 << 17), source.device(),
                                             source.compute_dtype());

@@ -1,42 +1,17 @@
 #include "common/reference.h"
 
-#include <cstring>
 #include <stdexcept>
 
-#include "io/safetensors.h"
+#include "io/safetensors_tensor.h"
 
 namespace izwi::testing {
-
-namespace {
-
-at::ScalarType scalar_type(StDType dtype) {
-  switch (dtype) {
-    case StDType::F64: return at::kDouble;
-    case StDType::F32: return at::kFloat;
-    case StDType::F16: return at::kHalf;
-    case StDType::BF16: return at::kBFloat16;
-    case StDType::I64: return at::kLong;
-    case StDType::I32: return at::kInt;
-    case StDType::I16: return at::kShort;
-    case StDType::I8: return at::kChar;
-    case StDType::U8: return at::kByte;
-    case StDType::BOOL: return at::kBool;
-  }
-  throw std::runtime_error("unknown dtype");
-}
-
-}  // namespace
 
 std::string fixture_dir(const std::string& name) { return std::string(IZWI_TEST_DATA_DIR) + "/" + name; }
 
 ReferenceTensors::ReferenceTensors(const std::string& fixture_name)
     : path_(fixture_dir(fixture_name) + "/reference.safetensors") {
   SafetensorsFile file(path_);
-  for (const StTensorInfo& info : file.tensors()) {
-    at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(scalar_type(info.dtype)));
-    if (info.end > info.begin) std::memcpy(t.data_ptr(), file.data(info), info.end - info.begin);
-    tensors_.emplace_back(info.name, t);
-  }
+  for (const StTensorInfo& info : file.tensors()) tensors_.emplace_back(info.name, read_tensor(file, info));
 }
 
 bool ReferenceTensors::contains(const std::string& name) const {

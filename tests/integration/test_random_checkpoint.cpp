@@ -15,7 +15,7 @@ namespace izwi {
 namespace {
 
 TEST(RandomCheckpoint, TinyPresetsOfEveryArchitectureLoadAndGenerate) {
-  for (const char* arch : {"llama", "qwen3", "lfm2"}) {
+  for (const char* arch : {"llama", "qwen3", "lfm2", "voxtral_realtime"}) {
     for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
       testing::TempDir dir;
       const RandomCheckpointInfo info = write_random_checkpoint(checkpoint_preset(arch, "tiny"), dir.path(), dtype, 7);

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "common/error_message.h"
 #include "common/temp_dir.h"
 #include "io/hf_config.h"
 #include "izwi/config.h"
@@ -10,14 +11,7 @@
 namespace izwi {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_message;
 
 TEST(EngineConfig, DefaultsMatchTheSeedEngine) {
   EngineConfig c;
@@ -39,22 +33,22 @@ TEST(EngineConfig, ReadsJsonAndRejectsBadFields) {
   EXPECT_FALSE(c.enable_prefix_cache);
   EXPECT_EQ(c.max_tokens_per_step, 512);
 
-  EXPECT_NE(error_of([] { EngineConfig::from_json_string(R"({"max_batch": 4})", "cfg.json"); }).find("cfg.json: unknown field 'max_batch'"),
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"max_batch": 4})", "cfg.json"); }).find("cfg.json: unknown field 'max_batch'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { EngineConfig::from_json_string(R"({"max_batch_size": "8"})"); }).find("'max_batch_size' has type string"),
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"max_batch_size": "8"})"); }).find("'max_batch_size' has type string"),
             std::string::npos);
-  EXPECT_NE(error_of([] { EngineConfig::from_json_string(R"({"block_size": 0})"); }).find("EngineConfig.block_size"),
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"block_size": 0})"); }).find("EngineConfig.block_size"),
             std::string::npos);
-  EXPECT_NE(error_of([] { EngineConfig::from_json_string(R"({"policy": "lifo"})"); }).find("'policy' is 'lifo'"),
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"policy": "lifo"})"); }).find("'policy' is 'lifo'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { EngineConfig::from_json_string("[1]"); }).find("expected a JSON object"), std::string::npos);
-  EXPECT_NE(error_of([] { EngineConfig::from_json_file("/missing.json"); }).find("/missing.json"), std::string::npos);
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string("[1]"); }).find("expected a JSON object"), std::string::npos);
+  EXPECT_NE(error_message([] { EngineConfig::from_json_file("/missing.json"); }).find("/missing.json"), std::string::npos);
   EngineConfig bad;
   bad.dtype = "int4";
-  EXPECT_NE(error_of([&] { bad.validate(); }).find("EngineConfig.dtype"), std::string::npos);
+  EXPECT_NE(error_message([&] { bad.validate(); }).find("EngineConfig.dtype"), std::string::npos);
   bad = EngineConfig{};
   bad.max_tokens_per_step = 4;
-  EXPECT_NE(error_of([&] { bad.validate(); }).find("max_tokens_per_step"), std::string::npos);
+  EXPECT_NE(error_message([&] { bad.validate(); }).find("max_tokens_per_step"), std::string::npos);
 }
 
 TEST(HfConfig, RopeSettingsInBothStyles) {
@@ -74,7 +68,7 @@ TEST(HfConfig, RopeSettingsInBothStyles) {
   EXPECT_EQ(read_rope_config(JsonFields(plain, "plain")).type, "default");
   EXPECT_EQ(read_rope_config(JsonFields(plain, "plain")).theta, 1000.0);
   nlohmann::json incomplete = nlohmann::json::parse(R"({"rope_parameters": {"rope_type": "llama3", "factor": 8.0}})");
-  EXPECT_NE(error_of([&] { read_rope_config(JsonFields(incomplete, "cfg")); }).find("'low_freq_factor' is missing"),
+  EXPECT_NE(error_message([&] { read_rope_config(JsonFields(incomplete, "cfg")); }).find("'low_freq_factor' is missing"),
             std::string::npos);
 }
 
@@ -85,7 +79,7 @@ TEST(HfConfig, TokenIdsMayBeIntListOrNull) {
   EXPECT_EQ(read_token_ids(f, "b"), (std::vector<int32_t>{2, 7}));
   EXPECT_TRUE(read_token_ids(f, "c").empty());
   EXPECT_TRUE(read_token_ids(f, "missing").empty());
-  EXPECT_NE(error_of([&] { read_token_ids(f, "d"); }).find("field 'd'"), std::string::npos);
+  EXPECT_NE(error_message([&] { read_token_ids(f, "d"); }).find("field 'd'"), std::string::npos);
 }
 
 }  // namespace
