@@ -1,8 +1,24 @@
 #include "models/causal_lm.h"
 
+#include <limits>
+
 #include "common/check.h"
+#include "io/hf_config.h"
 
 namespace izwi {
+
+ModelSpec base_spec(const std::string& model_type, const JsonFields& config, int64_t vocab_size, int64_t hidden_size,
+                    int64_t max_positions) {
+  ModelSpec spec;
+  spec.model_type = model_type;
+  spec.vocab_size = static_cast<int32_t>(vocab_size);
+  spec.hidden_size = static_cast<int32_t>(hidden_size);
+  spec.max_positions = static_cast<int32_t>(std::min<int64_t>(max_positions, std::numeric_limits<int32_t>::max()));
+  spec.eos_token_ids = read_token_ids(config, "eos_token_id");
+  const std::vector<int32_t> bos = read_token_ids(config, "bos_token_id");
+  if (!bos.empty()) spec.bos_token_id = bos.front();
+  return spec;
+}
 
 std::unique_ptr<StreamingInput> CausalLM::make_streaming_input(const TranscriptionSettings&) const {
   fail(ErrorCode::Unsupported, "model_type '{}' does not take audio input", spec().model_type);

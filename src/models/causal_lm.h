@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_fields.h"
 #include "executor/cache_buffers.h"
 #include "models/forward_context.h"
 #include "models/streaming_input.h"
@@ -29,6 +30,10 @@ struct ModelSpec {
   int32_t default_delay_tokens = 0;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
 };
+
+/// The spec fields every model reads the same way: type, sizes, and EOS/BOS ids from `config`.
+ModelSpec base_spec(const std::string& model_type, const JsonFields& config, int64_t vocab_size, int64_t hidden_size,
+                    int64_t max_positions);
 
 class CausalLM {
  public:

@@ -71,13 +71,7 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
 
 Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : config_(Lfm2Config::parse(hf)) {
   const Lfm2Config& c = config_;
-  spec_.model_type = hf.model_type();
-  spec_.vocab_size = static_cast<int32_t>(c.vocab_size);
-  spec_.hidden_size = static_cast<int32_t>(c.hidden_size);
-  spec_.max_positions = static_cast<int32_t>(c.max_positions);
-  spec_.eos_token_ids = read_token_ids(hf.fields(), "eos_token_id");
-  auto bos = read_token_ids(hf.fields(), "bos_token_id");
-  if (!bos.empty()) spec_.bos_token_id = bos.front();
+  spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
 
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);

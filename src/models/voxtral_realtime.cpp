@@ -37,15 +37,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   }
   hidden_size_ = hidden;
 
-  spec_.model_type = hf.model_type();
-  spec_.vocab_size = static_cast<int32_t>(vocab);
-  spec_.hidden_size = static_cast<int32_t>(hidden);
-  spec_.max_positions = static_cast<int32_t>(std::min<int64_t>(max_positions, std::numeric_limits<int32_t>::max()));
-  spec_.eos_token_ids = read_token_ids(*text, "eos_token_id");
-  if (spec_.eos_token_ids.empty()) spec_.eos_token_ids = read_token_ids(top, "eos_token_id");
-  std::vector<int32_t> bos = read_token_ids(*text, "bos_token_id");
-  if (bos.empty()) bos = read_token_ids(top, "bos_token_id");
-  if (!bos.empty()) spec_.bos_token_id = bos.front();
+  spec_ = base_spec(hf.model_type(), *text, vocab, hidden, max_positions);
   spec_.accepts_audio = true;
   spec_.audio_sample_rate = 16000;
   spec_.default_delay_tokens = top.get_or<int32_t>("default_num_delay_tokens", 6);
