@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "izwi/chat.h"
+#include "izwi/errors.h"
 
 namespace izwi {
 
