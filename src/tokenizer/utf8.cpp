@@ -119,21 +119,31 @@ void append(std::string& out, char32_t cp) {
 }
 
 std::string nfc(std::string_view text) {
-  // Code points below U+0300 are NFC-stable and never compose with a neighbour, so text made
-  // only of them (all ASCII text, most Latin text) is already NFC: skip utf8proc's allocation.
-  bool trivial = true;
-  for (size_t i = 0; i < text.size() && trivial; ++i) {
-    const uint8_t c = static_cast<uint8_t>(text[i]);
-    trivial = c < 0x80 || c <= 0xCB;  // leads 0xC2..0xCB encode U+0080..U+02FF
+  // ASCII characters are NFC-stable and never compose with a neighbour, except that a
+  // combining mark may attach to an ASCII letter before it. So only runs of non-ASCII text,
+  // each with the ASCII character before it, go through utf8proc; the rest is copied.
+  std::string out;
+  out.reserve(text.size());
+  size_t copied = 0;
+  while (copied < text.size()) {
+    size_t run = copied;
+    while (run < text.size() && static_cast<uint8_t>(text[run]) < 0x80) ++run;
+    if (run == text.size()) break;
+    if (run > copied) --run;  // the possible base character of a leading combining mark
+    out.append(text.substr(copied, run - copied));
+    size_t end = run + 1;
+    while (end < text.size() && static_cast<uint8_t>(text[end]) >= 0x80) ++end;
+    utf8proc_uint8_t* result = nullptr;
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + run),
+                                            static_cast<utf8proc_ssize_t>(end - run), &result,
+                                            static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+    if (n < 0) fail(ErrorCode::InvalidArgument, "NFC normalisation failed: {}", utf8proc_errmsg(n));
+    std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
+    out.append(reinterpret_cast<const char*>(result), static_cast<size_t>(n));
+    copied = end;
   }
-  if (trivial) return std::string(text);
-  utf8proc_uint8_t* result = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
-                   &result, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
-  if (n < 0) fail(ErrorCode::InvalidArgument, "NFC normalisation failed: {}", utf8proc_errmsg(n));
-  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
-  return std::string(reinterpret_cast<const char*>(result), static_cast<size_t>(n));
+  out.append(text.substr(copied));
+  return out;
 }
 
 }  // namespace izwi::utf8
