@@ -59,18 +59,28 @@ TokenizerData load_tokenizer_json(std::string_view json_text, const std::string&
 
   TokenizerData data;
   BpeModel model = BpeModel::from_json(fields.get<nlohmann::json>("model"), origin);
+  const nlohmann::json added = fields.get_or<nlohmann::json>("added_tokens", nlohmann::json::array());
+  if (!added.is_array()) fail(ErrorCode::InvalidFormat, "{}: 'added_tokens' is not a list", origin);
+  // Real files number their tokens densely; the bound keeps a hostile id from allocating gigabytes.
+  const int64_t id_limit = 2 * static_cast<int64_t>(model.vocab().size() + added.size()) + 1024;
+  const auto check_id = [&](int64_t id, const std::string& where) {
+    if (id < 0 || id >= id_limit) {
+      fail(ErrorCode::InvalidFormat, "{}: {} has id {}, far outside the {} tokens the file defines", origin, where, id,
+           model.vocab().size() + added.size());
+    }
+  };
   for (const auto& [token, id] : model.vocab()) {
+    check_id(id, "model.vocab['" + token + "']");
     data.set(id, byte_level::decode(token), TokenKind::Normal);
     data.token_ids.emplace(token, id);
   }
-  const nlohmann::json added = fields.get_or<nlohmann::json>("added_tokens", nlohmann::json::array());
-  if (!added.is_array()) fail(ErrorCode::InvalidFormat, "{}: 'added_tokens' is not a list", origin);
   for (size_t i = 0; i < added.size(); ++i) {
     const JsonFields t(added[i], origin + ": added_tokens[" + std::to_string(i) + "]");
     AddedToken token;
     token.content = t.get<std::string>("content");
     token.id = t.get<int32_t>("id");
-    if (token.id < 0 || token.content.empty()) fail(ErrorCode::InvalidFormat, "{}: bad id or empty content", t.origin());
+    check_id(token.id, "added_tokens[" + std::to_string(i) + "]");
+    if (token.content.empty()) fail(ErrorCode::InvalidFormat, "{}: content is empty", t.origin());
     token.special = t.get_or("special", false);
     token.single_word = t.get_or("single_word", false);
     token.lstrip = t.get_or("lstrip", false);

@@ -171,6 +171,7 @@ TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
       {"/pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}},
        "does not compile"},
       {"/added_tokens/0/id", "x", "added_tokens[0]"},
+      {"/added_tokens/0/id", 2147483647, "added_tokens[0] has id 2147483647, far outside"},
       {"/model/vocab", nlohmann::json::object(), "has no token for byte 0x00"},
   };
   for (const Case& c : cases) {
