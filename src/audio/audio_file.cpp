@@ -108,7 +108,7 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
   }
   const sf_count_t frames = static_cast<sf_count_t>(audio.frames());
   if (sf_error(file) != SF_ERR_NO_ERROR) {
-    fail(ErrorCode::InvalidFormat, "audio file '{}' is corrupt after {} frames: {}", name, frames, sf_strerror(file));
+    fail(ErrorCode::InvalidFormat, "audio file '{}' is corrupt or truncated after {} frames: {}", name, frames, sf_strerror(file));
   }
   // MP3 lengths are estimates (without a Xing header, file size over the first frame's bitrate).
   const bool exact_length = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
