@@ -83,7 +83,9 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
     fail(ErrorCode::InvalidFormat, "audio file '{}' declares {} channels at {} Hz", name, info.channels, info.samplerate);
   }
   const auto channels = static_cast<size_t>(info.channels);
-  if (info.frames > 0 && static_cast<uint64_t>(info.frames) > kMaxAudioSamples / channels) {
+  // SF_COUNT_MAX means libsndfile cannot tell, e.g. for an Ogg stream without its end page.
+  const bool length_known = info.frames >= 0 && info.frames < SF_COUNT_MAX;
+  if (length_known && static_cast<uint64_t>(info.frames) > kMaxAudioSamples / channels) {
     fail(ErrorCode::ResourceExhausted, "audio file '{}' declares {} frames of {} channels, above the limit of {} samples",
          name, info.frames, channels, kMaxAudioSamples);
   }
@@ -111,12 +113,12 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
     fail(ErrorCode::InvalidFormat, "audio file '{}' is corrupt or truncated after {} frames: {}", name, frames, sf_strerror(file));
   }
   // MP3 lengths are estimates (without a Xing header, file size over the first frame's bitrate).
-  const bool exact_length = (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
+  const bool exact_length = length_known && (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
   if (exact_length && frames < info.frames) {
     fail(ErrorCode::InvalidFormat, "audio file '{}' is truncated: its header declares {} frames, only {} decode", name,
          info.frames, frames);
   }
-  if (frames == 0) fail(ErrorCode::InvalidFormat, "audio file '{}' contains no samples", name);
+  if (frames == 0) fail(ErrorCode::InvalidFormat, "audio file '{}' contains no decodable samples", name);
   if (const auto bad = first_non_finite(audio.samples.data(), audio.samples.size())) {
     fail(ErrorCode::InvalidFormat, "audio file '{}' holds a non-finite sample at frame {}", name, *bad / channels);
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "audio/audio_file.h"
 #include "common/error_message.h"
@@ -133,6 +134,21 @@ TEST(AudioFileErrors, TruncatedFiles) {
   EXPECT_NE(error_message([&] { read_audio(wav_body); }).find("body.wav' is truncated"), std::string::npos);
   EXPECT_NE(error_message([&] { read_audio(flac_body); }).find("body.flac' is corrupt or truncated"), std::string::npos);
   EXPECT_EQ(error_code_naming("body.flac", [&] { read_audio(flac_body); }), ErrorCode::InvalidFormat);
+}
+
+TEST(AudioFile, StreamsCutBetweenPagesDecodeWhatIsThere) {
+  // An Ogg stream without its end page has no known length (libsndfile reports SF_COUNT_MAX): like
+  // a recording that was never closed, it decodes to the audio present, not an error.
+  TempDir dir;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> noise(-0.25f, 0.25f);
+  AudioBuffer audio_in{std::vector<float>(80000), 16000, 1};
+  for (float& v : audio_in.samples) v = noise(rng);  // noise: pages spread evenly over the file
+  write_audio(dir.file("long.ogg"), audio_in, AudioFileFormat::OggVorbis);
+  const std::string bytes = file_bytes(dir.file("long.ogg"));
+  const AudioBuffer audio = read_audio(dir.write("cut.ogg", bytes.substr(0, bytes.size() / 2)));
+  EXPECT_GT(audio.frames(), 16000u);
+  EXPECT_LT(audio.frames(), 80000u);
 }
 
 TEST(AudioFileErrors, CorruptBytes) {
