@@ -1,0 +1,46 @@
+#pragma once
+/// @file audio.h
+/// Audio in: decoding files (WAV, FLAC, OGG/Vorbis, MP3), mixing to mono, resampling, and writing
+/// float WAV. Errors are izwi::Error (see errors.h) whose message names the file or parameter.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+/// Decoded PCM audio, samples in [-1, 1] for integer sources.
+struct AudioBuffer {
+  std::vector<float> samples;  ///< Interleaved: frame 0 of every channel, then frame 1, ...
+  int sample_rate = 0;
+  int channels = 0;
+
+  size_t frames() const { return channels > 0 ? samples.size() / static_cast<size_t>(channels) : 0; }
+  double seconds() const { return sample_rate > 0 ? static_cast<double>(frames()) / sample_rate : 0.0; }
+};
+
+/// Largest number of samples (all channels) a decoded file may hold: 2^30 floats, 4 GiB.
+constexpr size_t kMaxAudioSamples = size_t{1} << 30;
+
+/// Decodes a WAV, FLAC, OGG/Vorbis or MP3 file. Throws NotFound for a missing file, Unsupported for
+/// a format libsndfile does not recognise, InvalidFormat for an empty, truncated or corrupt file or
+/// one with no samples, ResourceExhausted above kMaxAudioSamples.
+AudioBuffer read_audio(const std::string& path);
+
+/// As read_audio, from encoded bytes in memory; `name` stands for the file in error messages.
+AudioBuffer read_audio_from_memory(const void* data, size_t size, const std::string& name);
+
+/// Average of the channels, one sample per frame.
+std::vector<float> to_mono(const AudioBuffer& audio);
+
+/// Mono samples from `from_rate` to `to_rate` (libsoxr, high quality). Throws InvalidArgument for
+/// empty or non-finite samples or a non-positive rate.
+std::vector<float> resample(const std::vector<float>& mono, int from_rate, int to_rate);
+
+/// read_audio, to_mono, then resample to `target_rate`: what a speech model needs from a file.
+std::vector<float> load_audio_mono(const std::string& path, int target_rate);
+
+/// Writes mono samples as a 32-bit float WAV file.
+void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate);
+
+}  // namespace izwi

@@ -1,0 +1,41 @@
+#include "audio/sample_checks.h"
+
+#include <cmath>
+
+#include "common/check.h"
+
+namespace izwi {
+
+std::optional<size_t> first_non_finite(const float* samples, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(samples[i])) return i;
+  }
+  return std::nullopt;
+}
+
+void check_sample_rate(int rate, std::string_view parameter, std::string_view context) {
+  if (rate <= 0) fail(ErrorCode::InvalidArgument, "{}: {} {} must be positive", context, parameter, rate);
+}
+
+void check_samples(const float* samples, size_t count, std::string_view context, EmptySamples empty) {
+  if (count == 0) {
+    if (empty == EmptySamples::Reject) fail(ErrorCode::InvalidArgument, "{}: samples is empty", context);
+    return;
+  }
+  if (samples == nullptr) fail(ErrorCode::InvalidArgument, "{}: samples is null", context);
+  if (const auto bad = first_non_finite(samples, count)) {
+    fail(ErrorCode::InvalidArgument, "{}: samples[{}] is not finite ({})", context, *bad, samples[*bad]);
+  }
+}
+
+void check_audio_buffer(const AudioBuffer& audio, std::string_view context) {
+  check_sample_rate(audio.sample_rate, "sample_rate", context);
+  if (audio.channels <= 0) fail(ErrorCode::InvalidArgument, "{}: channels {} must be positive", context, audio.channels);
+  if (audio.samples.size() % static_cast<size_t>(audio.channels) != 0) {
+    fail(ErrorCode::InvalidArgument, "{}: {} samples do not split into {} channels", context, audio.samples.size(),
+         audio.channels);
+  }
+  check_samples(audio.samples.data(), audio.samples.size(), context);
+}
+
+}  // namespace izwi

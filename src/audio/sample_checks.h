@@ -1,0 +1,30 @@
+#pragma once
+// Validation of raw PCM handed to izwi (buffers, rates), shared by the audio functions and the
+// engine's audio input so every caller gets the same InvalidArgument messages.
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "izwi/audio.h"
+
+namespace izwi {
+
+/// Whether a zero-length chunk is acceptable: streaming pushes may be empty, whole inputs not.
+enum class EmptySamples { Reject, Allow };
+
+/// Index of the first NaN or infinite sample, if any.
+std::optional<size_t> first_non_finite(const float* samples, size_t count);
+
+/// Throws InvalidArgument "<context>: <parameter> <rate> must be positive" unless rate > 0.
+void check_sample_rate(int rate, std::string_view parameter, std::string_view context);
+
+/// Throws InvalidArgument naming `context` for null, empty (when rejected) or non-finite samples.
+void check_samples(const float* samples, size_t count, std::string_view context,
+                   EmptySamples empty = EmptySamples::Reject);
+
+/// check_samples and check_sample_rate on a buffer, plus a positive channel count dividing the
+/// sample count.
+void check_audio_buffer(const AudioBuffer& audio, std::string_view context);
+
+}  // namespace izwi

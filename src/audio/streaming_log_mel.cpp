@@ -1,0 +1,56 @@
+#include "audio/streaming_log_mel.h"
+
+#include <algorithm>
+
+#include "audio/sample_checks.h"
+#include "common/check.h"
+
+namespace izwi {
+
+StreamingLogMel::StreamingLogMel(const LogMelConfig& config) : frames_(config, at::kCPU) {}
+
+at::Tensor StreamingLogMel::push(const float* samples, size_t count) {
+  if (finished_) fail(ErrorCode::InvalidArgument, "StreamingLogMel::push after finish");
+  check_samples(samples, count, "StreamingLogMel::push", EmptySamples::Allow);
+  padded_.insert(padded_.end(), samples, samples + count);
+  received_ += static_cast<int64_t>(count);
+  const int64_t half = frames_.config().n_fft / 2;
+  if (!start_padded_) {
+    if (received_ <= half) return take_frames(0);
+    // Centred STFT: the first frames see x[half], ..., x[1] before x[0] (reflection without the edge).
+    std::vector<float> reflection(padded_.rend() - half - 1, padded_.rend() - 1);
+    padded_.insert(padded_.begin(), reflection.begin(), reflection.end());
+    start_padded_ = true;
+  }
+  const int64_t n_fft = frames_.config().n_fft, hop = frames_.config().hop;
+  const auto buffered = static_cast<int64_t>(padded_.size());
+  const int64_t complete = buffered < n_fft ? 0 : (buffered - n_fft) / hop + 1;
+  // Never the frame a longer stream would still drop (only possible when hop > n_fft / 2).
+  return take_frames(std::min(complete, frames_.total_frames(received_) - emitted_));
+}
+
+at::Tensor StreamingLogMel::finish() {
+  if (finished_) fail(ErrorCode::InvalidArgument, "StreamingLogMel::finish called twice");
+  finished_ = true;
+  frames_.check_length(received_, "StreamingLogMel::finish");
+  const int64_t remaining = frames_.total_frames(received_) - emitted_;
+  if (remaining <= 0) return take_frames(0);
+  // Reflect padding of the end: x[N-2], x[N-3], ..., x[N-1-half]. The buffer starts at sample
+  // emitted_ * hop - half, at or before N - 1 - half while a frame remains.
+  const int64_t half = frames_.config().n_fft / 2;
+  const int64_t last = static_cast<int64_t>(padded_.size()) - 1;  // x[N-1]
+  IZWI_CHECK(last - half >= 0, "end padding needs {} samples, {} buffered", half + 1, padded_.size());
+  std::vector<float> reflection(padded_.rbegin() + 1, padded_.rbegin() + 1 + half);
+  padded_.insert(padded_.end(), reflection.begin(), reflection.end());
+  return take_frames(remaining);
+}
+
+at::Tensor StreamingLogMel::take_frames(int64_t count) {
+  const at::Tensor buffer = at::from_blob(padded_.data(), {static_cast<int64_t>(padded_.size())}, at::kFloat);
+  at::Tensor out = frames_.compute(buffer, count);  // a new tensor: nothing aliases padded_
+  padded_.erase(padded_.begin(), padded_.begin() + count * frames_.config().hop);
+  emitted_ += count;
+  return out;
+}
+
+}  // namespace izwi
