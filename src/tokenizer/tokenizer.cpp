@@ -156,6 +156,9 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
   const fs::path generation_config = fs::path(dir) / "generation_config.json";
   if (fs::exists(tokenizer_config)) impl->read_tokenizer_config(tokenizer_config.string());
   if (fs::exists(generation_config)) impl->read_generation_config(generation_config.string());
+  // Newer transformers save the template as its own file instead of inside tokenizer_config.json.
+  const fs::path jinja = fs::path(dir) / "chat_template.jinja";
+  if (impl->chat_template.empty() && fs::exists(jinja)) impl->chat_template = read_file(jinja.string());
 
   impl->family = detect_chat_family(impl->chat_template, impl->data.tekken,
                                     [&](std::string_view token) { return impl->find(token).has_value(); });
