@@ -68,7 +68,7 @@ class Tokenizer {
 /// concatenate to decode(all ids, skip_special_tokens). Use from one thread at a time.
 class IncrementalDetokenizer {
  public:
-  IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
+  explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
 
   /// Text completed by `id` (possibly ""). Throws InvalidArgument for an id outside the vocabulary.
   std::string push(int32_t id);
