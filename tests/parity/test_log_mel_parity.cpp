@@ -30,8 +30,8 @@ TEST_F(LogMelParity, WavDecodesToTheReferenceWaveformExactly) {
   const AudioBuffer audio = read_audio(testing::fixture_dir("voxtral-realtime-tiny") + "/audio.wav");
   EXPECT_EQ(audio.sample_rate, 16000);
   EXPECT_EQ(audio.channels, 1);
-  const at::Tensor decoded = at::from_blob(const_cast<float*>(audio.samples.data()),
-                                           {static_cast<int64_t>(audio.samples.size())}, at::kFloat);
+  const at::Tensor decoded =
+      at::from_blob(const_cast<float*>(audio.samples.data()), {static_cast<int64_t>(audio.samples.size())}, at::kFloat);
   EXPECT_TRUE(at::equal(decoded, waveform()));
 }
 

@@ -132,7 +132,8 @@ TEST(AudioFileErrors, TruncatedFiles) {
   const std::string flac_body = dir.write("body.flac", flac.substr(0, flac.size() / 2));
   EXPECT_EQ(error_code_naming("header.wav", [&] { read_audio(header); }), ErrorCode::InvalidFormat);
   EXPECT_NE(error_message([&] { read_audio(wav_body); }).find("body.wav' is truncated"), std::string::npos);
-  EXPECT_NE(error_message([&] { read_audio(flac_body); }).find("body.flac' is corrupt or truncated"), std::string::npos);
+  EXPECT_NE(error_message([&] { read_audio(flac_body); }).find("body.flac' is corrupt or truncated"),
+            std::string::npos);
   EXPECT_EQ(error_code_naming("body.flac", [&] { read_audio(flac_body); }), ErrorCode::InvalidFormat);
 }
 
@@ -193,14 +194,22 @@ TEST(AudioFileErrors, NonFiniteSamplesInAFloatWav) {
 TEST(AudioFileErrors, BadRawSamples) {
   TempDir dir;
   const std::string path = dir.file("out.wav");
-  EXPECT_NE(error_message([&] { write_wav(path, {0.0f, NAN}, 16000); }).find("out.wav': samples[1] is not finite"),
+  EXPECT_NE(error_message([&] {
+              write_wav(path, {0.0f, NAN}, 16000);
+            }).find("out.wav': samples[1] is not finite"),
             std::string::npos);
   EXPECT_NE(error_message([&] { write_wav(path, {0.0f}, 0); }).find("out.wav': sample_rate 0 must be positive"),
             std::string::npos);
   EXPECT_NE(error_message([&] { write_wav(path, {}, 16000); }).find("out.wav': samples is empty"), std::string::npos);
-  EXPECT_EQ(error_code_naming("channels 0", [] { to_mono(AudioBuffer{{1.0f}, 16000, 0}); }),
+  EXPECT_EQ(error_code_naming("channels 0",
+                              [] {
+                                to_mono(AudioBuffer{{1.0f}, 16000, 0});
+                              }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_code_naming("do not split into 2 channels", [] { to_mono(AudioBuffer{{1.0f}, 16000, 2}); }),
+  EXPECT_EQ(error_code_naming("do not split into 2 channels",
+                              [] {
+                                to_mono(AudioBuffer{{1.0f}, 16000, 2});
+                              }),
             ErrorCode::InvalidArgument);
 }
 

@@ -95,9 +95,13 @@ TEST(StreamingResampler, FlushStartsANewStream) {
 }
 
 TEST(ResampleErrors, BadRawInputNamesTheParameter) {
-  EXPECT_NE(error_message([] { resample({0.0f, 0.1f, NAN}, 44100, 16000); }).find("resample: samples[2] is not finite"),
+  EXPECT_NE(error_message([] {
+              resample({0.0f, 0.1f, NAN}, 44100, 16000);
+            }).find("resample: samples[2] is not finite"),
             std::string::npos);
-  EXPECT_NE(error_message([] { resample({0.0f, INFINITY}, 44100, 16000); }).find("samples[1] is not finite"),
+  EXPECT_NE(error_message([] {
+              resample({0.0f, INFINITY}, 44100, 16000);
+            }).find("samples[1] is not finite"),
             std::string::npos);
   EXPECT_NE(error_message([] { resample({0.0f}, 0, 16000); }).find("resample: from_rate 0 must be positive"),
             std::string::npos);
