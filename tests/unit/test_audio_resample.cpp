@@ -77,8 +77,8 @@ TEST(StreamingResampler, AnyChunkingGivesTheSameSamples) {
     }
     const std::vector<float> tail = resampler.flush();
     out.insert(out.end(), tail.begin(), tail.end());
-    ASSERT_EQ(out.size(), whole.size()) << "chunk " << chunk;
-    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], whole[i], 1e-6) << "chunk " << chunk << " sample " << i;
+    // soxr queues input and filters it in its own blocks, so chunking leaves the arithmetic alone.
+    EXPECT_EQ(out, whole) << "chunk " << chunk;
   }
 }
 
