@@ -39,8 +39,9 @@ at::Tensor LogMelFrames::compute(const at::Tensor& padded, int64_t count) const 
 }
 
 at::Tensor log_mel_spectrogram(const at::Tensor& waveform, const LogMelConfig& config) {
-  if (waveform.dim() != 1)
+  if (waveform.dim() != 1) {
     fail(ErrorCode::InvalidArgument, "log_mel_spectrogram: waveform must be 1-D, got {}-D", waveform.dim());
+  }
   const LogMelFrames frames(config, waveform.device());
   frames.check_length(waveform.size(0), "log_mel_spectrogram");
   const int64_t half = config.n_fft / 2;

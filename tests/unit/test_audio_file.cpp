@@ -11,6 +11,7 @@
 
 #include "audio/audio_file.h"
 #include "common/error_message.h"
+#include "common/signals.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/errors.h"
@@ -19,13 +20,8 @@ namespace izwi {
 namespace {
 
 using testing::error_message;
+using testing::sine;
 using testing::TempDir;
-
-std::vector<float> sine(double hz, int rate, size_t count, float amplitude = 0.5f) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = amplitude * static_cast<float>(std::sin(2 * M_PI * hz * i / rate));
-  return out;
-}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

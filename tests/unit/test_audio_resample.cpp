@@ -8,18 +8,14 @@
 
 #include "audio/streaming_resampler.h"
 #include "common/error_message.h"
+#include "common/signals.h"
 #include "izwi/audio.h"
 
 namespace izwi {
 namespace {
 
 using testing::error_message;
-
-std::vector<float> sine(double hz, int rate, size_t count) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = 0.5f * static_cast<float>(std::sin(2 * M_PI * hz * i / rate));
-  return out;
-}
+using testing::sine;
 
 // Frequency from the rising zero crossings between the first and last one in [begin, end).
 double measured_frequency(const std::vector<float>& x, int rate, size_t begin, size_t end) {
@@ -109,6 +105,11 @@ TEST(ResampleErrors, BadRawInputNamesTheParameter) {
             std::string::npos);
   EXPECT_NE(error_message([] { resample({}, 44100, 16000); }).find("resample: samples is empty"), std::string::npos);
   EXPECT_NE(error_message([] { StreamingResampler(44100, 0); }).find("out_rate 0 must be positive"), std::string::npos);
+  const float nan[] = {NAN};
+  EXPECT_NE(error_message([&] {
+              StreamingResampler(44100, 16000).push(nan, 1);
+            }).find("StreamingResampler::push: samples[0] is not finite"),
+            std::string::npos);
 }
 
 }  // namespace
