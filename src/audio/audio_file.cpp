@@ -2,7 +2,7 @@
 
 #include <sndfile.h>
 
-#include <cinttypes>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -32,9 +32,9 @@ sf_count_t memory_length(void* user) { return static_cast<MemoryFile*>(user)->si
 sf_count_t memory_seek(sf_count_t offset, int whence, void* user) {
   auto* file = static_cast<MemoryFile*>(user);
   const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? file->position : file->size;
-  // Decoders seek with offsets read from the file: clamp rather than trust them.
+  // Decoders seek with offsets read from the file: clamp to the bytes there (without overflow).
   if (offset < -base) return -1;
-  file->position = std::min(base + offset, file->size);
+  file->position = offset > file->size - base ? file->size : base + offset;
   return file->position;
 }
 
@@ -80,14 +80,16 @@ bool wav_data_truncated(SNDFILE* file) {
 
 AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) {
   if (info.channels <= 0 || info.samplerate <= 0) {
-    fail(ErrorCode::InvalidFormat, "audio file '{}' declares {} channels at {} Hz", name, info.channels, info.samplerate);
+    fail(ErrorCode::InvalidFormat, "audio file '{}' declares {} channels at {} Hz", name, info.channels,
+         info.samplerate);
   }
   const auto channels = static_cast<size_t>(info.channels);
   // SF_COUNT_MAX means libsndfile cannot tell, e.g. for an Ogg stream without its end page.
   const bool length_known = info.frames >= 0 && info.frames < SF_COUNT_MAX;
   if (length_known && static_cast<uint64_t>(info.frames) > kMaxAudioSamples / channels) {
-    fail(ErrorCode::ResourceExhausted, "audio file '{}' declares {} frames of {} channels, above the limit of {} samples",
-         name, info.frames, channels, kMaxAudioSamples);
+    fail(ErrorCode::ResourceExhausted,
+         "audio file '{}' declares {} frames of {} channels, above the limit of {} samples", name, info.frames,
+         channels, kMaxAudioSamples);
   }
   if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV && wav_data_truncated(file)) {
     fail(ErrorCode::InvalidFormat, "audio file '{}' is truncated: its data chunk runs past the end of the file", name);
@@ -95,22 +97,24 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
   AudioBuffer audio;
   audio.sample_rate = info.samplerate;
   audio.channels = info.channels;
-  // Read in blocks rather than trusting the declared length, which a corrupt header can inflate.
-  constexpr sf_count_t kBlockFrames = 1 << 16;
+  // Read in blocks of about 64k samples rather than trusting the declared length (a corrupt header
+  // can inflate it, or claim 1024 channels to make each frame large).
+  const auto block_frames = static_cast<sf_count_t>(std::max<size_t>(1, (size_t{1} << 16) / channels));
   for (;;) {
     const size_t start = audio.samples.size();
-    audio.samples.resize(start + kBlockFrames * channels);
-    const sf_count_t got = sf_readf_float(file, audio.samples.data() + start, kBlockFrames);
+    audio.samples.resize(start + static_cast<size_t>(block_frames) * channels);
+    const sf_count_t got = sf_readf_float(file, audio.samples.data() + start, block_frames);
     audio.samples.resize(start + static_cast<size_t>(std::max<sf_count_t>(got, 0)) * channels);
     if (audio.samples.size() > kMaxAudioSamples) {
       fail(ErrorCode::ResourceExhausted, "audio file '{}' holds more than the limit of {} samples", name,
            kMaxAudioSamples);
     }
-    if (got < kBlockFrames) break;
+    if (got < block_frames) break;
   }
   const sf_count_t frames = static_cast<sf_count_t>(audio.frames());
   if (sf_error(file) != SF_ERR_NO_ERROR) {
-    fail(ErrorCode::InvalidFormat, "audio file '{}' is corrupt or truncated after {} frames: {}", name, frames, sf_strerror(file));
+    fail(ErrorCode::InvalidFormat, "audio file '{}' is corrupt or truncated after {} frames: {}", name, frames,
+         sf_strerror(file));
   }
   // MP3 lengths are estimates (without a Xing header, file size over the first frame's bitrate).
   const bool exact_length = length_known && (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_MPEG;
@@ -127,10 +131,14 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
 
 int sndfile_format(AudioFileFormat format) {
   switch (format) {
-    case AudioFileFormat::Wav: return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
-    case AudioFileFormat::Flac: return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-    case AudioFileFormat::OggVorbis: return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
-    case AudioFileFormat::Mp3: return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
+    case AudioFileFormat::Wav:
+      return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+    case AudioFileFormat::Flac:
+      return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+    case AudioFileFormat::OggVorbis:
+      return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+    case AudioFileFormat::Mp3:
+      return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
   }
   IZWI_CHECK(false, "unknown AudioFileFormat {}", static_cast<int>(format));
 }

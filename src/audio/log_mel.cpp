@@ -12,7 +12,8 @@ LogMelFrames::LogMelFrames(const LogMelConfig& config, const at::Device& device)
   }
   window_ = at::hann_window(config.n_fft, /*periodic=*/true, at::TensorOptions(at::kFloat).device(device));
   // Up to 8 kHz whatever the rate, as the reference extractor builds them.
-  filters_t_ = mel_filter_bank(config.n_fft / 2 + 1, config.n_mels, 0.0, 8000.0, config.sample_rate).t().contiguous().to(device);
+  filters_t_ =
+      mel_filter_bank(config.n_fft / 2 + 1, config.n_mels, 0.0, 8000.0, config.sample_rate).t().contiguous().to(device);
 }
 
 int64_t LogMelFrames::total_frames(int64_t samples) const {
@@ -38,7 +39,9 @@ at::Tensor LogMelFrames::compute(const at::Tensor& padded, int64_t count) const 
 }
 
 at::Tensor log_mel_spectrogram(const at::Tensor& waveform, const LogMelConfig& config) {
-  if (waveform.dim() != 1) fail(ErrorCode::InvalidArgument, "log_mel_spectrogram: waveform must be 1-D, got {}-D", waveform.dim());
+  if (waveform.dim() != 1) {
+    fail(ErrorCode::InvalidArgument, "log_mel_spectrogram: waveform must be 1-D, got {}-D", waveform.dim());
+  }
   const LogMelFrames frames(config, waveform.device());
   frames.check_length(waveform.size(0), "log_mel_spectrogram");
   const int64_t half = config.n_fft / 2;

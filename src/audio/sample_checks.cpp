@@ -30,7 +30,9 @@ void check_samples(const float* samples, size_t count, std::string_view context,
 
 void check_audio_buffer(const AudioBuffer& audio, std::string_view context) {
   check_sample_rate(audio.sample_rate, "sample_rate", context);
-  if (audio.channels <= 0) fail(ErrorCode::InvalidArgument, "{}: channels {} must be positive", context, audio.channels);
+  if (audio.channels <= 0) {
+    fail(ErrorCode::InvalidArgument, "{}: channels {} must be positive", context, audio.channels);
+  }
   if (audio.samples.size() % static_cast<size_t>(audio.channels) != 0) {
     fail(ErrorCode::InvalidArgument, "{}: {} samples do not split into {} channels", context, audio.samples.size(),
          audio.channels);

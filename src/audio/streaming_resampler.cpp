@@ -25,6 +25,7 @@ StreamingResampler::StreamingResampler(int in_rate, int out_rate) : in_rate_(in_
 StreamingResampler::~StreamingResampler() = default;
 
 std::vector<float> StreamingResampler::push(const float* samples, size_t count) {
+  check_samples(samples, count, "StreamingResampler::push", EmptySamples::Allow);
   if (count == 0) return {};
   if (!soxr_) return std::vector<float>(samples, samples + count);
   return process(samples, count);

@@ -19,6 +19,7 @@ class StreamingResampler {
   StreamingResampler& operator=(const StreamingResampler&) = delete;
 
   /// Output that became available with these samples (soxr holds back a filter's length).
+  /// Throws InvalidArgument for null or non-finite samples.
   std::vector<float> push(const float* samples, size_t count);
   /// The held-back tail; ends the stream, and the next push starts a new one.
   std::vector<float> flush();

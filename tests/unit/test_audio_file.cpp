@@ -11,6 +11,7 @@
 
 #include "audio/audio_file.h"
 #include "common/error_message.h"
+#include "common/signals.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/errors.h"
@@ -19,13 +20,8 @@ namespace izwi {
 namespace {
 
 using testing::error_message;
+using testing::sine;
 using testing::TempDir;
-
-std::vector<float> sine(double hz, int rate, size_t count, float amplitude = 0.5f) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = amplitude * static_cast<float>(std::sin(2 * M_PI * hz * i / rate));
-  return out;
-}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -132,7 +128,8 @@ TEST(AudioFileErrors, TruncatedFiles) {
   const std::string flac_body = dir.write("body.flac", flac.substr(0, flac.size() / 2));
   EXPECT_EQ(error_code_naming("header.wav", [&] { read_audio(header); }), ErrorCode::InvalidFormat);
   EXPECT_NE(error_message([&] { read_audio(wav_body); }).find("body.wav' is truncated"), std::string::npos);
-  EXPECT_NE(error_message([&] { read_audio(flac_body); }).find("body.flac' is corrupt or truncated"), std::string::npos);
+  EXPECT_NE(error_message([&] { read_audio(flac_body); }).find("body.flac' is corrupt or truncated"),
+            std::string::npos);
   EXPECT_EQ(error_code_naming("body.flac", [&] { read_audio(flac_body); }), ErrorCode::InvalidFormat);
 }
 
@@ -193,14 +190,22 @@ TEST(AudioFileErrors, NonFiniteSamplesInAFloatWav) {
 TEST(AudioFileErrors, BadRawSamples) {
   TempDir dir;
   const std::string path = dir.file("out.wav");
-  EXPECT_NE(error_message([&] { write_wav(path, {0.0f, NAN}, 16000); }).find("out.wav': samples[1] is not finite"),
+  EXPECT_NE(error_message([&] {
+              write_wav(path, {0.0f, NAN}, 16000);
+            }).find("out.wav': samples[1] is not finite"),
             std::string::npos);
   EXPECT_NE(error_message([&] { write_wav(path, {0.0f}, 0); }).find("out.wav': sample_rate 0 must be positive"),
             std::string::npos);
   EXPECT_NE(error_message([&] { write_wav(path, {}, 16000); }).find("out.wav': samples is empty"), std::string::npos);
-  EXPECT_EQ(error_code_naming("channels 0", [] { to_mono(AudioBuffer{{1.0f}, 16000, 0}); }),
+  EXPECT_EQ(error_code_naming("channels 0",
+                              [] {
+                                to_mono(AudioBuffer{{1.0f}, 16000, 0});
+                              }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_code_naming("do not split into 2 channels", [] { to_mono(AudioBuffer{{1.0f}, 16000, 2}); }),
+  EXPECT_EQ(error_code_naming("do not split into 2 channels",
+                              [] {
+                                to_mono(AudioBuffer{{1.0f}, 16000, 2});
+                              }),
             ErrorCode::InvalidArgument);
 }
 

@@ -34,7 +34,8 @@ at::Tensor as_tensor(const std::vector<float>& x) {
 at::Tensor streamed(const std::vector<float>& x, size_t chunk, const LogMelConfig& config) {
   StreamingLogMel streaming(config);
   std::vector<at::Tensor> pieces;
-  for (size_t at = 0; at < x.size(); at += chunk) pieces.push_back(streaming.push(x.data() + at, std::min(chunk, x.size() - at)));
+  for (size_t at = 0; at < x.size(); at += chunk)
+    pieces.push_back(streaming.push(x.data() + at, std::min(chunk, x.size() - at)));
   pieces.push_back(streaming.finish());
   return at::cat(pieces, 1);
 }
@@ -64,10 +65,13 @@ TEST(LogMel, FrameCountAndFloor) {
 }
 
 TEST(LogMel, RejectsUnusableInput) {
-  EXPECT_NE(error_message([] { log_mel_spectrogram(at::zeros({200}), LogMelConfig{}); })
-                .find("log_mel_spectrogram: 200 samples; the log-mel frontend needs more than n_fft / 2 = 200"),
+  EXPECT_NE(error_message([] {
+              log_mel_spectrogram(at::zeros({200}), LogMelConfig{});
+            }).find("log_mel_spectrogram: 200 samples; the log-mel frontend needs more than n_fft / 2 = 200"),
             std::string::npos);
-  EXPECT_NE(error_message([] { log_mel_spectrogram(at::zeros({2, 800}), LogMelConfig{}); }).find("must be 1-D"),
+  EXPECT_NE(error_message([] {
+              log_mel_spectrogram(at::zeros({2, 800}), LogMelConfig{});
+            }).find("must be 1-D"),
             std::string::npos);
   LogMelConfig bad;
   bad.hop = 0;
@@ -87,7 +91,8 @@ TEST(StreamingLogMel, EqualsOfflineAtEveryBoundary) {
       for (size_t chunk : {size_t(1), size_t(37), size_t(160), size_t(1280), n}) {
         const at::Tensor s = streamed(x, chunk, config);
         ASSERT_EQ(s.sizes(), offline.sizes()) << "n " << n << " chunk " << chunk << " n_fft " << config.n_fft;
-        if (offline.numel() > 0) EXPECT_LT(max_abs_diff(s, offline), 1e-5) << "n " << n << " chunk " << chunk << " n_fft " << config.n_fft;
+        if (offline.numel() > 0)
+          EXPECT_LT(max_abs_diff(s, offline), 1e-5) << "n " << n << " chunk " << chunk << " n_fft " << config.n_fft;
       }
     }
   }

@@ -8,18 +8,14 @@
 
 #include "audio/streaming_resampler.h"
 #include "common/error_message.h"
+#include "common/signals.h"
 #include "izwi/audio.h"
 
 namespace izwi {
 namespace {
 
 using testing::error_message;
-
-std::vector<float> sine(double hz, int rate, size_t count) {
-  std::vector<float> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = 0.5f * static_cast<float>(std::sin(2 * M_PI * hz * i / rate));
-  return out;
-}
+using testing::sine;
 
 // Frequency from the rising zero crossings between the first and last one in [begin, end).
 double measured_frequency(const std::vector<float>& x, int rate, size_t begin, size_t end) {
@@ -77,8 +73,8 @@ TEST(StreamingResampler, AnyChunkingGivesTheSameSamples) {
     }
     const std::vector<float> tail = resampler.flush();
     out.insert(out.end(), tail.begin(), tail.end());
-    ASSERT_EQ(out.size(), whole.size()) << "chunk " << chunk;
-    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], whole[i], 1e-6) << "chunk " << chunk << " sample " << i;
+    // soxr queues input and filters it in its own blocks, so chunking leaves the arithmetic alone.
+    EXPECT_EQ(out, whole) << "chunk " << chunk;
   }
 }
 
@@ -95,9 +91,13 @@ TEST(StreamingResampler, FlushStartsANewStream) {
 }
 
 TEST(ResampleErrors, BadRawInputNamesTheParameter) {
-  EXPECT_NE(error_message([] { resample({0.0f, 0.1f, NAN}, 44100, 16000); }).find("resample: samples[2] is not finite"),
+  EXPECT_NE(error_message([] {
+              resample({0.0f, 0.1f, NAN}, 44100, 16000);
+            }).find("resample: samples[2] is not finite"),
             std::string::npos);
-  EXPECT_NE(error_message([] { resample({0.0f, INFINITY}, 44100, 16000); }).find("samples[1] is not finite"),
+  EXPECT_NE(error_message([] {
+              resample({0.0f, INFINITY}, 44100, 16000);
+            }).find("samples[1] is not finite"),
             std::string::npos);
   EXPECT_NE(error_message([] { resample({0.0f}, 0, 16000); }).find("resample: from_rate 0 must be positive"),
             std::string::npos);
@@ -105,6 +105,11 @@ TEST(ResampleErrors, BadRawInputNamesTheParameter) {
             std::string::npos);
   EXPECT_NE(error_message([] { resample({}, 44100, 16000); }).find("resample: samples is empty"), std::string::npos);
   EXPECT_NE(error_message([] { StreamingResampler(44100, 0); }).find("out_rate 0 must be positive"), std::string::npos);
+  const float nan[] = {NAN};
+  EXPECT_NE(error_message([&] {
+              StreamingResampler(44100, 16000).push(nan, 1);
+            }).find("StreamingResampler::push: samples[0] is not finite"),
+            std::string::npos);
 }
 
 }  // namespace
