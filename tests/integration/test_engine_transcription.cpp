@@ -7,11 +7,16 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <filesystem>
 #include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
+#include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -157,6 +162,56 @@ TEST_F(EngineTranscription, BadAudioIsRejectedOnTheCallersThread) {
   bad_pad.pad_token_id = engine_.model_info().vocab_size;
   EXPECT_EQ(testing::error_code_of([&] { engine_.start_transcription(bad_pad); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(testing::check_idle(engine_), "");
+}
+
+// Base64 of `bytes`, as tekken.json stores token bytes.
+std::string base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 2]);
+    for (size_t k = 0; k < 4; ++k) out += k <= bytes.size() - i ? digits[(chunk >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+// The fixture model with a tekken.json whose special tokens put [STREAMING_PAD] at id 32, as in
+// Mistral's vocabulary, followed by the 256 single bytes: the pad id and the text come from it.
+TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
+  testing::TempDir dir;
+  const std::string fixture = testing::fixture_dir("voxtral-realtime-tiny");
+  for (const char* file : {"config.json", "generation_config.json", "model.safetensors"}) {
+    std::filesystem::copy_file(fixture + "/" + file, dir.file(file));
+  }
+  constexpr int kSpecial = 40;
+  nlohmann::json special = nlohmann::json::array();
+  for (int i = 0; i < kSpecial; ++i) {
+    const std::string name = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : i == kPadId ? "[STREAMING_PAD]"
+                                                                                          : fmt::format("<SPECIAL_{}>", i);
+    special.push_back({{"rank", i}, {"token_str", name}, {"is_control", true}});
+  }
+  nlohmann::json vocab = nlohmann::json::array();
+  for (int b = 0; b < 256; ++b) vocab.push_back({{"rank", b}, {"token_bytes", base64(std::string(1, char(b)))}});
+  const nlohmann::json tekken = {{"config", {{"pattern", "\\s+|\\S+"}, {"num_vocab_tokens", 256},
+                                             {"default_vocab_size", 256 + kSpecial},
+                                             {"default_num_special_tokens", kSpecial}, {"version", "v7"}}},
+                                 {"vocab", vocab},
+                                 {"special_tokens", special}};
+  dir.write("tekken.json", tekken.dump());
+
+  Engine engine(dir.path());
+  ASSERT_NE(engine.tokenizer(), nullptr);
+  TranscriptionOptions options;  // no pad_token_id: the tokenizer's [STREAMING_PAD]
+  const std::vector<float> audio = load_audio_mono(fixture + "/audio.wav", kRate);
+  const Output out = engine.transcribe(audio, kRate, options);
+  EXPECT_EQ(out.tokens, testing::ReferenceTensors("voxtral-realtime-tiny").ids("generated"));
+  std::vector<int32_t> in_vocab;  // the model's 512 ids outrun the tokenizer's 296
+  for (int32_t id : out.tokens) {
+    if (id < engine.tokenizer()->vocab_size()) in_vocab.push_back(id);
+  }
+  EXPECT_EQ(out.text, engine.tokenizer()->decode(in_vocab, /*skip_special_tokens=*/true));
 }
 
 }  // namespace
