@@ -21,6 +21,7 @@
 #include <random>
 #include <thread>
 
+#include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print a JSON summary last");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-asr-bench", [&] {
     const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
     izwi::EngineConfig config;
     config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
@@ -143,9 +144,6 @@ int main(int argc, char** argv) {
     }
     fmt::print("max real-time streams: {}\n", max_realtime);
     if (json) std::cout << nlohmann::json{{"results", results}, {"max_realtime_streams", max_realtime}}.dump() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-asr-bench: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <random>
 
+#include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-bench", [&] {
     const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
     if (kernels != "fast" && kernels != "torch" && kernels != "both") throw std::invalid_argument("--kernels must be fast, torch or both");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
@@ -206,9 +207,6 @@ int main(int argc, char** argv) {
                  shared_prefix, ttft[0], ttft[1], 100 * ttft[1] / ttft[0]);
     }
     if (json) std::cout << report.dump() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-bench: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

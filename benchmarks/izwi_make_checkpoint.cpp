@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "common/cli_main.h"
 #include "io/weight_loader.h"
 #include "izwi/errors.h"
 #include "models/checkpoint_presets.h"
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Random seed")->capture_default_str();
   app.add_flag("--list", list, "List the presets");
   CLI11_PARSE(app, argc, argv);
-  try {
+  return izwi::cli::run_main("izwi-make-checkpoint", [&] {
     if (list) {
       for (const auto& [a, p] : izwi::checkpoint_presets()) std::cout << a << " " << p << "\n";
       return 0;
@@ -38,9 +39,6 @@ int main(int argc, char** argv) {
     const izwi::RandomCheckpointInfo info =
         izwi::write_random_checkpoint(izwi::checkpoint_preset(arch, preset), out, scalar, seed);
     std::cout << "wrote " << out << ": " << info.parameters << " parameters, " << info.file_bytes << " bytes\n";
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-make-checkpoint: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

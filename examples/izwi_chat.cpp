@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_main.h"
 #include "izwi/engine.h"
 
 int main(int argc, char** argv) {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-chat", [&] {
     if (seed_opt->count() > 0) params.seed = seed;
     izwi::Engine engine(model_dir);
     if (engine.tokenizer() == nullptr) {
@@ -55,12 +56,6 @@ int main(int argc, char** argv) {
       std::cout << "\n";
       conversation.push_back({"assistant", text});
     }
-  } catch (const izwi::Error& e) {
-    std::cerr << "izwi-chat: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-chat: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "izwi/engine.h"
 
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "One JSON object per prompt");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-generate", [&] {
     if (ids_opt->count() == 0 && file_opt->count() == 0 && text_opt->count() == 0) {
       throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file or --prompt is required");
     }
@@ -128,12 +129,6 @@ int main(int argc, char** argv) {
       for (const izwi::Request& r : requests) handles.push_back(engine.generate_streaming(r));
       for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), json, with_text);
     }
-  } catch (const izwi::Error& e) {
-    std::cerr << "izwi-generate: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-generate: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

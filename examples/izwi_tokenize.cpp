@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "izwi/tokenizer.h"
 
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "JSON output");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-tokenize", [&] {
     if (text_opt->count() + file_opt->count() + decode_opt->count() == 0) {
       throw std::invalid_argument("one of --text, --text-file or --decode is required");
     }
@@ -93,12 +94,6 @@ int main(int argc, char** argv) {
     } else {
       print_ids(tokenizer.encode(text, add_special), json);
     }
-  } catch (const izwi::Error& e) {
-    std::cerr << "izwi-tokenize: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-tokenize: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

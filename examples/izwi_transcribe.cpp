@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli_main.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
-  try {
+  return izwi::cli::run_main("izwi-transcribe", [&] {
     if (pad_opt->count() > 0) options.pad_token_id = pad_id;
     izwi::Engine engine(model_dir);
     const int32_t rate = engine.model_info().audio_sample_rate;
@@ -108,12 +109,6 @@ int main(int argc, char** argv) {
     } else if (!stream) {
       std::cout << out.text << "\n";
     }
-  } catch (const izwi::Error& e) {
-    std::cerr << "izwi-transcribe: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "izwi-transcribe: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -1,5 +1,6 @@
 #include "common/cli_run.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -25,6 +26,14 @@ CliRun run_example(const std::string& binary, const std::string& args) {
   err << err_in.rdbuf();
   run.err = err.str();
   return run;
+}
+
+void expect_cli_errors(const std::string& binary, const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, expected] : cases) {
+    const CliRun run = run_example(binary, args);
+    EXPECT_NE(run.exit_code, 0) << binary << " " << args;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << binary << " " << args << " printed: " << run.err;
+  }
 }
 
 std::string shell_quoted(const std::string& s) {

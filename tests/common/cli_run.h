@@ -2,6 +2,8 @@
 // Runs a built example binary (build/examples/izwi-<name>) the way a user's shell would.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace izwi::testing {
 
@@ -13,6 +15,10 @@ struct CliRun {
 
 /// Runs `IZWI_BINARY_DIR/examples/<binary> <args>`; `args` go through the shell as written.
 CliRun run_example(const std::string& binary, const std::string& args);
+
+/// Runs `binary` with each case's arguments and expects a non-zero exit and stderr containing
+/// the case's expected text (gtest failures name the arguments).
+void expect_cli_errors(const std::string& binary, const std::vector<std::pair<std::string, std::string>>& cases);
 
 /// `s` single-quoted for the shell.
 std::string shell_quoted(const std::string& s);

@@ -98,11 +98,7 @@ TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
       {"--model /no/such/model --prompt-ids 1", "does not exist"},
       {model + " --prompt-ids 1 --top-p 2", "top_p"},
   };
-  for (const auto& [args, expected] : cases) {
-    const testing::CliRun run = run_cli(args);
-    EXPECT_NE(run.exit_code, 0) << args;
-    EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
-  }
+  testing::expect_cli_errors("izwi-generate", cases);
 }
 
 }  // namespace

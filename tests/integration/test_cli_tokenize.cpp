@@ -82,11 +82,7 @@ TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
       {kTokenizer + " --text-file " + dir.write("bad_escape.txt", "ok\nbad \\t\n"), "bad_escape.txt:2: unknown escape"},
       {kTokenizer + " --text-file " + dir.write("bad_utf8.txt", "ok\nab\xC3\n"), "bad_utf8.txt:2: text to encode is not valid UTF-8"},
   };
-  for (const auto& [args, expected] : cases) {
-    const testing::CliRun run = run_cli(args);
-    EXPECT_NE(run.exit_code, 0) << args;
-    EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
-  }
+  testing::expect_cli_errors("izwi-tokenize", cases);
 }
 
 }  // namespace

@@ -40,11 +40,7 @@ TEST(CliTranscribe, ErrorsGoToStderrWithANonZeroExit) {
       {"--model " + testing::fixture_dir("llama-tiny") + kAudio, "does not transcribe audio"},
       {kModel + kAudio + " --pad-id 32 --stream --chunk-ms 0", "chunk-ms"},
   };
-  for (const auto& [args, expected] : cases) {
-    const testing::CliRun run = run_cli(args);
-    EXPECT_NE(run.exit_code, 0) << args;
-    EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
-  }
+  testing::expect_cli_errors("izwi-transcribe", cases);
 }
 
 }  // namespace
