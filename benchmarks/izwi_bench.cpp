@@ -21,18 +21,13 @@
 #include <random>
 
 #include "common/cli_parsing.h"
+#include "common/percentile.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  const size_t index = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size()))) - 1;
-  return values[std::min(index, values.size() - 1)];
-}
 
 std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t length, int32_t vocab) {
   std::vector<int32_t> ids(static_cast<size_t>(length));
@@ -99,8 +94,8 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   result.tokens_per_s = static_cast<double>(in_window) / window_s;
   result.tokens_per_s_per_request = result.tokens_per_s / concurrency;
   result.wall_tokens_per_s = static_cast<double>(concurrency) * gen / wall_s;
-  result.ttft_p50_ms = percentile(ttfts, 0.50);
-  result.ttft_p99_ms = percentile(ttfts, 0.99);
+  result.ttft_p50_ms = izwi::cli::percentile(ttfts, 0.50);
+  result.ttft_p99_ms = izwi::cli::percentile(ttfts, 0.99);
   return result;
 }
 

@@ -1,7 +1,8 @@
 #include "engine/audio_feed.h"
 
-#include <cmath>
+#include <fmt/format.h>
 
+#include "audio/sample_checks.h"
 #include "common/check.h"
 #include "engine/engine_impl.h"
 
@@ -11,35 +12,31 @@ AudioFeed::AudioFeed(std::weak_ptr<EngineImpl> engine, std::string request_id, i
     : engine_(std::move(engine)), request_id_(std::move(request_id)), model_rate_(model_rate) {}
 
 void AudioFeed::push(const float* samples, size_t count, int32_t sample_rate) {
-  if (finished_) fail(ErrorCode::InvalidArgument, "request '{}': push_audio after finish_audio", request_id_);
-  if (sample_rate <= 0) fail(ErrorCode::InvalidArgument, "request '{}': sample_rate {} must be positive", request_id_, sample_rate);
+  const std::string context = fmt::format("request '{}': push_audio", request_id_);
+  if (finished_) fail(ErrorCode::InvalidArgument, "{} after finish_audio", context);
+  check_sample_rate(sample_rate, "sample_rate", context);
   if (input_rate_ != 0 && sample_rate != input_rate_) {
-    fail(ErrorCode::InvalidArgument, "request '{}': sample_rate changed from {} to {} mid-stream", request_id_,
-         input_rate_, sample_rate);
+    fail(ErrorCode::InvalidArgument, "{}: sample_rate changed from {} to {} mid-stream", context, input_rate_,
+         sample_rate);
   }
-  if (count > 0 && samples == nullptr) fail(ErrorCode::InvalidArgument, "request '{}': samples is null", request_id_);
-  for (size_t i = 0; i < count; ++i) {
-    if (!std::isfinite(samples[i])) {
-      fail(ErrorCode::InvalidArgument, "request '{}': sample {} of the pushed chunk is not finite", request_id_, i);
-    }
+  check_samples(samples, count, context, EmptySamples::Allow);
+  if (!resampler_) {
+    input_rate_ = sample_rate;
+    resampler_ = std::make_unique<StreamingResampler>(input_rate_, model_rate_);
   }
-  input_rate_ = sample_rate;
-  std::vector<float> converted = to_model_rate(samples, count, sample_rate);
-  if (auto engine = engine_.lock()) engine->push_audio(request_id_, std::move(converted));
+  send(resampler_->push(samples, count));
 }
 
 void AudioFeed::finish() {
   if (finished_) return;
   finished_ = true;
+  if (resampler_) send(resampler_->flush());
   if (auto engine = engine_.lock()) engine->finish_audio(request_id_);
 }
 
-std::vector<float> AudioFeed::to_model_rate(const float* samples, size_t count, int32_t sample_rate) {
-  if (sample_rate != model_rate_) {
-    fail(ErrorCode::Unsupported, "request '{}': audio at {} Hz must be resampled to {} Hz", request_id_, sample_rate,
-         model_rate_);
-  }
-  return std::vector<float>(samples, samples + count);
+void AudioFeed::send(std::vector<float> samples) {
+  if (samples.empty()) return;
+  if (auto engine = engine_.lock()) engine->push_audio(request_id_, std::move(samples));
 }
 
 }  // namespace izwi::detail

@@ -2,6 +2,7 @@
 
 #include "izwi/engine.h"
 
+#include "audio/sample_checks.h"
 #include "engine/audio_feed.h"
 #include "engine/engine_impl.h"
 
@@ -106,6 +107,7 @@ TranscriptionStream Engine::start_transcription(const TranscriptionOptions& opti
 }
 
 Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate, const TranscriptionOptions& options) {
+  check_samples(samples.data(), samples.size(), "transcribe");
   TranscriptionStream stream = start_transcription(options);
   stream.push_audio(samples.data(), samples.size(), sample_rate);
   stream.finish_audio();

@@ -80,7 +80,12 @@ void EngineCore::finish_audio(const std::string& id) {
   auto it = requests_.find(id);
   if (it == requests_.end() || !it->second->input) return;
   ActiveRequest& r = *it->second;
-  r.input->finish_audio();
+  try {
+    r.input->finish_audio();  // flushes the frontend: audio too short for one frame fails here
+  } catch (const Error& e) {
+    fail(r, e);
+    return;
+  }
   r.seq.input_limit = r.input_limit();
   // Audio shorter than the prompt (or already fully decoded) ends the request now.
   const int32_t end = r.end_of_audio();

@@ -110,7 +110,7 @@ at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, cons
              "mel chunk of shape [{}, {}] is not [{}, k * {}]", mel.size(0), mel.size(1), c.mel_bins,
              mel_frames_per_embedding());
   // Causal convolutions: the left padding is the previous chunk's tail (zeros at the start).
-  const at::Tensor x1 = at::cat({state.conv1_tail, mel.to(conv1_weight_.scalar_type())}, 1);
+  const at::Tensor x1 = at::cat({state.conv1_tail, mel.to(conv1_weight_.device(), conv1_weight_.scalar_type())}, 1);
   state.conv1_tail = x1.narrow(1, x1.size(1) - 2, 2).clone();
   const at::Tensor h1 = at::gelu(at::conv1d(x1.unsqueeze(0), conv1_weight_, conv1_bias_).squeeze(0));
   const at::Tensor x2 = at::cat({state.conv2_tail, h1}, 1);

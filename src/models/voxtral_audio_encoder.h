@@ -49,6 +49,7 @@ class VoxtralAudioEncoder {
   State make_state() const;
   /// Mel frames consumed per decoder embedding (2 for conv2's stride x downsample).
   int64_t mel_frames_per_embedding() const { return 2 * config_.downsample; }
+  int64_t mel_bins() const { return config_.mel_bins; }
   /// mel [mel_bins, n * mel_frames_per_embedding()] -> embeddings [n, text_hidden_size].
   at::Tensor encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const;
 

@@ -4,16 +4,31 @@
 
 namespace izwi {
 
+namespace {
+
+LogMelConfig mel_config(const VoxtralAudioEncoder& encoder) {
+  LogMelConfig config;
+  config.n_mels = static_cast<int>(encoder.mel_bins());
+  return config;
+}
+
+}  // namespace
+
 VoxtralStreamingInput::VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
                                              int64_t embedding_size, const at::TensorOptions& options)
-    : encoder_(encoder), settings_(settings), state_(encoder.make_state()),
+    : encoder_(encoder), settings_(settings), mel_(mel_config(encoder)), state_(encoder.make_state()),
       embeddings_(at::zeros({0, embedding_size}, options)) {}
 
 void VoxtralStreamingInput::push_audio(const float* samples, size_t count) {
-  fail(ErrorCode::Unsupported, "raw audio input needs the log-mel frontend");
+  audio_pushed_ = true;
+  push_mel(mel_.push(samples, count));
 }
 
-void VoxtralStreamingInput::finish_audio() { finished_ = true; }
+void VoxtralStreamingInput::finish_audio() {
+  // Streams fed mel frames directly never pushed samples: there is no frontend tail to flush.
+  if (audio_pushed_) push_mel(mel_.finish());
+  finished_ = true;
+}
 
 int32_t VoxtralStreamingInput::audio_positions() const {
   return static_cast<int32_t>(mel_frames_ / encoder_.mel_frames_per_embedding());

@@ -1,5 +1,6 @@
 #pragma once
-// One Voxtral Realtime request's audio: log-mel frames as they arrive, the encoder state, and
+// One Voxtral Realtime request's audio: samples turned into log-mel frames as they arrive (the
+// streaming frontend gives the same frames as the offline one), the encoder state, and
 // every audio embedding computed so far (kept so a preempted request can recompute its decoder
 // positions without re-running the encoder). One embedding per decoder position.
 
@@ -7,6 +8,7 @@
 
 #include <vector>
 
+#include "audio/streaming_log_mel.h"
 #include "models/forward_context.h"
 #include "models/streaming_input.h"
 #include "models/voxtral_audio_encoder.h"
@@ -24,7 +26,7 @@ class VoxtralStreamingInput final : public StreamingInput {
   int32_t audio_positions() const override;
   bool audio_finished() const override { return finished_; }
 
-  /// Appends log-mel frames [mel_bins, n] (the audio path computes them from samples).
+  /// Appends log-mel frames [mel_bins, n] directly (push_audio computes them from samples).
   void push_mel(const at::Tensor& frames);
   /// Embeddings [count, embedding_size] of positions [start, start + count); encodes pending mel
   /// frames as needed. Positions past the end of finished audio get zeros.
@@ -34,11 +36,13 @@ class VoxtralStreamingInput final : public StreamingInput {
  private:
   const VoxtralAudioEncoder& encoder_;
   TranscriptionSettings settings_;
+  StreamingLogMel mel_;
   VoxtralAudioEncoder::State state_;
   std::vector<at::Tensor> pending_mel_;  ///< Arrived, not yet encoded.
   int64_t pending_frames_ = 0;
   int64_t mel_frames_ = 0;               ///< Arrived in total.
   at::Tensor embeddings_;                ///< [encoded positions, embedding_size]
+  bool audio_pushed_ = false;  ///< Samples came through the frontend (not mel directly).
   bool finished_ = false;
 };
 

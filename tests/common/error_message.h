@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "izwi/errors.h"
@@ -15,6 +16,16 @@ inline std::string error_message(const std::function<void()>& fn) {
     return e.what();
   }
   return "";
+}
+
+/// The code of the izwi::Error `fn` throws, or std::nullopt if it throws none.
+inline std::optional<ErrorCode> error_code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return std::nullopt;
 }
 
 }  // namespace izwi::testing

@@ -1,0 +1,28 @@
+#pragma once
+// A compiled PCRE2 pattern (UTF + Unicode properties, JIT) used to split text into pre-tokens.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace izwi {
+
+class Regex {
+ public:
+  /// Compiles `pattern` (a literal string if `literal`); InvalidFormat naming `origin` on error.
+  Regex(const std::string& pattern, bool literal, const std::string& origin);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+
+  /// Every non-empty piece of `text` in order: the matches and the gaps between them.
+  /// `text` must be valid UTF-8. Thread-safe.
+  void split_isolated(std::string_view text, std::vector<std::string_view>& pieces) const;
+
+ private:
+  struct Compiled;
+  std::unique_ptr<Compiled> compiled_;
+};
+
+}  // namespace izwi

@@ -1,0 +1,108 @@
+// Loading of Hugging Face tokenizer.json (byte-level BPE family: Llama 3, Qwen2/3, LFM2).
+
+#include <nlohmann/json.hpp>
+
+#include "common/check.h"
+#include "common/json_fields.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/decoder.h"
+#include "tokenizer/normalizer.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/tokenizer_data.h"
+
+namespace izwi {
+namespace {
+
+class ByteLevelBpe : public TextModel {
+ public:
+  ByteLevelBpe(Normalizer normalizer, PreTokenizer pre_tokenizer, BpeModel model)
+      : normalizer_(std::move(normalizer)), pre_tokenizer_(std::move(pre_tokenizer)), model_(std::move(model)) {}
+
+  std::string normalize(std::string_view text) const override { return normalizer_.apply(text); }
+
+  void encode(std::string_view normalized, std::vector<int32_t>& ids) const override {
+    PreTokens pre;
+    pre_tokenizer_.split(normalized, pre);
+    for (std::string_view piece : pre.pieces) model_.encode_piece(piece, ids);
+  }
+
+ private:
+  Normalizer normalizer_;
+  PreTokenizer pre_tokenizer_;
+  BpeModel model_;
+};
+
+}  // namespace
+
+void TokenizerData::set(int32_t id, std::string bytes, TokenKind kind) {
+  if (static_cast<size_t>(id) >= id_bytes.size()) {
+    id_bytes.resize(id + 1);
+    kinds.resize(id + 1, TokenKind::Missing);
+  }
+  id_bytes[id] = std::move(bytes);
+  kinds[id] = kind;
+}
+
+TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", origin, e.what());
+  }
+  const JsonFields fields(doc, origin);
+  for (const char* key : {"truncation", "padding"}) {
+    if (fields.has(key)) fail(ErrorCode::Unsupported, "{}: '{}' is not supported (izwi never truncates or pads)", origin, key);
+  }
+  check_decoder(fields.get_or<nlohmann::json>("decoder", nullptr), origin);
+
+  TokenizerData data;
+  BpeModel model = BpeModel::from_json(fields.get<nlohmann::json>("model"), origin);
+  const nlohmann::json added = fields.get_or<nlohmann::json>("added_tokens", nlohmann::json::array());
+  if (!added.is_array()) fail(ErrorCode::InvalidFormat, "{}: 'added_tokens' is not a list", origin);
+  // Real files number their tokens densely; the bound keeps a hostile id from allocating gigabytes.
+  const int64_t id_limit = 2 * static_cast<int64_t>(model.vocab().size() + added.size()) + 1024;
+  const auto check_id = [&](int64_t id, const std::string& where) {
+    if (id < 0 || id >= id_limit) {
+      fail(ErrorCode::InvalidFormat, "{}: {} has id {}, far outside the {} tokens the file defines", origin, where, id,
+           model.vocab().size() + added.size());
+    }
+  };
+  for (const auto& [token, id] : model.vocab()) {
+    check_id(id, "model.vocab['" + token + "']");
+    data.set(id, byte_level::decode(token), TokenKind::Normal);
+    data.token_ids.emplace(token, id);
+  }
+  for (size_t i = 0; i < added.size(); ++i) {
+    const JsonFields t(added[i], origin + ": added_tokens[" + std::to_string(i) + "]");
+    AddedToken token;
+    token.content = t.get<std::string>("content");
+    token.id = t.get<int32_t>("id");
+    check_id(token.id, "added_tokens[" + std::to_string(i) + "]");
+    if (token.content.empty()) fail(ErrorCode::InvalidFormat, "{}: content is empty", t.origin());
+    token.special = t.get_or("special", false);
+    token.single_word = t.get_or("single_word", false);
+    token.lstrip = t.get_or("lstrip", false);
+    token.rstrip = t.get_or("rstrip", false);
+    token.normalized = t.get_or("normalized", !token.special);
+    // Added tokens go through the ByteLevel decoder like any other token.
+    data.set(token.id, byte_level::decode(token.content), token.special ? TokenKind::Special : TokenKind::Normal);
+    data.token_ids[token.content] = token.id;
+    data.added.push_back(std::move(token));
+  }
+  data.post = PostProcessor::from_json(fields.get_or<nlohmann::json>("post_processor", nullptr), origin);
+  for (const auto* list : {&data.post.prefix, &data.post.suffix}) {
+    for (int32_t id : *list) {
+      if (id < 0 || static_cast<size_t>(id) >= data.kinds.size() || data.kinds[id] == TokenKind::Missing) {
+        fail(ErrorCode::InvalidFormat, "{}: post_processor adds id {}, which is not in the vocabulary", origin, id);
+      }
+    }
+  }
+  data.model = std::make_unique<ByteLevelBpe>(
+      Normalizer::from_json(fields.get_or<nlohmann::json>("normalizer", nullptr), origin),
+      PreTokenizer::from_json(fields.get_or<nlohmann::json>("pre_tokenizer", nullptr), origin), std::move(model));
+  return data;
+}
+
+}  // namespace izwi

@@ -1,0 +1,115 @@
+// Chat prompts of each family, exact strings, and how the family is chosen.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/error_message.h"
+#include "common/tokenizer_files.h"
+#include "izwi/tokenizer.h"
+
+namespace izwi {
+namespace {
+
+const std::vector<ChatMessage> kConversation = {
+    {"system", "You are terse."}, {"user", "Hi there"}, {"assistant", "Hello."}, {"user", "  Bye  "}};
+
+nlohmann::json fixture_json(const std::string& name) {
+  std::ifstream in(testing::tokenizer_fixture(name) + "/tokenizer.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(ChatTemplate, ChatMLFromTheVocabularyWhenNoTemplateIsGiven) {
+  const Tokenizer t = Tokenizer::from_dir(testing::tokenizer_fixture("tokenizer-qwen2-style"));
+  ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::ChatML);
+  EXPECT_EQ(t.apply_chat_template(kConversation),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n"
+            "<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\n  Bye  <|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(t.apply_chat_template({{"user", "Say hi"}}, ChatOptions{false}), "<|im_start|>user\nSay hi<|im_end|>\n");
+  // The parity fixture's case of the same prompt: special tokens become their ids.
+  const std::vector<int32_t> ids = t.encode_chat({{"user", "Say hi"}});
+  EXPECT_EQ(ids, t.encode("<|im_start|>user\nSay hi<|im_end|>\n<|im_start|>assistant\n"));
+  EXPECT_EQ(ids.front(), 1);
+}
+
+TEST(ChatTemplate, ChatMLStartsWithBosWhenTheJinjaUsesIt) {
+  // LFM2's template begins with {{- bos_token -}}.
+  testing::TempDir dir;
+  const nlohmann::json config = {
+      {"bos_token", "<|endoftext|>"},
+      {"chat_template", "{{- bos_token -}}{%- for message in messages -%}{{- '<|im_start|>' + message['role'] + '\\n' "
+                        "+ message['content'] + '<|im_end|>\\n' -}}{%- endfor -%}"}};
+  const Tokenizer t =
+      Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
+  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(t.encode_chat({{"user", "Hi"}}).front(), 0);
+}
+
+TEST(ChatTemplate, Llama3FromTheJinjaText) {
+  testing::TempDir dir;
+  nlohmann::json j = fixture_json("tokenizer-llama3-style");
+  int32_t id = 3000;
+  for (const char* name : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
+    j["added_tokens"].push_back({{"id", id++}, {"content", name}, {"single_word", false}, {"lstrip", false},
+                                 {"rstrip", false}, {"normalized", false}, {"special", true}});
+  }
+  const nlohmann::json config = {
+      {"bos_token", "<|begin_of_text|>"},
+      {"eos_token", "<|eot_id|>"},
+      {"chat_template", "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+                        "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim "
+                        "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+                        "{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant"
+                        "<|end_header_id|>\\n\\n' }}{% endif %}"}};
+  const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, config));
+  ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Llama3);
+  EXPECT_FALSE(t.chat_template().empty());
+  EXPECT_EQ(t.apply_chat_template(kConversation),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nYou are terse.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  const std::vector<int32_t> ids = t.encode_chat({{"user", "Hi"}});
+  EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.begin() + 2), (std::vector<int32_t>{3000, 3001}));
+  EXPECT_EQ(t.eos_ids(), (std::vector<int32_t>{3003}));
+}
+
+TEST(ChatTemplate, MistralForTekkenWithSystemPrependedToTheFirstUserTurn) {
+  const Tokenizer t = Tokenizer::from_dir(testing::tokenizer_fixture("tokenizer-tekken-small"));
+  ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
+  EXPECT_EQ(t.apply_chat_template(kConversation),
+            "<s>[INST] You are terse.\n\nHi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
+  const std::vector<int32_t> ids = t.encode_chat({{"user", "Hi"}});
+  EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.begin() + 2), (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(ids.back(), 4);
+  EXPECT_NE(testing::error_message([&] { t.apply_chat_template({{"tool", "x"}}); }).find("role 'tool'"),
+            std::string::npos);
+}
+
+TEST(ChatTemplate, NamedTemplateListPicksDefault) {
+  testing::TempDir dir;
+  const nlohmann::json config = {
+      {"chat_template", {{{"name", "tool_use"}, {"template", "<|im_start|>"}}, {{"name", "default"}, {"template", "[INST]"}}}}};
+  const Tokenizer t =
+      Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
+  EXPECT_EQ(t.chat_template(), "[INST]");
+  EXPECT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
+}
+
+TEST(ChatTemplate, NoTemplateIsATypedError) {
+  testing::TempDir dir;
+  const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, testing::tiny_tokenizer_json()));
+  EXPECT_EQ(t.chat_template_family(), std::nullopt);
+  try {
+    t.apply_chat_template({{"user", "hi"}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::NotFound);
+    EXPECT_NE(std::string(e.what()).find("has no chat template"), std::string::npos);
+  }
+  EXPECT_STREQ(to_string(ChatTemplateFamily::Llama3), "Llama3");
+}
+
+}  // namespace
+}  // namespace izwi
