@@ -100,6 +100,7 @@ TEST(AudioFile, LoadAudioMonoResamplesToTheTargetRate) {
 TEST(AudioFileErrors, MissingFile) {
   TempDir dir;
   EXPECT_EQ(error_code_naming("nothing.wav", [&] { read_audio(dir.file("nothing.wav")); }), ErrorCode::NotFound);
+  EXPECT_EQ(error_code_naming(dir.path(), [&] { read_audio(dir.path()); }), ErrorCode::NotFound);  // a folder
 }
 
 TEST(AudioFileErrors, EmptyFile) {
