@@ -1,11 +1,12 @@
-// izwi-generate: run prompts (token ids) through the engine and print the continuations.
+// izwi-generate: run prompts through the engine and print the continuations.
 //
-//   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE) [--max-tokens N]
-//                 [--min-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S]
-//                 [--sequential] [--json]
+//   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE | --prompt TEXT)
+//                 [--max-tokens N] [--min-tokens N] [--temperature T] [--top-k K] [--top-p P]
+//                 [--seed S] [--stop S]... [--sequential] [--json]
 //
 // A prompt file holds one comma-separated prompt per line. All prompts go to the engine at
-// once (continuous batching) unless --sequential. Errors go to stderr with exit code 1.
+// once (continuous batching) unless --sequential. --prompt and --stop need a model folder with a
+// tokenizer, which also adds the output text ("text" in JSON). Errors go to stderr, exit code 1.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -37,16 +38,18 @@ std::vector<std::vector<int32_t>> read_prompt_file(const std::string& path) {
   return prompts;
 }
 
-void print_result(size_t index, const izwi::Output& out, bool json) {
+void print_result(size_t index, const izwi::Output& out, bool json, bool with_text) {
   if (json) {
     nlohmann::json line = {{"index", index},
                            {"tokens", out.tokens},
                            {"finish_reason", izwi::to_string(out.finish_reason)},
                            {"prefix_cache_hit_tokens", out.prefix_cache_hit_tokens},
                            {"ttft_ms", out.timings.ttft_ms}};
+    if (with_text) line["text"] = out.text;
     std::cout << line.dump() << "\n";
     return;
   }
+  if (with_text) std::cout << "[" << index << "] " << out.text << "\n";
   std::cout << "[" << index << "] ";
   for (size_t i = 0; i < out.tokens.size(); ++i) std::cout << (i ? "," : "") << out.tokens[i];
   std::cout << "  (" << izwi::to_string(out.finish_reason) << ", ttft " << out.timings.ttft_ms << " ms, "
@@ -58,6 +61,7 @@ izwi::Output collect(izwi::StreamHandle& handle) {
   out.request_id = handle.id();
   while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
     out.tokens.insert(out.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
+    out.text += chunk->text;
     if (chunk->finished) {
       if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
       out.finish_reason = chunk->finish_reason;
@@ -72,7 +76,7 @@ izwi::Output collect(izwi::StreamHandle& handle) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Generate continuations of token-id prompts with izwi"};
-  std::string model_dir, prompt_ids, prompt_file, config_file;
+  std::string model_dir, prompt_ids, prompt_file, prompt_text, config_file;
   izwi::GenerationParams params;
   params.max_tokens = 32;
   uint64_t seed = 0;
@@ -80,7 +84,10 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_dir, "Model folder (config.json + safetensors)")->required();
   auto* ids_opt = app.add_option("--prompt-ids", prompt_ids, "Prompt token ids, comma separated");
   auto* file_opt = app.add_option("--prompt-ids-file", prompt_file, "File with one comma-separated prompt per line");
-  ids_opt->excludes(file_opt);
+  auto* text_opt = app.add_option("--prompt", prompt_text, "Prompt text (needs a tokenizer in the model folder)");
+  ids_opt->excludes(file_opt)->excludes(text_opt);
+  file_opt->excludes(text_opt);
+  app.add_option("--stop", params.stop, "Stop string (repeatable; needs a tokenizer)");
   app.add_option("--max-tokens", params.max_tokens, "New tokens at most")->capture_default_str();
   app.add_option("--min-tokens", params.min_tokens, "Suppress EOS until this many tokens")->capture_default_str();
   app.add_option("--temperature", params.temperature, "0 = greedy")->capture_default_str();
@@ -94,28 +101,32 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (ids_opt->count() == 0 && file_opt->count() == 0) {
-      throw std::invalid_argument("one of --prompt-ids or --prompt-ids-file is required");
+    if (ids_opt->count() == 0 && file_opt->count() == 0 && text_opt->count() == 0) {
+      throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file or --prompt is required");
     }
     if (seed_opt->count() > 0) params.seed = seed;
-    std::vector<std::vector<int32_t>> prompts =
-        file_opt->count() > 0 ? read_prompt_file(prompt_file)
-                              : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(prompt_ids, "--prompt-ids")};
+    std::vector<izwi::Request> requests;
+    if (text_opt->count() > 0) {
+      requests.emplace_back().prompt = prompt_text;
+    } else {
+      for (std::vector<int32_t>& ids : file_opt->count() > 0 ? read_prompt_file(prompt_file)
+                                                              : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(
+                                                                    prompt_ids, "--prompt-ids")}) {
+        requests.emplace_back().prompt_ids = std::move(ids);
+      }
+    }
+    for (izwi::Request& r : requests) r.params = params;
     izwi::EngineConfig config = config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
     izwi::Engine engine(model_dir, config);
+    const bool with_text = engine.model_info().has_tokenizer;
 
-    std::vector<izwi::Request> requests(prompts.size());
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      requests[i].prompt_ids = prompts[i];
-      requests[i].params = params;
-    }
     if (sequential) {
-      for (size_t i = 0; i < requests.size(); ++i) print_result(i, engine.generate(requests[i]), json);
+      for (size_t i = 0; i < requests.size(); ++i) print_result(i, engine.generate(requests[i]), json, with_text);
     } else {
       // Submit everything first so the scheduler batches the prompts, then read in order.
       std::vector<izwi::StreamHandle> handles;
       for (const izwi::Request& r : requests) handles.push_back(engine.generate_streaming(r));
-      for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), json);
+      for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), json, with_text);
     }
   } catch (const izwi::Error& e) {
     std::cerr << "izwi-generate: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";

@@ -21,6 +21,7 @@
 #include "izwi/metrics.h"
 #include "izwi/output.h"
 #include "izwi/request.h"
+#include "izwi/tokenizer.h"
 #include "izwi/transcription.h"
 
 namespace izwi {
@@ -38,6 +39,7 @@ struct ModelInfo {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   int64_t decode_weight_bytes = 0;    ///< Weight bytes one decode step reads (memory-bandwidth bound).
+  bool has_tokenizer = false;         ///< The folder has tokenizer.json or tekken.json: text in and out.
   bool accepts_audio = false;         ///< Supports start_transcription / transcribe.
   int32_t audio_sample_rate = 0;      ///< Rate audio is resampled to, when accepts_audio.
 };
@@ -107,6 +109,8 @@ class Engine {
   void shutdown();
 
   const ModelInfo& model_info() const;
+  /// The model folder's tokenizer, or nullptr when it has none.
+  const Tokenizer* tokenizer() const;
   const EngineConfig& config() const;
 
  private:

@@ -34,6 +34,7 @@ struct Timings {
 struct Output {
   std::string request_id;
   std::vector<int32_t> tokens;           ///< Generated ids (prompt excluded).
+  std::string text;                      ///< Their text, special tokens skipped (needs a tokenizer).
   FinishReason finish_reason = FinishReason::None;  ///< Eos, Length, Stop or Abort.
   Timings timings;
   int32_t prefix_cache_hit_tokens = 0;   ///< Prompt positions served from the prefix cache.
@@ -44,6 +45,9 @@ struct Output {
 struct StreamChunk {
   std::string request_id;
   std::vector<int32_t> tokens;           ///< Ids generated since the previous chunk.
+  /// Text completed since the previous chunk: never a partial UTF-8 character; text that may be
+  /// the start of a stop string waits for the next chunk. The deltas concatenate to Output::text.
+  std::string text;
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string error;                     ///< Set when finish_reason == Error.

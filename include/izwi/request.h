@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "izwi/chat.h"
+
 namespace izwi {
 
 /// Decoding controls, applied per request. Temperature 0 means greedy.
@@ -19,13 +21,20 @@ struct GenerationParams {
   float top_p = 1.0f;                ///< Nucleus sampling mass in (0, 1]; 1 = off.
   float repetition_penalty = 1.0f;   ///< > 1 discourages tokens already in prompt or output.
   std::vector<int32_t> stop_token_ids;  ///< Finish (reason Stop) when one is generated.
+  /// Finish (reason Stop) when the output text contains one of these; the text ends before it.
+  /// Matched across token boundaries; needs a model folder with a tokenizer.
+  std::vector<std::string> stop;
   std::optional<uint64_t> seed;      ///< Fixed seed for reproducible sampling.
 };
 
-/// One generation request.
+/// One generation request. The prompt is given one way: token ids, text, or chat messages (text
+/// and messages need a model folder with a tokenizer; they are tokenized on the caller's thread).
 struct Request {
   std::string id;                    ///< Unique among live requests; empty = engine assigns one.
-  std::vector<int32_t> prompt_ids;   ///< Prompt token ids (non-empty, each < vocab size).
+  std::vector<int32_t> prompt_ids;   ///< Prompt token ids (each < vocab size).
+  std::string prompt;                ///< Prompt text (UTF-8).
+  bool add_special_tokens = true;    ///< With `prompt`: add BOS etc. as the tokenizer's config says.
+  std::vector<ChatMessage> messages; ///< A conversation, rendered with the model's chat template.
   GenerationParams params;
   int32_t priority = 0;              ///< Larger runs first under SchedulingPolicy::Priority.
 };

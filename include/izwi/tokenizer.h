@@ -18,8 +18,9 @@ namespace izwi {
 /// An immutable tokenizer; copies share the loaded vocabulary and every method is thread-safe.
 class Tokenizer {
  public:
-  /// Loads a model folder: tekken.json if present, else tokenizer.json, plus tokenizer_config.json
-  /// and generation_config.json when present (BOS/EOS, add_bos_token, chat template). Throws
+  /// Loads a model folder: tekken.json if present, else tokenizer.json, plus tokenizer_config.json,
+  /// generation_config.json and chat_template.jinja when present (BOS/EOS, add_bos_token, chat
+  /// template). Throws
   /// izwi::Error: NotFound (no folder / no tokenizer file), InvalidFormat (malformed file),
   /// Unsupported (a component izwi does not implement, named in the message).
   static Tokenizer from_dir(const std::string& dir);
@@ -46,7 +47,7 @@ class Tokenizer {
   /// eos_token_id (one or a list), without repeats.
   std::vector<int32_t> eos_ids() const;
 
-  /// The Jinja text of tokenizer_config.json's chat_template ("" if none).
+  /// The Jinja text of tokenizer_config.json's chat_template, else of chat_template.jinja ("" if none).
   const std::string& chat_template() const;
   /// The format apply_chat_template renders, if the folder has one.
   std::optional<ChatTemplateFamily> chat_template_family() const;
@@ -67,7 +68,7 @@ class Tokenizer {
 /// concatenate to decode(all ids, skip_special_tokens). Use from one thread at a time.
 class IncrementalDetokenizer {
  public:
-  IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
+  explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
 
   /// Text completed by `id` (possibly ""). Throws InvalidArgument for an id outside the vocabulary.
   std::string push(int32_t id);

@@ -12,7 +12,7 @@ nlohmann::json read_json_file(const std::string& path) {
   buffer << in.rdbuf();
   try {
     return nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax errors and out-of-range numbers
     fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", path, e.what());
   }
 }

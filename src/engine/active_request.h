@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/request_channel.h"
+#include "engine/text_stream.h"
 #include "izwi/request.h"
 #include "models/streaming_input.h"
 #include "sampling/sampling_state.h"
@@ -29,6 +30,8 @@ struct ActiveRequest {
   Clock::time_point first_token;
   bool scheduled_once = false;
   size_t delivered = 0;  ///< Generated tokens already handed to the channel.
+  std::unique_ptr<TextStream> text;  ///< Null when the model folder has no tokenizer.
+  std::string undelivered_text;      ///< Final text not yet handed to the channel.
 
   // Speech requests: the model's per-request audio input and when generation ends.
   std::unique_ptr<StreamingInput> input;

@@ -115,6 +115,7 @@ Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate
   out.request_id = stream.id();
   while (std::optional<StreamChunk> chunk = stream.next()) {
     out.tokens.insert(out.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
+    out.text += chunk->text;
     if (!chunk->finished) continue;
     if (chunk->finish_reason == FinishReason::Error) throw Error(chunk->error_code, chunk->error);
     out.finish_reason = chunk->finish_reason;
@@ -134,6 +135,8 @@ int32_t Engine::running_requests() const { return impl_->metrics().running_reque
 void Engine::shutdown() { impl_->shutdown(); }
 
 const ModelInfo& Engine::model_info() const { return impl_->model_info(); }
+
+const Tokenizer* Engine::tokenizer() const { return impl_->tokenizer(); }
 
 const EngineConfig& Engine::config() const { return impl_->config(); }
 

@@ -168,7 +168,12 @@ bool EngineCore::step() {
   }
   metrics_.record_step(static_cast<int32_t>(sampled_requests.size()), static_cast<int32_t>(plan.preempted.size()));
   for (ActiveRequest* r : sampled_requests) {
-    const FinishReason reason = check_finish(*r, r->seq.tokens.back());
+    const int32_t token = r->seq.tokens.back();
+    FinishReason reason = check_finish(*r, token);
+    if (r->text) {
+      r->undelivered_text += r->text->push(token);
+      if (reason == FinishReason::None && r->text->stopped()) reason = FinishReason::Stop;
+    }
     if (reason != FinishReason::None) {
       finish(*r, reason);
     } else {
@@ -188,27 +193,31 @@ bool EngineCore::step() {
 
 void EngineCore::deliver_new_tokens(ActiveRequest& r) {
   const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
-  const std::vector<int32_t> delta(begin, r.seq.tokens.end());
+  std::vector<int32_t> delta(begin, r.seq.tokens.end());
   r.delivered += delta.size();
-  if (!r.channel->on_tokens(delta)) finish(r, FinishReason::Abort);
+  if (!r.channel->on_tokens(std::move(delta), std::move(r.undelivered_text))) finish(r, FinishReason::Abort);
+  r.undelivered_text.clear();
 }
 
 void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
+  if (r.text) r.undelivered_text += r.text->finish();  // text held back for a stop string is final now
   const Output output = make_output(r, reason, Clock::now());
-  const std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
+  std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
+  std::string text = std::move(r.undelivered_text);
   metrics_.record_finish(reason, output.timings, static_cast<int32_t>(output.tokens.size()));
   const std::shared_ptr<detail::RequestChannel> channel = r.channel;
   remove(r);  // r is gone from here on
-  channel->on_finish(output, delta);
+  channel->on_finish(output, std::move(delta), std::move(text));
 }
 
 void EngineCore::fail(ActiveRequest& r, const Error& error) {
   const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
-  const std::vector<int32_t> delta(begin, r.seq.tokens.end());
+  std::vector<int32_t> delta(begin, r.seq.tokens.end());
+  std::string text = std::move(r.undelivered_text);
   metrics_.record_finish(FinishReason::Error, Timings{}, 0);
   const std::shared_ptr<detail::RequestChannel> channel = r.channel;
   remove(r);
-  channel->on_error(error, delta);
+  channel->on_error(error, std::move(delta), std::move(text));
 }
 
 void EngineCore::remove(ActiveRequest& r) {

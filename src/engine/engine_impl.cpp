@@ -19,17 +19,29 @@ namespace izwi::detail {
 
 namespace {
 
+void add_unique(std::vector<int32_t>& ids, const std::vector<int32_t>& more) {
+  for (int32_t id : more) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+}
+
 // EOS ids from config.json, extended by generation_config.json when the folder has one.
 std::vector<int32_t> collect_eos_ids(const std::string& model_dir, std::vector<int32_t> ids) {
   const std::string path = (std::filesystem::path(model_dir) / "generation_config.json").string();
   if (std::filesystem::exists(path)) {
     const nlohmann::json doc = read_json_file(path);
-    for (int32_t id : read_token_ids(JsonFields(doc, path), "eos_token_id")) {
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    }
+    add_unique(ids, read_token_ids(JsonFields(doc, path), "eos_token_id"));
   }
   return ids;
 }
+
+std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
+  const std::filesystem::path dir(model_dir);
+  if (!std::filesystem::exists(dir / "tokenizer.json") && !std::filesystem::exists(dir / "tekken.json")) return std::nullopt;
+  return Tokenizer::from_dir(model_dir);
+}
+
+constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
 
 }  // namespace
 
@@ -57,12 +69,23 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
   info_.vocab_size = spec.vocab_size;
   info_.max_positions = config_.max_seq_len > 0 ? config_.max_seq_len : spec.max_positions;
   info_.eos_token_ids = collect_eos_ids(model_dir, spec.eos_token_ids);
+  tokenizer_ = load_tokenizer(model_dir);
+  if (tokenizer_) {
+    // tokenizer_config.json's eos_token ends chat turns (e.g. <|im_end|>) even where config.json names another.
+    std::vector<int32_t> in_vocab;
+    for (int32_t id : tokenizer_->eos_ids()) {
+      if (id < spec.vocab_size) in_vocab.push_back(id);
+    }
+    add_unique(info_.eos_token_ids, in_vocab);
+  }
+  info_.has_tokenizer = tokenizer_.has_value();
   info_.bos_token_id = spec.bos_token_id;
   info_.decode_weight_bytes = spec.decode_weight_bytes;
   info_.accepts_audio = spec.accepts_audio;
   info_.audio_sample_rate = spec.audio_sample_rate;
   model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
+  limits_.has_tokenizer = tokenizer_.has_value();
   limits_.max_seq_len = info_.max_positions;
   limits_.block_size = config_.block_size;
   limits_.num_kv_blocks = config_.num_kv_blocks;
@@ -118,6 +141,7 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
   active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
   active->sampling = make_sampling_state(r.params, info_.eos_token_ids);
   active->channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback));
+  if (tokenizer_) active->text = std::make_unique<TextStream>(*tokenizer_, r.params.stop);
   active->submitted = Clock::now();
   return active;
 }
@@ -126,6 +150,7 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
                                                    RequestChannel::Callback callback) {
   Request r = request;
   if (r.id.empty()) r.id = next_id();
+  resolve_prompt(r, tokenizer());
   validate_request(r, limits_);
   std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, std::move(callback));
   std::shared_ptr<RequestChannel> channel = active->channel;
@@ -137,10 +162,13 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   if (!info_.accepts_audio) fail(ErrorCode::Unsupported, "model_type '{}' does not transcribe audio", info_.model_type);
   TranscriptionSettings settings;
   settings.delay_tokens = options.delay_tokens >= 0 ? options.delay_tokens : model_->spec().default_delay_tokens;
-  if (!options.pad_token_id) {
-    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.pad_token_id is required: the model folder names no streaming pad token");
+  std::optional<int32_t> pad = options.pad_token_id;
+  if (!pad && tokenizer_) pad = tokenizer_->token_to_id(kStreamingPadToken);
+  if (!pad) {
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.pad_token_id is required: the model folder's tokenizer has no {} token",
+         kStreamingPadToken);
   }
-  settings.pad_token_id = *options.pad_token_id;
+  settings.pad_token_id = *pad;
   if (options.max_tokens_after_audio < 0) {
     fail(ErrorCode::InvalidArgument, "TranscriptionOptions.max_tokens_after_audio = {} must be >= 0", options.max_tokens_after_audio);
   }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -47,6 +48,7 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// Live requests not yet holding KV blocks (including ones still in the command queue).
   int32_t pending_requests();
   const ModelInfo& model_info() const { return info_; }
+  const Tokenizer* tokenizer() const { return tokenizer_ ? &*tokenizer_ : nullptr; }
   const EngineConfig& config() const { return config_; }
 
  private:
@@ -68,6 +70,7 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
 
   EngineConfig config_;
   ModelInfo info_;
+  std::optional<Tokenizer> tokenizer_;
   const CausalLM* model_ = nullptr;  ///< Owned by the executor; immutable.
   RequestLimits limits_;
   MetricsCollector metrics_;

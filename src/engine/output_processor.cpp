@@ -32,6 +32,7 @@ Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_poin
   Output out;
   out.request_id = r.id;
   out.tokens.assign(r.seq.tokens.begin() + r.seq.prompt_len, r.seq.tokens.end());
+  if (r.text) out.text = r.text->text();
   out.finish_reason = reason;
   out.timings.total_ms = ms_between(r.submitted, now);
   out.timings.queue_ms = r.scheduled_once ? ms_between(r.submitted, r.first_scheduled) : out.timings.total_ms;

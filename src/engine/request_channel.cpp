@@ -27,31 +27,34 @@ bool RequestChannel::deliver(StreamChunk chunk) {
   return true;
 }
 
-bool RequestChannel::on_tokens(const std::vector<int32_t>& new_tokens) {
+bool RequestChannel::on_tokens(std::vector<int32_t> new_tokens, std::string new_text) {
   if (mode_ == Mode::Unary || new_tokens.empty()) return true;
   StreamChunk chunk;
   chunk.request_id = request_id_;
-  chunk.tokens = new_tokens;
+  chunk.tokens = std::move(new_tokens);
+  chunk.text = std::move(new_text);
   bool ok = deliver(std::move(chunk));
   ready_.notify_all();
   return ok;
 }
 
-bool RequestChannel::on_finish(const Output& output, const std::vector<int32_t>& new_tokens) {
+bool RequestChannel::on_finish(const Output& output, std::vector<int32_t> new_tokens, std::string new_text) {
   StreamChunk last;
   last.finish_reason = output.finish_reason;
   last.timings = output.timings;
   last.prefix_cache_hit_tokens = output.prefix_cache_hit_tokens;
-  last.tokens = new_tokens;
+  last.tokens = std::move(new_tokens);
+  last.text = std::move(new_text);
   return close(std::move(last), output, std::nullopt);
 }
 
-bool RequestChannel::on_error(const Error& error, const std::vector<int32_t>& new_tokens) {
+bool RequestChannel::on_error(const Error& error, std::vector<int32_t> new_tokens, std::string new_text) {
   StreamChunk last;
   last.finish_reason = FinishReason::Error;
   last.error = error.what();
   last.error_code = error.code();
-  last.tokens = new_tokens;
+  last.tokens = std::move(new_tokens);
+  last.text = std::move(new_text);
   return close(std::move(last), std::nullopt, error);
 }
 

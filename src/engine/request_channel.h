@@ -25,9 +25,9 @@ class RequestChannel {
   const std::string& request_id() const { return request_id_; }
 
   // Worker side. Each returns false if a callback threw (the request should be aborted).
-  bool on_tokens(const std::vector<int32_t>& new_tokens);
-  bool on_finish(const Output& output, const std::vector<int32_t>& new_tokens);
-  bool on_error(const Error& error, const std::vector<int32_t>& new_tokens);
+  bool on_tokens(std::vector<int32_t> new_tokens, std::string new_text);
+  bool on_finish(const Output& output, std::vector<int32_t> new_tokens, std::string new_text);
+  bool on_error(const Error& error, std::vector<int32_t> new_tokens, std::string new_text);
 
   // Caller side.
   /// Blocks until the request ends; rethrows a failure as izwi::Error.

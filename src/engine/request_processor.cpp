@@ -6,6 +6,25 @@
 
 namespace izwi {
 
+void resolve_prompt(Request& r, const Tokenizer* tokenizer) {
+  const int given = !r.prompt_ids.empty() + !r.prompt.empty() + !r.messages.empty();
+  if (given > 1) {
+    fail(ErrorCode::InvalidArgument, "request '{}': give the prompt one way: prompt_ids, prompt or messages", r.id);
+  }
+  if (r.prompt.empty() && r.messages.empty()) return;  // ids (or nothing: validate_request says so)
+  const char* field = r.prompt.empty() ? "messages" : "prompt";
+  if (tokenizer == nullptr) {
+    fail(ErrorCode::InvalidArgument, "request '{}': {} needs a tokenizer, and the model folder has none "
+         "(tokenizer.json or tekken.json); pass prompt_ids", r.id, field);
+  }
+  try {
+    r.prompt_ids = r.prompt.empty() ? tokenizer->encode_chat(r.messages) : tokenizer->encode(r.prompt, r.add_special_tokens);
+  } catch (const Error& e) {
+    fail(e.code(), "request '{}': {}: {}", r.id, field, e.what());
+  }
+  if (r.prompt_ids.empty()) fail(ErrorCode::InvalidArgument, "request '{}': {} encodes to no tokens", r.id, field);
+}
+
 void validate_request(const Request& r, const RequestLimits& limits) {
   const GenerationParams& p = r.params;
   if (r.prompt_ids.empty()) fail(ErrorCode::InvalidArgument, "request '{}': prompt_ids is empty", r.id);
@@ -38,6 +57,12 @@ void validate_request(const Request& r, const RequestLimits& limits) {
       fail(ErrorCode::InvalidArgument, "request '{}': params.stop_token_ids[{}] = {} is outside the vocabulary [0, {})",
            r.id, i, id, limits.vocab_size);
     }
+  }
+  for (size_t i = 0; i < p.stop.size(); ++i) {
+    if (p.stop[i].empty()) fail(ErrorCode::InvalidArgument, "request '{}': params.stop[{}] is empty", r.id, i);
+  }
+  if (!p.stop.empty() && !limits.has_tokenizer) {
+    fail(ErrorCode::InvalidArgument, "request '{}': params.stop needs a tokenizer, and the model folder has none", r.id);
   }
   const int64_t total = static_cast<int64_t>(r.prompt_ids.size()) + p.max_tokens;
   if (total > limits.max_seq_len) {

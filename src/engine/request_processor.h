@@ -6,6 +6,7 @@
 
 #include "izwi/config.h"
 #include "izwi/request.h"
+#include "izwi/tokenizer.h"
 #include "sampling/sampling_state.h"
 
 namespace izwi {
@@ -13,10 +14,15 @@ namespace izwi {
 /// What validation needs to know about the loaded model and the engine's limits.
 struct RequestLimits {
   int32_t vocab_size = 0;
+  bool has_tokenizer = false;   ///< Stop strings need text.
   int32_t max_seq_len = 0;      ///< Prompt + max_tokens.
   int32_t block_size = 16;
   int32_t num_kv_blocks = 0;
 };
+
+/// Fills prompt_ids from `prompt` or `messages` (exactly one of the three must be given) with
+/// `tokenizer` (nullptr when the model folder has none). Throws InvalidArgument naming the field.
+void resolve_prompt(Request& request, const Tokenizer* tokenizer);
 
 /// Throws izwi::Error (InvalidArgument, or ResourceExhausted when the request can never fit
 /// the KV pool) naming the offending field.

@@ -1,6 +1,7 @@
 #include "tokenizer/normalizer.h"
 
 #include "common/check.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/utf8.h"
 
 namespace izwi {
@@ -8,14 +9,14 @@ namespace {
 
 void parse_into(const nlohmann::json& value, const std::string& origin, bool& nfc) {
   if (value.is_null()) return;
-  const std::string type = value.is_object() ? value.value("type", "") : "";
+  const std::string type = component_type(value);
   if (type == "NFC") {
     nfc = true;
   } else if (type == "Sequence" && value.contains("normalizers") && value["normalizers"].is_array()) {
     for (const auto& step : value["normalizers"]) parse_into(step, origin, nfc);
   } else {
     fail(ErrorCode::Unsupported, "{}: normalizer '{}' is not supported (supported: NFC, Sequence)", origin,
-         type.empty() ? value.dump() : type);
+         type);
   }
 }
 

@@ -14,7 +14,6 @@ class Normalizer {
   static Normalizer from_json(const nlohmann::json& value, const std::string& origin);
 
   std::string apply(std::string_view text) const;
-  bool identity() const { return !nfc_; }
 
  private:
   bool nfc_ = false;  ///< NFC is idempotent, so a Sequence of NFCs is one NFC.

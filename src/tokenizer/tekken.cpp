@@ -11,6 +11,7 @@
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/token_cache.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/tokenizer_data.h"
 
 namespace izwi {
@@ -96,13 +97,7 @@ class Tekken : public TextModel {
 
 }  // namespace
 
-TokenizerData load_tekken_json(std::string_view json_text, const std::string& origin) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", origin, e.what());
-  }
+static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   const auto config = fields.object("config");
   if (!config) fail(ErrorCode::InvalidFormat, "{}: required field 'config' is missing", origin);
@@ -150,6 +145,15 @@ TokenizerData load_tekken_json(std::string_view json_text, const std::string& or
   }
   data.model = std::make_unique<Tekken>(pattern, std::move(rank_bytes), num_special, origin);
   return data;
+}
+
+TokenizerData load_tekken_json(std::string_view json_text, const std::string& origin) {
+  const nlohmann::json doc = parse_json_text(json_text, origin);
+  try {
+    return tekken_json_from(doc, origin);
+  } catch (const nlohmann::json::exception& e) {  // a value of an unexpected JSON type somewhere
+    fail(ErrorCode::InvalidFormat, "{}: {}", origin, e.what());
+  }
 }
 
 }  // namespace izwi

@@ -113,13 +113,19 @@ void Tokenizer::Impl::read_generation_config(const std::string& path) {
     ids = config.json().at("eos_token_id").is_array() ? config.get<std::vector<int32_t>>("eos_token_id")
                                                       : std::vector<int32_t>{config.get<int32_t>("eos_token_id")};
   }
-  for (int32_t id : ids) {
+  const auto check = [&](const char* field, int32_t id) {
     if (id < 0 || static_cast<size_t>(id) >= data.kinds.size()) {
-      fail(ErrorCode::InvalidFormat, "{}: eos_token_id {} is outside the vocabulary (size {})", path, id, data.kinds.size());
+      fail(ErrorCode::InvalidFormat, "{}: {} {} is outside the vocabulary (size {})", path, field, id, data.kinds.size());
     }
+  };
+  for (int32_t id : ids) {
+    check("eos_token_id", id);
     if (std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
   }
-  if (!bos && config.has("bos_token_id")) bos = config.get<int32_t>("bos_token_id");
+  if (!bos && config.has("bos_token_id")) {
+    bos = config.get<int32_t>("bos_token_id");
+    check("bos_token_id", *bos);
+  }
 }
 
 Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -150,6 +156,9 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
   const fs::path generation_config = fs::path(dir) / "generation_config.json";
   if (fs::exists(tokenizer_config)) impl->read_tokenizer_config(tokenizer_config.string());
   if (fs::exists(generation_config)) impl->read_generation_config(generation_config.string());
+  // Newer transformers save the template as its own file instead of inside tokenizer_config.json.
+  const fs::path jinja = fs::path(dir) / "chat_template.jinja";
+  if (impl->chat_template.empty() && fs::exists(jinja)) impl->chat_template = read_file(jinja.string());
 
   impl->family = detect_chat_family(impl->chat_template, impl->data.tekken,
                                     [&](std::string_view token) { return impl->find(token).has_value(); });

@@ -9,6 +9,7 @@
 #include "tokenizer/decoder.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/tokenizer_data.h"
 
 namespace izwi {
@@ -44,13 +45,7 @@ void TokenizerData::set(int32_t id, std::string bytes, TokenKind kind) {
   kinds[id] = kind;
 }
 
-TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", origin, e.what());
-  }
+static TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   for (const char* key : {"truncation", "padding"}) {
     if (fields.has(key)) fail(ErrorCode::Unsupported, "{}: '{}' is not supported (izwi never truncates or pads)", origin, key);
@@ -103,6 +98,15 @@ TokenizerData load_tokenizer_json(std::string_view json_text, const std::string&
       Normalizer::from_json(fields.get_or<nlohmann::json>("normalizer", nullptr), origin),
       PreTokenizer::from_json(fields.get_or<nlohmann::json>("pre_tokenizer", nullptr), origin), std::move(model));
   return data;
+}
+
+TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
+  const nlohmann::json doc = parse_json_text(json_text, origin);
+  try {
+    return tokenizer_json_from(doc, origin);
+  } catch (const nlohmann::json::exception& e) {  // a value of an unexpected JSON type somewhere
+    fail(ErrorCode::InvalidFormat, "{}: {}", origin, e.what());
+  }
 }
 
 }  // namespace izwi

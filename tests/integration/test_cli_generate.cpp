@@ -3,30 +3,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
 #include <sstream>
 
+#include "common/cli_run.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
+#include "common/text_model.h"
+#include "izwi/tokenizer.h"
 
 namespace izwi {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;  ///< stdout and stderr together
-};
-
-CliRun run_cli(const std::string& args) {
-  const std::string command = std::string(IZWI_BINARY_DIR) + "/examples/izwi-generate " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
+testing::CliRun run_cli(const std::string& args) { return testing::run_example("izwi-generate", args); }
 
 std::string join(const std::vector<int32_t>& ids) {
   std::string s;
@@ -41,7 +29,7 @@ TEST(CliGenerate, JsonLinesInIndexOrderMatchTheReference) {
   for (int c = 0; c < 7; ++c) file += join(ref.ids("case" + std::to_string(c) + ".prompt")) + "\n";
   const std::string prompts = dir.write("prompts.txt", file);
   for (const char* mode : {"", "--sequential"}) {
-    const CliRun run = run_cli("--model " + testing::fixture_dir("llama-tiny") + " --prompt-ids-file " + prompts +
+    const testing::CliRun run = run_cli("--model " + testing::fixture_dir("llama-tiny") + " --prompt-ids-file " + prompts +
                             " --max-tokens 24 --min-tokens 24 --json " + mode);
     ASSERT_EQ(run.exit_code, 0) << run.out;
     std::istringstream lines(run.out);
@@ -61,21 +49,48 @@ TEST(CliGenerate, JsonLinesInIndexOrderMatchTheReference) {
 }
 
 TEST(CliGenerate, PromptIdsAndSamplingFlags) {
-  const CliRun greedy = run_cli("--model " + testing::fixture_dir("qwen3-tiny") + " --prompt-ids 1,2,3 --max-tokens 5 --json");
+  const testing::CliRun greedy = run_cli("--model " + testing::fixture_dir("qwen3-tiny") + " --prompt-ids 1,2,3 --max-tokens 5 --json");
   ASSERT_EQ(greedy.exit_code, 0) << greedy.out;
   EXPECT_EQ(nlohmann::json::parse(greedy.out).at("tokens").size(), 5u);
   const std::string sampled = "--model " + testing::fixture_dir("qwen3-tiny") +
                               " --prompt-ids 1,2,3 --max-tokens 8 --temperature 0.8 --top-k 20 --top-p 0.9 --seed 7 --json";
-  const CliRun a = run_cli(sampled), b = run_cli(sampled);
+  const testing::CliRun a = run_cli(sampled), b = run_cli(sampled);
   ASSERT_EQ(a.exit_code, 0) << a.out;
   EXPECT_EQ(a.out.substr(0, a.out.find("ttft")), b.out.substr(0, b.out.find("ttft")));
+}
+
+TEST(CliGenerate, TextPromptPrintsTextWhenTheFolderHasATokenizer) {
+  testing::TempDir dir;
+  const std::string model = "--model " + testing::write_text_model(dir.path());
+  const testing::CliRun run = run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") +
+                                      " --max-tokens 12 --min-tokens 12 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json line = nlohmann::json::parse(run.out);
+  const Tokenizer tokenizer = Tokenizer::from_dir(dir.path());
+  const std::vector<int32_t> tokens = line.at("tokens").get<std::vector<int32_t>>();
+  EXPECT_EQ(tokens.size(), 12u);
+  EXPECT_EQ(line.at("text").get<std::string>(), tokenizer.decode(tokens, /*skip_special_tokens=*/true));
+  // The same prompt as ids gives the same tokens.
+  std::string ids;
+  for (int32_t id : tokenizer.encode("Hello, world", true)) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const testing::CliRun by_ids = run_cli(model + " --prompt-ids " + ids + " --max-tokens 12 --min-tokens 12 --json");
+  EXPECT_EQ(nlohmann::json::parse(by_ids.out).at("tokens"), line.at("tokens"));
+  // A stop string taken from the text ends it early.
+  const std::string text = line.at("text").get<std::string>();
+  ASSERT_GE(text.size(), 4u);
+  const std::string stop = text.substr(text.size() / 2, 2);
+  const testing::CliRun stopped = run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") +
+                                          " --max-tokens 12 --min-tokens 12 --json --stop " + testing::shell_quoted(stop));
+  EXPECT_EQ(nlohmann::json::parse(stopped.out).at("text"), text.substr(0, text.find(stop)));
+  EXPECT_EQ(nlohmann::json::parse(stopped.out).at("finish_reason"), "stop");
 }
 
 TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
   const std::string model = "--model " + testing::fixture_dir("llama-tiny");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--prompt-ids 1,2", "--model is required"},
-      {model, "one of --prompt-ids or --prompt-ids-file is required"},
+      {model, "one of --prompt-ids, --prompt-ids-file or --prompt is required"},
+      {model + " --prompt hello", "needs a tokenizer"},
       {model + " --prompt-ids 1,x,3", "'x' is not a token id"},
       {model + " --prompt-ids 1,,3", "empty entry"},
       {model + " --prompt-ids 1,99999", "outside the vocabulary"},
@@ -84,9 +99,9 @@ TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
       {model + " --prompt-ids 1 --top-p 2", "top_p"},
   };
   for (const auto& [args, expected] : cases) {
-    const CliRun run = run_cli(args);
+    const testing::CliRun run = run_cli(args);
     EXPECT_NE(run.exit_code, 0) << args;
-    EXPECT_NE(run.out.find(expected), std::string::npos) << args << " printed: " << run.out;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
   }
 }
 

@@ -3,44 +3,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "common/cli_run.h"
 #include "common/temp_dir.h"
 #include "common/tokenizer_files.h"
 
 namespace izwi {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;  ///< stdout
-  std::string err;  ///< stderr
-};
+using testing::shell_quoted;
 
-CliRun run_cli(const std::string& args) {
-  testing::TempDir scratch;
-  const std::string command = std::string(IZWI_BINARY_DIR) + "/examples/izwi-tokenize " + args + " 2>" +
-                              scratch.file("stderr");
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  std::ifstream err_in(scratch.file("stderr"));
-  std::stringstream err;
-  err << err_in.rdbuf();
-  return {WEXITSTATUS(status), output, err.str()};
-}
-
-// Single-quoted for the shell.
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+testing::CliRun run_cli(const std::string& args) { return testing::run_example("izwi-tokenize", args); }
 
 nlohmann::json reference_cases() {
   std::ifstream in(testing::tokenizer_fixture("tokenizer-qwen2-style") + "/reference.json");
@@ -57,13 +32,13 @@ TEST(CliTokenize, TextToJsonIdsAndBack) {
     if (text.find("world") == std::string::npos && text.find("<|") == std::string::npos && text.find("caf") == std::string::npos) {
       continue;
     }
-    const CliRun run = run_cli(kTokenizer + " --text " + quoted(text) + " --json");
+    const testing::CliRun run = run_cli(kTokenizer + " --text " + shell_quoted(text) + " --json");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(nlohmann::json::parse(run.out).at("ids"), c.at("ids")) << text;
   }
-  const CliRun plain = run_cli(kTokenizer + " --text 'Hello, world!'");
+  const testing::CliRun plain = run_cli(kTokenizer + " --text 'Hello, world!'");
   EXPECT_EQ(plain.out, "45,359,317,17,378,270,81,73,6\n");
-  const CliRun decoded = run_cli(kTokenizer + " --decode 45,359,317,17,378,270,81,73,6");
+  const testing::CliRun decoded = run_cli(kTokenizer + " --decode 45,359,317,17,378,270,81,73,6");
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
   EXPECT_EQ(decoded.out, "Hello, world!\n");
   EXPECT_EQ(run_cli(kTokenizer + " --decode 0,45 --skip-special-tokens --json").out, "{\"text\":\"H\"}\n");
@@ -79,7 +54,7 @@ TEST(CliTokenize, TextFileGivesOneLinePerTextWithEscapes) {
     file += line + "\n";
     expected.push_back(c.at("ids"));
   }
-  const CliRun run = run_cli(kTokenizer + " --json --text-file " + dir.write("texts.txt", file));
+  const testing::CliRun run = run_cli(kTokenizer + " --json --text-file " + dir.write("texts.txt", file));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::istringstream lines(run.out);
   std::string line;
@@ -91,7 +66,7 @@ TEST(CliTokenize, TextFileGivesOneLinePerTextWithEscapes) {
   }
   EXPECT_EQ(index, expected.size());
   EXPECT_EQ(run_cli(kTokenizer + " --text-file " + dir.write("slash.txt", "a\\\\b\\nc\n")).out,
-            run_cli(kTokenizer + " --text " + quoted("a\\b\nc")).out);
+            run_cli(kTokenizer + " --text " + shell_quoted("a\\b\nc")).out);
 }
 
 TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
@@ -108,7 +83,7 @@ TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
       {kTokenizer + " --text-file " + dir.write("bad_utf8.txt", "ok\nab\xC3\n"), "bad_utf8.txt:2: text to encode is not valid UTF-8"},
   };
   for (const auto& [args, expected] : cases) {
-    const CliRun run = run_cli(args);
+    const testing::CliRun run = run_cli(args);
     EXPECT_NE(run.exit_code, 0) << args;
     EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
   }

@@ -87,6 +87,15 @@ TEST(ChatTemplate, MistralForTekkenWithSystemPrependedToTheFirstUserTurn) {
             std::string::npos);
 }
 
+TEST(ChatTemplate, TemplateFromChatTemplateJinjaFile) {
+  testing::TempDir dir;
+  testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), nlohmann::json{{"bos_token", "<|endoftext|>"}});
+  dir.write("chat_template.jinja", "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
+  const Tokenizer t = Tokenizer::from_dir(dir.path());
+  EXPECT_EQ(t.chat_template(), "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
+  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}, ChatOptions{false}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
+}
+
 TEST(ChatTemplate, NamedTemplateListPicksDefault) {
   testing::TempDir dir;
   const nlohmann::json config = {

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "common/error_message.h"
 #include "common/random_text.h"
@@ -52,6 +54,31 @@ TEST_P(TokenizerProperties, InvalidUtf8IsRejectedWithTheByteOffset) {
       EXPECT_NE(std::string(e.what()).find("at byte offset " + std::to_string(offset)), std::string::npos) << e.what();
     }
   }
+}
+
+TEST_P(TokenizerProperties, ConcurrentEncodesMatchSequentialOnes) {
+  // Threads share the pre-token cache; results must not depend on who filled it.
+  const Tokenizer t = tokenizer();
+  std::mt19937 rng(99);
+  std::vector<std::string> texts(64);
+  for (std::string& text : texts) text = testing::random_unicode_text(rng, 60) + " the cache the cache";
+  const Tokenizer separate = tokenizer();  // its own cache
+  std::vector<std::vector<int32_t>> expected;
+  for (const std::string& text : texts) expected.push_back(separate.encode(text));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&, w] {
+      for (int round = 0; round < 20; ++round) {
+        for (size_t i = 0; i < texts.size(); ++i) {
+          const size_t k = (i * 7 + w + round) % texts.size();
+          if (t.encode(texts[k]) != expected[k]) ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerProperties,

@@ -1,0 +1,151 @@
+// izwi-asr-bench: how many live transcription streams this machine serves in real time.
+//
+//   izwi-asr-bench --model DIR [--streams 1,2,4,8,16] [--seconds 10] [--chunk-ms 80]
+//                  [--pad-id 32] [--json]
+//
+// For each stream count N, N producer threads push synthetic audio at the audio's own pace in
+// --chunk-ms chunks while the engine decodes all streams together. A token's latency is the time
+// from the arrival of the last sample its position needs to the token's delivery. N streams are
+// "real time" when the p99 latency stays under one second and every stream ends within a second of
+// its audio. With --json the last line is {"results":[{"streams","latency_p50_ms",...}],
+// "max_realtime_streams"}.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "common/cli_parsing.h"
+#include "common/percentile.h"
+#include "izwi/engine.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int32_t kSamplesPerPosition = 1280;  // 80 ms at 16 kHz
+constexpr int32_t kStftLookahead = 200;        // a centered 400-sample window needs 200 samples ahead
+
+struct StreamResult {
+  std::vector<double> latencies_ms;
+  double end_lag_ms = 0;  ///< Last token after the audio's end.
+};
+
+std::vector<float> synthetic_audio(size_t samples, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.05f);
+  std::vector<float> audio(samples);
+  for (size_t i = 0; i < samples; ++i) {
+    audio[i] = 0.3f * std::sin(2.0f * 3.14159265f * 220.0f * static_cast<float>(i) / 16000.0f) + noise(rng);
+  }
+  return audio;
+}
+
+StreamResult run_stream(izwi::Engine& engine, const std::vector<float>& audio, size_t chunk, int32_t pad_id,
+                        Clock::time_point start) {
+  izwi::TranscriptionOptions options;
+  options.pad_token_id = pad_id;
+  izwi::TranscriptionStream stream = engine.start_transcription(options);
+  const int32_t rate = engine.model_info().audio_sample_rate;
+  const int32_t prompt_len = 1 + (options.delay_tokens >= 0 ? options.delay_tokens : 6);
+
+  std::mutex mutex;
+  std::vector<std::pair<size_t, Clock::time_point>> arrivals;  // samples pushed so far, when
+  std::thread producer([&] {
+    for (size_t pos = 0; pos < audio.size(); pos += chunk) {
+      std::this_thread::sleep_until(start + std::chrono::duration<double>(double(pos + chunk) / rate));
+      const size_t n = std::min(chunk, audio.size() - pos);
+      stream.push_audio(audio.data() + pos, n, rate);
+      std::lock_guard<std::mutex> lock(mutex);
+      arrivals.emplace_back(pos + n, Clock::now());
+    }
+    stream.finish_audio();
+  });
+
+  StreamResult result;
+  size_t generated = 0;
+  Clock::time_point last_token = start;
+  while (std::optional<izwi::StreamChunk> piece = stream.next()) {
+    const Clock::time_point now = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t i = 0; i < piece->tokens.size(); ++i, ++generated) {
+      // The token sampled at position prompt_len - 1 + g needs the audio of that position.
+      const size_t needed = (prompt_len + generated) * kSamplesPerPosition + kStftLookahead;
+      auto arrived = std::find_if(arrivals.begin(), arrivals.end(), [&](const auto& a) { return a.first >= needed; });
+      const Clock::time_point at = arrived == arrivals.end() ? arrivals.back().second : arrived->second;
+      result.latencies_ms.push_back(std::chrono::duration<double, std::milli>(now - at).count());
+      last_token = now;
+    }
+  }
+  producer.join();
+  const auto audio_end = start + std::chrono::duration<double>(double(audio.size()) / rate);
+  result.end_lag_ms = std::chrono::duration<double, std::milli>(last_token - audio_end).count();
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Concurrent real-time transcription streams with izwi"};
+  std::string model_dir, streams_list = "1,2,4,8,16";
+  double seconds = 10, chunk_ms = 80;
+  int32_t pad_id = 32;
+  bool json = false;
+  app.add_option("--model", model_dir, "Speech model folder")->required();
+  app.add_option("--streams", streams_list, "Stream counts to try")->capture_default_str();
+  app.add_option("--seconds", seconds, "Audio per stream")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--chunk-ms", chunk_ms, "Push size")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--pad-id", pad_id, "Streaming pad token id")->capture_default_str();
+  app.add_flag("--json", json, "Print a JSON summary last");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
+    izwi::EngineConfig config;
+    config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
+    izwi::Engine engine(model_dir, config);
+    const int32_t rate = engine.model_info().audio_sample_rate;
+    const size_t chunk = static_cast<size_t>(chunk_ms * rate / 1000.0);
+    const std::vector<float> audio = synthetic_audio(static_cast<size_t>(seconds * rate), 7);
+
+    fmt::print("{:>8} {:>14} {:>14} {:>14} {:>14} {:>10}\n", "streams", "latency p50 ms", "latency p90 ms",
+               "latency p99 ms", "end lag ms", "real time");
+    nlohmann::json results = nlohmann::json::array();
+    int32_t max_realtime = 0;
+    for (int32_t n : stream_counts) {
+      const Clock::time_point start = Clock::now() + std::chrono::milliseconds(50);
+      std::vector<StreamResult> per_stream(static_cast<size_t>(n));
+      std::vector<std::thread> threads;
+      for (int32_t i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] { per_stream[static_cast<size_t>(i)] = run_stream(engine, audio, chunk, pad_id, start); });
+      }
+      for (std::thread& t : threads) t.join();
+      std::vector<double> latencies;
+      double worst_end_lag = 0;
+      for (const StreamResult& r : per_stream) {
+        latencies.insert(latencies.end(), r.latencies_ms.begin(), r.latencies_ms.end());
+        worst_end_lag = std::max(worst_end_lag, r.end_lag_ms);
+      }
+      const double p50 = izwi::cli::percentile(latencies, 0.5), p90 = izwi::cli::percentile(latencies, 0.9),
+                   p99 = izwi::cli::percentile(latencies, 0.99);
+      const bool realtime = p99 < 1000.0 && worst_end_lag < 1000.0;
+      if (realtime) max_realtime = std::max(max_realtime, n);
+      fmt::print("{:>8} {:>14.1f} {:>14.1f} {:>14.1f} {:>14.1f} {:>10}\n", n, p50, p90, p99, worst_end_lag,
+                 realtime ? "yes" : "no");
+      results.push_back({{"streams", n}, {"latency_p50_ms", p50}, {"latency_p90_ms", p90}, {"latency_p99_ms", p99},
+                         {"end_lag_ms", worst_end_lag}, {"realtime", realtime}});
+    }
+    fmt::print("max real-time streams: {}\n", max_realtime);
+    if (json) std::cout << nlohmann::json{{"results", results}, {"max_realtime_streams", max_realtime}}.dump() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "izwi-asr-bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,66 @@
+// izwi-chat: an interactive chat with a text model, replies streamed as they are generated.
+//
+//   izwi-chat --model DIR [--system TEXT] [--max-tokens N] [--temperature T] [--top-p P] [--seed S]
+//
+// Each line typed is a user turn; the whole conversation is rendered with the model folder's
+// chat template (ChatML, Llama 3 or Mistral) and sent as one request, so the prefix cache serves
+// the earlier turns. An empty line or end of input quits.
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "izwi/engine.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Chat with a text model through izwi"};
+  std::string model_dir, system_prompt;
+  izwi::GenerationParams params;
+  params.max_tokens = 512;
+  params.temperature = 0.7f;
+  params.top_p = 0.9f;
+  uint64_t seed = 0;
+  app.add_option("--model", model_dir, "Model folder (config.json, safetensors, tokenizer)")->required();
+  app.add_option("--system", system_prompt, "System message");
+  app.add_option("--max-tokens", params.max_tokens, "Reply length at most")->capture_default_str();
+  app.add_option("--temperature", params.temperature, "0 = greedy")->capture_default_str();
+  app.add_option("--top-p", params.top_p, "Nucleus mass")->capture_default_str();
+  auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (seed_opt->count() > 0) params.seed = seed;
+    izwi::Engine engine(model_dir);
+    if (engine.tokenizer() == nullptr) {
+      throw izwi::Error(izwi::ErrorCode::InvalidArgument, "model folder '" + model_dir + "' has no tokenizer");
+    }
+    std::vector<izwi::ChatMessage> conversation;
+    if (!system_prompt.empty()) conversation.push_back({"system", system_prompt});
+    std::string line;
+    while (std::cout << "> " << std::flush && std::getline(std::cin, line) && !line.empty()) {
+      conversation.push_back({"user", line});
+      izwi::Request request;
+      request.messages = conversation;
+      request.params = params;
+      izwi::StreamHandle reply = engine.generate_streaming(request);
+      std::string text;
+      while (std::optional<izwi::StreamChunk> chunk = reply.next()) {
+        std::cout << chunk->text << std::flush;
+        text += chunk->text;
+        if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
+      }
+      std::cout << "\n";
+      conversation.push_back({"assistant", text});
+    }
+  } catch (const izwi::Error& e) {
+    std::cerr << "izwi-chat: " << izwi::to_string(e.code()) << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "izwi-chat: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+// The izwi-transcribe command line contract: whole file and streamed, JSON output, errors.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/cli_run.h"
+#include "common/reference.h"
+#include "common/temp_dir.h"
+
+namespace izwi {
+namespace {
+
+testing::CliRun run_cli(const std::string& args) { return testing::run_example("izwi-transcribe", args); }
+
+const std::string kModel = "--model " + testing::fixture_dir("voxtral-realtime-tiny");
+const std::string kAudio = " --audio " + testing::fixture_dir("voxtral-realtime-tiny") + "/audio.wav";
+
+TEST(CliTranscribe, JsonTokensMatchTheReferenceWholeAndStreamed) {
+  const nlohmann::json expected = testing::ReferenceTensors("voxtral-realtime-tiny").ids("generated");
+  for (const char* mode : {"", " --stream", " --stream --chunk-ms 37", " --stream --chunk-ms 1000"}) {
+    const testing::CliRun run = run_cli(kModel + kAudio + " --pad-id 32 --delay-tokens 6 --json" + mode);
+    ASSERT_EQ(run.exit_code, 0) << mode << ": " << run.err;
+    const nlohmann::json line = nlohmann::json::parse(run.out);
+    EXPECT_EQ(line.at("tokens"), expected) << mode;
+    EXPECT_TRUE(line.at("text").is_string());
+    EXPECT_NEAR(line.at("audio_seconds").get<double>(), 2.37, 0.01);
+    EXPECT_GT(line.at("rtf").get<double>(), 0.0);
+  }
+}
+
+TEST(CliTranscribe, ErrorsGoToStderrWithANonZeroExit) {
+  testing::TempDir dir;
+  const std::string text_file = dir.write("notes.wav", "this is not audio");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kAudio, "--model is required"},
+      {kModel + " --audio /no/such/file.wav --pad-id 32", "/no/such/file.wav"},
+      {kModel + " --audio " + text_file + " --pad-id 32", "notes.wav"},
+      {kModel + kAudio, "pad_token_id is required"},
+      {kModel + kAudio + " --pad-id 99999", "outside the vocabulary"},
+      {"--model " + testing::fixture_dir("llama-tiny") + kAudio, "does not transcribe audio"},
+      {kModel + kAudio + " --pad-id 32 --stream --chunk-ms 0", "chunk-ms"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const testing::CliRun run = run_cli(args);
+    EXPECT_NE(run.exit_code, 0) << args;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace izwi
