@@ -147,7 +147,8 @@ int sndfile_format(AudioFileFormat format) {
 
 AudioBuffer read_audio(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(ErrorCode::NotFound, "audio file '{}' does not exist", path);
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail(ErrorCode::NotFound, "audio file '{}' does not exist or is not a file", path);
   if (std::filesystem::file_size(path, ec) == 0) fail(ErrorCode::InvalidFormat, "audio file '{}' is empty", path);
   SF_INFO info{};
   SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
