@@ -1,7 +1,7 @@
 // izwi-asr-bench: how many live transcription streams this machine serves in real time.
 //
 //   izwi-asr-bench --model DIR [--streams 1,2,4,8,16] [--seconds 10] [--chunk-ms 80]
-//                  [--pad-id 32] [--json]
+//                  [--pad-id 32] [--weight-dtype auto|bfloat16] [--json]
 //
 // For each stream count N, N producer threads push synthetic audio at the audio's own pace in
 // --chunk-ms chunks while the engine decodes all streams together. A token's latency is the time
@@ -98,17 +98,19 @@ int main(int argc, char** argv) {
   double seconds = 10, chunk_ms = 80;
   int32_t pad_id = 32;
   bool json = false;
+  izwi::EngineConfig config;
   app.add_option("--model", model_dir, "Speech model folder")->required();
   app.add_option("--streams", streams_list, "Stream counts to try")->capture_default_str();
   app.add_option("--seconds", seconds, "Audio per stream")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--chunk-ms", chunk_ms, "Push size")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--pad-id", pad_id, "Streaming pad token id")->capture_default_str();
+  app.add_option("--weight-dtype", config.weight_dtype, "Weights in memory: auto (= compute dtype) or bfloat16")
+      ->capture_default_str();
   app.add_flag("--json", json, "Print a JSON summary last");
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-asr-bench", [&] {
     const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
-    izwi::EngineConfig config;
     config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
     izwi::Engine engine(model_dir, config);
     const int32_t rate = engine.model_info().audio_sample_rate;
