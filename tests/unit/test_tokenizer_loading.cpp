@@ -52,6 +52,19 @@ TEST(TokenizerLoading, IgnoreMergesTakesAWholeVocabularyEntry) {
   EXPECT_EQ(load(b, j).encode("xyz"), (std::vector<int32_t>{260}));
 }
 
+TEST(TokenizerLoading, PreTokenizerStepsApplyInOrder) {
+  TempDir a, b;
+  nlohmann::json j = tiny_tokenizer_json();
+  j["pre_tokenizer"]["add_prefix_space"] = true;  // GPT-2 style: a space before the text
+  EXPECT_EQ(load(a, j).encode("hello"), (std::vector<int32_t>{' ', 259}));
+  // A literal Split isolates each "l", so "ll" can no longer merge.
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"String", "l"}}}, {"behavior", "Isolated"}, {"invert", false}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  EXPECT_EQ(load(b, j).encode("hello"), (std::vector<int32_t>{256, 'l', 'l', 'o'}));
+}
+
 TEST(TokenizerLoading, AddedTokensMatchBeforeBpeWithLstrip) {
   TempDir dir;
   const Tokenizer t = load(dir, tiny_tokenizer_json());
