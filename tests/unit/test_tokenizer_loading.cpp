@@ -77,6 +77,25 @@ TEST(TokenizerLoading, AddedTokensMatchBeforeBpeWithLstrip) {
   EXPECT_EQ(t.decode({256, 301, 256}, false), "he<|eot_id|>he");
 }
 
+TEST(TokenizerLoading, AddedTokenOptionsRstripSingleWordNormalized) {
+  TempDir dir;
+  nlohmann::json j = tiny_tokenizer_json();
+  const auto added = [](int id, const std::string& content, bool single_word, bool rstrip, bool normalized) {
+    return nlohmann::json{{"id", id},         {"content", content}, {"single_word", single_word}, {"lstrip", false},
+                          {"rstrip", rstrip}, {"normalized", normalized}, {"special", false}};
+  };
+  j["added_tokens"].push_back(added(304, "caf\xC3\xA9", false, false, true));
+  j["added_tokens"].push_back(added(305, "end", true, false, false));
+  j["added_tokens"].push_back(added(306, "<r>", false, true, false));
+  const Tokenizer t = load(dir, j);
+  // Matched after NFC: the decomposed e + U+0301 composes to the token's é.
+  EXPECT_EQ(t.encode("cafe\xCC\x81"), (std::vector<int32_t>{304}));
+  // Only as a word of its own.
+  EXPECT_EQ(t.encode("endless end"), (std::vector<int32_t>{'e', 'n', 'd', 'l', 'e', 's', 's', ' ', 305}));
+  // Swallows the spaces on its right.
+  EXPECT_EQ(t.encode("<r>   he"), (std::vector<int32_t>{306, 256}));
+}
+
 TEST(TokenizerLoading, TemplateProcessingAddsBosOnlyWithSpecialTokens) {
   TempDir dir;
   nlohmann::json j = tiny_tokenizer_json();
