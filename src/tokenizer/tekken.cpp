@@ -95,9 +95,7 @@ class Tekken : public TextModel {
   TokenCache cache_;
 };
 
-}  // namespace
-
-static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& origin) {
+TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   const auto config = fields.object("config");
   if (!config) fail(ErrorCode::InvalidFormat, "{}: required field 'config' is missing", origin);
@@ -149,6 +147,8 @@ static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::stri
   data.model = std::make_unique<Tekken>(pattern, std::move(rank_bytes), num_special, origin);
   return data;
 }
+
+}  // namespace
 
 TokenizerData load_tekken_json(std::string_view json_text, const std::string& origin) {
   const nlohmann::json doc = parse_json_text(json_text, origin);
