@@ -21,7 +21,7 @@ struct ChatOptions {
 enum class ChatTemplateFamily {
   ChatML,  ///< <|im_start|>role\ncontent<|im_end|>\n (Qwen2/3, LFM2)
   Llama3,  ///< <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
-  Mistral, ///< <s>[INST] user [/INST]assistant</s>
+  Mistral, ///< <s>[INST] user [/INST]assistant</s> (no spaces inside [INST]..[/INST] for tekken)
 };
 
 /// "ChatML", "Llama3" or "Mistral".

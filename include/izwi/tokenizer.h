@@ -20,9 +20,8 @@ class Tokenizer {
  public:
   /// Loads a model folder: tekken.json if present, else tokenizer.json, plus tokenizer_config.json,
   /// generation_config.json and chat_template.jinja when present (BOS/EOS, add_bos_token, chat
-  /// template). Throws
-  /// izwi::Error: NotFound (no folder / no tokenizer file), InvalidFormat (malformed file),
-  /// Unsupported (a component izwi does not implement, named in the message).
+  /// template). Throws izwi::Error: NotFound (no folder / no tokenizer file), InvalidFormat
+  /// (malformed file), Unsupported (a component izwi does not implement, named in the message).
   static Tokenizer from_dir(const std::string& dir);
 
   /// Token ids of UTF-8 `text`; special-token strings in the text become their ids. With
@@ -47,7 +46,8 @@ class Tokenizer {
   /// eos_token_id (one or a list), without repeats.
   std::vector<int32_t> eos_ids() const;
 
-  /// The Jinja text of tokenizer_config.json's chat_template, else of chat_template.jinja ("" if none).
+  /// The Jinja text of tokenizer_config.json's chat_template, else of chat_template.jinja
+  /// ("" if none).
   const std::string& chat_template() const;
   /// The format apply_chat_template renders, if the folder has one.
   std::optional<ChatTemplateFamily> chat_template_family() const;

@@ -33,13 +33,15 @@ std::string llama3(const std::vector<ChatMessage>& messages, const ChatOptions& 
 
 // Mistral instruct: BOS, then "[INST] user [/INST]" and "assistant</s>" turns; a system
 // message is prepended to the next user message. The [/INST] already prompts the assistant.
-std::string mistral(const std::vector<ChatMessage>& messages, const std::string& bos) {
+// Tekken-era templates (Mistral Nemo, mistral_common v3+) put no spaces inside [INST] ... [/INST].
+std::string mistral(const std::vector<ChatMessage>& messages, const std::string& bos, bool inst_spaces) {
+  const std::string open = inst_spaces ? "[INST] " : "[INST]", close = inst_spaces ? " [/INST]" : "[/INST]";
   std::string out = bos, system;
   for (const ChatMessage& m : messages) {
     if (m.role == "system") {
       system += (system.empty() ? "" : "\n\n") + m.content;
     } else if (m.role == "user") {
-      out += "[INST] " + (system.empty() ? "" : system + "\n\n") + m.content + " [/INST]";
+      out += open + (system.empty() ? "" : system + "\n\n") + m.content + close;
       system.clear();
     } else if (m.role == "assistant") {
       out += m.content + "</s>";
@@ -79,11 +81,11 @@ std::optional<ChatTemplateFamily> detect_chat_family(const std::string& jinja, b
 }
 
 std::string render_chat(ChatTemplateFamily family, const std::vector<ChatMessage>& messages, const ChatOptions& options,
-                        const std::string& bos) {
+                        const std::string& bos, bool inst_spaces) {
   switch (family) {
     case ChatTemplateFamily::ChatML: return chatml(messages, options, bos);
     case ChatTemplateFamily::Llama3: return llama3(messages, options, bos);
-    case ChatTemplateFamily::Mistral: return mistral(messages, bos);
+    case ChatTemplateFamily::Mistral: return mistral(messages, bos, inst_spaces);
   }
   fail(ErrorCode::Internal, "unknown chat template family");
 }

@@ -17,8 +17,9 @@ std::optional<ChatTemplateFamily> detect_chat_family(const std::string& jinja, b
                                                      const std::function<bool(std::string_view)>& has_token);
 
 /// The prompt text. `bos` is put first where the format (or, for ChatML, the Jinja text) starts
-/// with the BOS token.
+/// with the BOS token. `inst_spaces` (Mistral only): "[INST] user [/INST]" rather than
+/// "[INST]user[/INST]".
 std::string render_chat(ChatTemplateFamily family, const std::vector<ChatMessage>& messages, const ChatOptions& options,
-                        const std::string& bos);
+                        const std::string& bos, bool inst_spaces);
 
 }  // namespace izwi

@@ -31,7 +31,8 @@ Regex::Regex(const std::string& pattern, bool literal, const std::string& origin
   compiled_->origin = origin;
   int error = 0;
   PCRE2_SIZE error_offset = 0;
-  const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2 refuses UCP together with LITERAL (a literal has no character classes anyway).
+  const uint32_t options = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   compiled_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &error,
                                   &error_offset, nullptr);
   if (compiled_->code == nullptr) {

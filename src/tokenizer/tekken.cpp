@@ -95,9 +95,7 @@ class Tekken : public TextModel {
   TokenCache cache_;
 };
 
-}  // namespace
-
-static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& origin) {
+TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   const auto config = fields.object("config");
   if (!config) fail(ErrorCode::InvalidFormat, "{}: required field 'config' is missing", origin);
@@ -108,9 +106,12 @@ static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::stri
   if (!vocab.is_array() || !specials.is_array()) {
     fail(ErrorCode::InvalidFormat, "{}: 'vocab' and 'special_tokens' must be lists", origin);
   }
-  if (num_special < static_cast<int32_t>(specials.size())) {
-    fail(ErrorCode::InvalidFormat, "{}: config.default_num_special_tokens ({}) is below the {} special tokens listed",
-         origin, num_special, specials.size());
+  // Unlisted special ids get filler names; the bound keeps a hostile count from allocating gigabytes.
+  constexpr int32_t kMaxUnlistedSpecial = 1 << 16;
+  if (num_special < static_cast<int32_t>(specials.size()) ||
+      num_special - static_cast<int64_t>(specials.size()) > kMaxUnlistedSpecial) {
+    fail(ErrorCode::InvalidFormat, "{}: config.default_num_special_tokens ({}) is below the {} special tokens listed "
+         "or more than {} above", origin, num_special, specials.size(), kMaxUnlistedSpecial);
   }
   // As mistral_common does: the vocabulary is cut to default_vocab_size ids in all.
   const int64_t vocab_size = config->get_or<int64_t>("default_vocab_size", num_special + static_cast<int64_t>(vocab.size()));
@@ -146,6 +147,8 @@ static TokenizerData tekken_json_from(const nlohmann::json& doc, const std::stri
   data.model = std::make_unique<Tekken>(pattern, std::move(rank_bytes), num_special, origin);
   return data;
 }
+
+}  // namespace
 
 TokenizerData load_tekken_json(std::string_view json_text, const std::string& origin) {
   const nlohmann::json doc = parse_json_text(json_text, origin);

@@ -237,7 +237,9 @@ std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messa
       bos = impl_->bos ? impl_->bos_text : (impl_->find("<s>") ? "<s>" : "");
       break;
   }
-  return render_chat(*impl_->family, messages, options, bos);
+  // SentencePiece-era Mistral templates write '[INST] ' with a space; tekken ones do not.
+  const bool inst_spaces = impl_->chat_template.find("[INST] ") != std::string::npos;
+  return render_chat(*impl_->family, messages, options, bos, inst_spaces);
 }
 
 std::vector<int32_t> Tokenizer::encode_chat(const std::vector<ChatMessage>& messages, const ChatOptions& options) const {

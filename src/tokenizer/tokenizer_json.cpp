@@ -45,7 +45,9 @@ void TokenizerData::set(int32_t id, std::string bytes, TokenKind kind) {
   kinds[id] = kind;
 }
 
-static TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& origin) {
+namespace {
+
+TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   for (const char* key : {"truncation", "padding"}) {
     if (fields.has(key)) fail(ErrorCode::Unsupported, "{}: '{}' is not supported (izwi never truncates or pads)", origin, key);
@@ -99,6 +101,8 @@ static TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::s
       PreTokenizer::from_json(fields.get_or<nlohmann::json>("pre_tokenizer", nullptr), origin), std::move(model));
   return data;
 }
+
+}  // namespace
 
 TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
   const nlohmann::json doc = parse_json_text(json_text, origin);

@@ -79,7 +79,7 @@ TEST(ChatTemplate, MistralForTekkenWithSystemPrependedToTheFirstUserTurn) {
   const Tokenizer t = Tokenizer::from_dir(testing::tokenizer_fixture("tokenizer-tekken-small"));
   ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
   EXPECT_EQ(t.apply_chat_template(kConversation),
-            "<s>[INST] You are terse.\n\nHi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
+            "<s>[INST]You are terse.\n\nHi there[/INST]Hello.</s>[INST]  Bye  [/INST]");
   const std::vector<int32_t> ids = t.encode_chat({{"user", "Hi"}});
   EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.begin() + 2), (std::vector<int32_t>{1, 3}));
   EXPECT_EQ(ids.back(), 4);
@@ -94,6 +94,26 @@ TEST(ChatTemplate, TemplateFromChatTemplateJinjaFile) {
   const Tokenizer t = Tokenizer::from_dir(dir.path());
   EXPECT_EQ(t.chat_template(), "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
   EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}, ChatOptions{false}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
+}
+
+TEST(ChatTemplate, MistralWithSpacesWhenTheJinjaHasThem) {
+  // Mistral-7B-Instruct v0.1-v0.3 (SentencePiece): '[INST] ' + content + ' [/INST]'.
+  testing::TempDir dir;
+  const nlohmann::json config = {
+      {"chat_template", "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+                        "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ "
+                        "message['content'] + eos_token }}{% endif %}{% endfor %}"}};
+  nlohmann::json j = fixture_json("tokenizer-qwen2-style");
+  int32_t id = 3000;
+  for (const char* name : {"<s>", "</s>", "[INST]", "[/INST]"}) {
+    j["added_tokens"].push_back({{"id", id++}, {"content", name}, {"single_word", false}, {"lstrip", false},
+                                 {"rstrip", false}, {"normalized", false}, {"special", true}});
+  }
+  const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, config));
+  ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
+  EXPECT_EQ(t.apply_chat_template(kConversation),
+            "<s>[INST] You are terse.\n\nHi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
+  EXPECT_EQ(t.encode_chat({{"user", "Hi"}}).front(), 3000);
 }
 
 TEST(ChatTemplate, NamedTemplateListPicksDefault) {

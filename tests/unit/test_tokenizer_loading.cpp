@@ -52,6 +52,19 @@ TEST(TokenizerLoading, IgnoreMergesTakesAWholeVocabularyEntry) {
   EXPECT_EQ(load(b, j).encode("xyz"), (std::vector<int32_t>{260}));
 }
 
+TEST(TokenizerLoading, PreTokenizerStepsApplyInOrder) {
+  TempDir a, b;
+  nlohmann::json j = tiny_tokenizer_json();
+  j["pre_tokenizer"]["add_prefix_space"] = true;  // GPT-2 style: a space before the text
+  EXPECT_EQ(load(a, j).encode("hello"), (std::vector<int32_t>{' ', 259}));
+  // A literal Split isolates each "l", so "ll" can no longer merge.
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"String", "l"}}}, {"behavior", "Isolated"}, {"invert", false}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  EXPECT_EQ(load(b, j).encode("hello"), (std::vector<int32_t>{256, 'l', 'l', 'o'}));
+}
+
 TEST(TokenizerLoading, AddedTokensMatchBeforeBpeWithLstrip) {
   TempDir dir;
   const Tokenizer t = load(dir, tiny_tokenizer_json());
@@ -62,6 +75,25 @@ TEST(TokenizerLoading, AddedTokensMatchBeforeBpeWithLstrip) {
   EXPECT_FALSE(t.is_special(303));
   EXPECT_EQ(t.decode({256, 301, 256}, true), "hehe");
   EXPECT_EQ(t.decode({256, 301, 256}, false), "he<|eot_id|>he");
+}
+
+TEST(TokenizerLoading, AddedTokenOptionsRstripSingleWordNormalized) {
+  TempDir dir;
+  nlohmann::json j = tiny_tokenizer_json();
+  const auto added = [](int id, const std::string& content, bool single_word, bool rstrip, bool normalized) {
+    return nlohmann::json{{"id", id},         {"content", content}, {"single_word", single_word}, {"lstrip", false},
+                          {"rstrip", rstrip}, {"normalized", normalized}, {"special", false}};
+  };
+  j["added_tokens"].push_back(added(304, "caf\xC3\xA9", false, false, true));
+  j["added_tokens"].push_back(added(305, "end", true, false, false));
+  j["added_tokens"].push_back(added(306, "<r>", false, true, false));
+  const Tokenizer t = load(dir, j);
+  // Matched after NFC: the decomposed e + U+0301 composes to the token's é.
+  EXPECT_EQ(t.encode("cafe\xCC\x81"), (std::vector<int32_t>{304}));
+  // Only as a word of its own.
+  EXPECT_EQ(t.encode("endless end"), (std::vector<int32_t>{'e', 'n', 'd', 'l', 'e', 's', 's', ' ', 305}));
+  // Swallows the spaces on its right.
+  EXPECT_EQ(t.encode("<r>   he"), (std::vector<int32_t>{306, 256}));
 }
 
 TEST(TokenizerLoading, TemplateProcessingAddsBosOnlyWithSpecialTokens) {
