@@ -42,7 +42,7 @@ TEST(CliTokenize, TextToJsonIdsAndBack) {
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
   EXPECT_EQ(decoded.out, "Hello, world!\n");
   EXPECT_EQ(run_cli(kTokenizer + " --decode 0,45 --skip-special-tokens --json").out, "{\"text\":\"H\"}\n");
-  const CliRun with_bos =
+  const testing::CliRun with_bos =
       run_cli("--tokenizer " + testing::tokenizer_fixture("tokenizer-tekken-small") + " --text hi --add-special-tokens");
   EXPECT_EQ(with_bos.out.substr(0, 2), "1,") << with_bos.err;
 }
