@@ -6,8 +6,10 @@
 #include <benchmark/benchmark.h>
 
 #include <thread>
+#include <vector>
 
 #include "kernels/cpu/linear_cpu.h"
+#include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/paged_attention_cpu.h"
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
@@ -32,6 +34,32 @@ void BM_Linear(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * w.numel() * static_cast<int64_t>(w.element_size()));
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * out * in * tokens * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+// One token through a stack of `layers` distinct [out, in] matrices, 256 MB and more in total:
+// every byte comes from DRAM, as in a decode step. Args: layers, out, in, bf16.
+void BM_LinearStackFromDram(benchmark::State& state) {
+  const int64_t layers = state.range(0), out = state.range(1), in = state.range(2);
+  const bool bf16 = state.range(3) != 0;
+  std::vector<at::Tensor> weights;
+  for (int64_t l = 0; l < layers; ++l) weights.push_back((at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat));
+  const at::Tensor x = at::randn({1, in});
+  at::Tensor y = at::empty({1, out});
+  for (auto _ : state) {
+    for (const at::Tensor& w : weights) {
+      izwi::linear_cpu(x.data_ptr<float>(), 1, in, w.data_ptr(), bf16 ? WeightFormat::BF16 : WeightFormat::F32, out,
+                       nullptr, y.data_ptr<float>());
+    }
+    benchmark::DoNotOptimize(y.data_ptr<float>());
+  }
+  state.SetBytesProcessed(state.iterations() * layers * weights[0].numel() * static_cast<int64_t>(weights[0].element_size()));
+}
+
+// The streaming read bandwidth izwi-bench divides by (1 GiB, all threads).
+void BM_ReadBandwidth(benchmark::State& state) {
+  double gbps = 0;
+  for (auto _ : state) gbps = izwi::measure_read_bandwidth_gbps();
+  state.counters["GB/s"] = gbps;
 }
 
 void BM_LinearTorch(benchmark::State& state) {
@@ -113,6 +141,8 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_Linear)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); })->UseRealTime();
+BENCHMARK(BM_LinearStackFromDram)->Args({32, 2048, 2048, 0})->Args({32, 2048, 2048, 1})->UseRealTime();
+BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();

@@ -4,8 +4,9 @@
 //              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16] [--json]
 //
 // On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
-// bandwidth / weight bytes. The bench first measures this machine's streaming read bandwidth,
-// then runs the engine and reports the fraction of that bound it reaches.
+// bandwidth / weight bytes. The bench measures this machine's streaming read bandwidth right
+// before and right after the concurrency-1 run (the VM's bandwidth drifts with its neighbours)
+// and reports the fraction of the bound, at their mean, that the engine reaches.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
@@ -47,6 +49,18 @@ struct RunResult {
 // Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
 // decode throughput is measured over the window in which all requests are decoding (after the
 // last first token, before the first request finishes), not diluted by other prompts' prefills.
+// The probe runs on a short-lived thread: an OpenMP team started from this (main) thread would
+// outlive it, and libgomp, counting more threads than cores, would then make the engine's
+// worker team sleep between kernels instead of spinning briefly.
+double probe_bandwidth_gbps() {
+  double gbps = 0;
+  std::thread([&] {
+    at::set_num_threads(at::get_num_threads());
+    gbps = izwi::measure_read_bandwidth_gbps();
+  }).join();
+  return gbps;
+}
+
 RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen, std::mt19937& rng) {
   struct Trace {
     std::vector<Clock::time_point> token_times;
@@ -137,19 +151,26 @@ int main(int argc, char** argv) {
     nlohmann::json report;
     std::vector<RunResult> results;
     double bandwidth = 0;
+    std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
     int64_t weight_bytes = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
-      bandwidth = izwi::measure_read_bandwidth_gbps();
       weight_bytes = engine.model_info().decode_weight_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
-      for (int32_t c : levels) results.push_back(run_concurrency(engine, c, prompt_len, gen, rng));
+      for (int32_t c : levels) {
+        const bool bracket = c == 1 || bandwidth_samples.empty();
+        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+        results.push_back(run_concurrency(engine, c, prompt_len, gen, rng));
+        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+      }
+      bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     }
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     fmt::print("model {}  threads {}  kernels {}  weight dtype {}\n", model_dir, at::get_num_threads(),
                config.use_fast_kernels ? "fast" : "torch", weight_dtype);
-    fmt::print("read bandwidth {:.1f} GB/s, {:.1f} MB of weights per decode step -> roofline {:.1f} tokens/s at batch 1\n\n",
-               bandwidth, weight_bytes / 1e6, roofline_tps);
+    fmt::print("read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
+               "roofline {:.1f} tokens/s at batch 1\n\n",
+               bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
     fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12}\n", "concurrency", "tokens/s", "tokens/s/request",
                "wall tok/s", "TTFT p50 ms", "TTFT p99 ms");
     for (const RunResult& r : results) {
@@ -161,6 +182,7 @@ int main(int argc, char** argv) {
                                    {"ttft_p99_ms", r.ttft_p99_ms}});
     }
     report["bandwidth_gbps"] = bandwidth;
+    report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
     const auto single = std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
     if (single != results.end()) {
