@@ -72,12 +72,11 @@ VoxtralAudioEncoder::State VoxtralAudioEncoder::make_state() const {
   return s;
 }
 
-at::Tensor VoxtralAudioEncoder::attend(const Layer& layer, const at::Tensor& x, at::Tensor& keys, at::Tensor& values,
-                                       int64_t first_pos, const ForwardContext& ctx) const {
+at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values,
+                                       int64_t first_pos) const {
   const VoxtralEncoderConfig& c = config_;
-  const int64_t n = x.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
-  const at::Tensor qkv = layer.qkv(x, ctx);
-  const at::Tensor positions = at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(x.device()));
+  const int64_t n = qkv.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
+  const at::Tensor positions = at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(qkv.device()));
   const at::Tensor q = rope_->apply(qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions);
   const at::Tensor k = rope_->apply(qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions);
   const at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({n, c.num_kv_heads, c.head_dim});
@@ -101,10 +100,10 @@ at::Tensor VoxtralAudioEncoder::attend(const Layer& layer, const at::Tensor& x, 
   const int64_t keep = c.sliding_window > 0 ? std::min<int64_t>(total, c.sliding_window - 1) : total;
   keys = all_k.narrow(0, total - keep, keep).clone();
   values = all_v.narrow(0, total - keep, keep).clone();
-  return layer.out(out, ctx);
+  return out;
 }
 
-at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const {
+at::Tensor VoxtralAudioEncoder::conv_stem(State& state, const at::Tensor& mel) const {
   const VoxtralEncoderConfig& c = config_;
   IZWI_CHECK(mel.dim() == 2 && mel.size(0) == c.mel_bins && mel.size(1) % mel_frames_per_embedding() == 0,
              "mel chunk of shape [{}, {}] is not [{}, k * {}]", mel.size(0), mel.size(1), c.mel_bins,
@@ -115,17 +114,46 @@ at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, cons
   const at::Tensor h1 = at::gelu(at::conv1d(x1.unsqueeze(0), conv1_weight_, conv1_bias_).squeeze(0));
   const at::Tensor x2 = at::cat({state.conv2_tail, h1}, 1);
   state.conv2_tail = h1.narrow(1, h1.size(1) - 1, 1).clone();
-  at::Tensor h = at::gelu(at::conv1d(x2.unsqueeze(0), conv2_weight_, conv2_bias_, /*stride=*/2).squeeze(0)).t().contiguous();
+  return at::gelu(at::conv1d(x2.unsqueeze(0), conv2_weight_, conv2_bias_, /*stride=*/2).squeeze(0)).t().contiguous();
+}
 
-  const int64_t first_pos = state.frames;
+at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const {
+  return encode_batch({Job{&state, mel}}, ctx)[0];
+}
+
+std::vector<at::Tensor> VoxtralAudioEncoder::encode_batch(const std::vector<Job>& jobs, const ForwardContext& ctx) const {
+  const VoxtralEncoderConfig& c = config_;
+  std::vector<at::Tensor> stems;
+  std::vector<int64_t> rows;
+  for (const Job& job : jobs) {
+    stems.push_back(conv_stem(*job.state, job.mel));
+    rows.push_back(stems.back().size(0));
+  }
+  at::Tensor h = stems.size() == 1 ? stems[0] : at::cat(stems, 0);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
-    h = h + attend(layer, layer.attention_norm(h, ctx), state.keys[i], state.values[i], first_pos, ctx);
+    const at::Tensor qkv = layer.qkv(layer.attention_norm(h, ctx), ctx);
+    std::vector<at::Tensor> attended;
+    int64_t offset = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      State& state = *jobs[j].state;
+      attended.push_back(attend(qkv.narrow(0, offset, rows[j]), state.keys[i], state.values[i], state.frames));
+      offset += rows[j];
+    }
+    h = h + layer.out(attended.size() == 1 ? attended[0] : at::cat(attended, 0), ctx);
     h = h + layer.mlp(layer.mlp_norm(h, ctx), ctx);
   }
-  state.frames += h.size(0);
+  for (size_t j = 0; j < jobs.size(); ++j) jobs[j].state->frames += rows[j];
+  // Every stream's frame count is a multiple of `downsample`, so the rows group per stream.
   h = norm_(h, ctx).reshape({h.size(0) / c.downsample, c.hidden_size * c.downsample});
-  return projector_out_(at::gelu(projector_in_(h, ctx)), ctx);
+  const at::Tensor embeddings = projector_out_(at::gelu(projector_in_(h, ctx)), ctx);
+  std::vector<at::Tensor> out;
+  int64_t offset = 0;
+  for (int64_t n : rows) {
+    out.push_back(embeddings.narrow(0, offset, n / c.downsample));
+    offset += n / c.downsample;
+  }
+  return out;
 }
 
 }  // namespace izwi

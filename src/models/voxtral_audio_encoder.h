@@ -53,6 +53,16 @@ class VoxtralAudioEncoder {
   /// mel [mel_bins, n * mel_frames_per_embedding()] -> embeddings [n, text_hidden_size].
   at::Tensor encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const;
 
+  /// One stream's share of a batched encoder call.
+  struct Job {
+    State* state;
+    at::Tensor mel;  ///< [mel_bins, n * mel_frames_per_embedding()]
+  };
+  /// encode() for many streams in one pass: the linear layers run once over all streams' frames
+  /// (their weights are read once per step, not once per stream); the convolutions and attention
+  /// use each stream's own state. Returns one embeddings tensor per job.
+  std::vector<at::Tensor> encode_batch(const std::vector<Job>& jobs, const ForwardContext& ctx) const;
+
  private:
   struct Layer {
     RMSNorm attention_norm;
@@ -60,8 +70,11 @@ class VoxtralAudioEncoder {
     RMSNorm mlp_norm;
     GatedMlp mlp;
   };
-  at::Tensor attend(const Layer& layer, const at::Tensor& x, at::Tensor& keys, at::Tensor& values, int64_t first_pos,
-                    const ForwardContext& ctx) const;
+  /// Causal conv stem over a stream's new mel frames: [frames, hidden].
+  at::Tensor conv_stem(State& state, const at::Tensor& mel) const;
+  /// Sliding-window attention of one stream's rows of `qkv` against its kept K/V (updated), before
+  /// the output projection: [n, heads * head_dim].
+  at::Tensor attend(const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values, int64_t first_pos) const;
 
   VoxtralEncoderConfig config_;
   at::Tensor conv1_weight_, conv1_bias_, conv2_weight_, conv2_bias_;

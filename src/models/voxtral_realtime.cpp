@@ -91,8 +91,25 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::ffn_scales(int64_t delay, co
   return at::cat(scales, 0);
 }
 
+void VoxtralRealtimeForConditionalGeneration::encode_new_audio(const ForwardContext& ctx) const {
+  std::vector<VoxtralAudioEncoder::Job> jobs;
+  std::vector<VoxtralStreamingInput*> streams;
+  for (const SeqSlice& s : ctx.seqs) {
+    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.input);
+    if (audio == nullptr) continue;
+    if (std::optional<VoxtralAudioEncoder::Job> job = audio->encoding_job(s.start_pos + s.length)) {
+      jobs.push_back(*job);
+      streams.push_back(audio);
+    }
+  }
+  if (jobs.empty()) return;
+  const std::vector<at::Tensor> embeddings = encoder_->encode_batch(jobs, ctx);
+  for (size_t i = 0; i < jobs.size(); ++i) streams[i]->complete_encoding(embeddings[i]);
+}
+
 at::Tensor VoxtralRealtimeForConditionalGeneration::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
   at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
+  encode_new_audio(ctx);
   // Audio embeddings are added position by position; each row's FFN scale follows its delay.
   std::map<int64_t, at::Tensor> scales_by_delay;
   std::vector<int64_t> row_delay(static_cast<size_t>(ctx.num_tokens), spec_.default_delay_tokens);

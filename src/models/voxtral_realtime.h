@@ -44,6 +44,8 @@ class VoxtralRealtimeForConditionalGeneration final : public CausalLM {
   };
   /// 1 + ada(t_cond(delay)) for every layer: [layers, hidden].
   at::Tensor ffn_scales(int64_t delay, const ForwardContext& ctx) const;
+  /// Encodes the audio every stream of this step newly needs, all streams in one encoder pass.
+  void encode_new_audio(const ForwardContext& ctx) const;
 
   ModelSpec spec_;
   int64_t hidden_size_ = 0;

@@ -42,17 +42,24 @@ void VoxtralStreamingInput::push_mel(const at::Tensor& frames) {
   mel_frames_ += frames.size(1);
 }
 
-at::Tensor VoxtralStreamingInput::embeddings(int64_t start, int64_t count, const ForwardContext& ctx) {
+std::optional<VoxtralAudioEncoder::Job> VoxtralStreamingInput::encoding_job(int64_t end) {
+  if (std::min<int64_t>(end, audio_positions()) <= embeddings_.size(0)) return std::nullopt;
+  // Every pending complete group at once: one encoder pass per step and stream.
   const int64_t per = encoder_.mel_frames_per_embedding();
-  const int64_t wanted = std::min<int64_t>(start + count, audio_positions()) - embeddings_.size(0);
-  if (wanted > 0) {
-    // Encode every pending complete group at once: one encoder call per step and stream.
-    const at::Tensor mel = at::cat(pending_mel_, 1);
-    const int64_t groups = pending_frames_ / per;
-    const at::Tensor fresh = encoder_.encode(state_, mel.narrow(1, 0, groups * per), ctx);
-    embeddings_ = at::cat({embeddings_, fresh.to(embeddings_.scalar_type())}, 0);
-    pending_mel_.assign(1, mel.narrow(1, groups * per, pending_frames_ - groups * per));
-    pending_frames_ -= groups * per;
+  const at::Tensor mel = at::cat(pending_mel_, 1);
+  const int64_t groups = pending_frames_ / per;
+  pending_mel_.assign(1, mel.narrow(1, groups * per, pending_frames_ - groups * per));
+  pending_frames_ -= groups * per;
+  return VoxtralAudioEncoder::Job{&state_, mel.narrow(1, 0, groups * per)};
+}
+
+void VoxtralStreamingInput::complete_encoding(const at::Tensor& embeddings) {
+  embeddings_ = at::cat({embeddings_, embeddings.to(embeddings_.scalar_type())}, 0);
+}
+
+at::Tensor VoxtralStreamingInput::embeddings(int64_t start, int64_t count, const ForwardContext& ctx) {
+  if (std::optional<VoxtralAudioEncoder::Job> job = encoding_job(start + count)) {
+    complete_encoding(encoder_.encode(*job->state, job->mel, ctx));
   }
   const int64_t have = std::max<int64_t>(0, std::min(start + count, embeddings_.size(0)) - start);
   IZWI_CHECK(have == count || finished_, "positions [{}, {}) requested before their audio arrived", start, start + count);

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <vector>
 
 #include "audio/streaming_log_mel.h"
@@ -28,6 +29,11 @@ class VoxtralStreamingInput final : public StreamingInput {
 
   /// Appends log-mel frames [mel_bins, n] directly (push_audio computes them from samples).
   void push_mel(const at::Tensor& frames);
+  /// The encoder work that brings the embeddings up to position `end` (every pending complete group
+  /// of mel frames), or std::nullopt when they are there already. The model batches these jobs
+  /// across streams and hands each result to complete_encoding().
+  std::optional<VoxtralAudioEncoder::Job> encoding_job(int64_t end);
+  void complete_encoding(const at::Tensor& embeddings);
   /// Embeddings [count, embedding_size] of positions [start, start + count); encodes pending mel
   /// frames as needed. Positions past the end of finished audio get zeros.
   at::Tensor embeddings(int64_t start, int64_t count, const ForwardContext& ctx);
