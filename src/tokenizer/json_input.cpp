@@ -12,6 +12,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
   }
 }
 
+void throw_invalid_format(const std::string& origin, const std::string& what) {
+  fail(ErrorCode::InvalidFormat, "{}: {}", origin, what);
+}
+
 std::string component_type(const nlohmann::json& component) {
   if (component.is_object()) {
     const auto it = component.find("type");

@@ -8,8 +8,22 @@
 
 namespace izwi {
 
+[[noreturn]] void throw_invalid_format(const std::string& origin, const std::string& what);
+
 /// Parses `text`; InvalidFormat naming `origin` on any JSON error (syntax, number out of range).
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
+
+/// read(parse_json_text(text, origin)), where a value of an unexpected JSON type met anywhere
+/// while reading is InvalidFormat naming `origin` too.
+template <typename Read>
+auto read_json_text(std::string_view text, const std::string& origin, Read&& read) {
+  const nlohmann::json doc = parse_json_text(text, origin);
+  try {
+    return read(doc);
+  } catch (const nlohmann::json::exception& e) {
+    throw_invalid_format(origin, e.what());
+  }
+}
 
 /// The "type" of a tokenizer.json component, or its JSON text when it has no string "type".
 std::string component_type(const nlohmann::json& component);

@@ -151,12 +151,7 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
 }  // namespace
 
 TokenizerData load_tekken_json(std::string_view json_text, const std::string& origin) {
-  const nlohmann::json doc = parse_json_text(json_text, origin);
-  try {
-    return tekken_json_from(doc, origin);
-  } catch (const nlohmann::json::exception& e) {  // a value of an unexpected JSON type somewhere
-    fail(ErrorCode::InvalidFormat, "{}: {}", origin, e.what());
-  }
+  return read_json_text(json_text, origin, [&](const nlohmann::json& doc) { return tekken_json_from(doc, origin); });
 }
 
 }  // namespace izwi

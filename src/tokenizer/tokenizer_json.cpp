@@ -105,12 +105,7 @@ TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& 
 }  // namespace
 
 TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
-  const nlohmann::json doc = parse_json_text(json_text, origin);
-  try {
-    return tokenizer_json_from(doc, origin);
-  } catch (const nlohmann::json::exception& e) {  // a value of an unexpected JSON type somewhere
-    fail(ErrorCode::InvalidFormat, "{}: {}", origin, e.what());
-  }
+  return read_json_text(json_text, origin, [&](const nlohmann::json& doc) { return tokenizer_json_from(doc, origin); });
 }
 
 }  // namespace izwi

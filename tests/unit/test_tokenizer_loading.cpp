@@ -159,12 +159,29 @@ TEST(TokenizerLoading, BadJsonNamesTheFile) {
   EXPECT_NE(error_message([&] { Tokenizer::from_dir(config.path()); }).find("tokenizer_config.json"), std::string::npos);
 }
 
+// One change to the tiny tokenizer.json (a JSON pointer and its new value) and the error text it
+// must produce.
+struct Case {
+  std::string pointer;
+  nlohmann::json value;
+  std::string expected;
+};
+
+// Each patched file fails to load with `code` and a message naming the file and the problem.
+void expect_patched_files_fail(const std::vector<Case>& cases, ErrorCode code) {
+  for (const Case& c : cases) {
+    TempDir dir;
+    nlohmann::json j = tiny_tokenizer_json();
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    write_tokenizer_dir(dir, j);
+    const std::string message = error_message([&] { Tokenizer::from_dir(dir.path()); });
+    EXPECT_NE(message.find(dir.file("tokenizer.json")), std::string::npos) << message;
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.pointer << ": " << message;
+    EXPECT_EQ(error_code([&] { Tokenizer::from_dir(dir.path()); }), code) << c.pointer;
+  }
+}
+
 TEST(TokenizerLoading, UnsupportedComponentsAreNamed) {
-  struct Case {
-    std::string pointer;
-    nlohmann::json value;
-    std::string expected;
-  };
   const std::vector<Case> cases = {
       {"/normalizer", {{"type", "Lowercase"}}, "normalizer 'Lowercase' is not supported"},
       {"/normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "NFKC"}}}}}, "normalizer 'NFKC'"},
@@ -178,24 +195,10 @@ TEST(TokenizerLoading, UnsupportedComponentsAreNamed) {
       {"/post_processor", {{"type", "BertProcessing"}}, "post_processor 'BertProcessing' is not supported"},
       {"/truncation", {{"max_length", 8}}, "'truncation' is not supported"},
   };
-  for (const Case& c : cases) {
-    TempDir dir;
-    nlohmann::json j = tiny_tokenizer_json();
-    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
-    write_tokenizer_dir(dir, j);
-    const std::string message = error_message([&] { Tokenizer::from_dir(dir.path()); });
-    EXPECT_NE(message.find(dir.file("tokenizer.json")), std::string::npos) << message;
-    EXPECT_NE(message.find(c.expected), std::string::npos) << c.pointer << ": " << message;
-    EXPECT_EQ(error_code([&] { Tokenizer::from_dir(dir.path()); }), ErrorCode::Unsupported) << c.pointer;
-  }
+  expect_patched_files_fail(cases, ErrorCode::Unsupported);
 }
 
 TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
-  struct Case {
-    std::string pointer;
-    nlohmann::json value;
-    std::string expected;
-  };
   const std::vector<Case> cases = {
       {"/model/merges/0", "h e x", "model.merges[0] is neither"},
       {"/model/merges/1", "q zz", "uses a token missing from model.vocab"},
@@ -206,15 +209,7 @@ TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
       {"/added_tokens/0/id", 2147483647, "added_tokens[0] has id 2147483647, far outside"},
       {"/model/vocab", nlohmann::json::object(), "has no token for byte 0x00"},
   };
-  for (const Case& c : cases) {
-    TempDir dir;
-    nlohmann::json j = tiny_tokenizer_json();
-    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
-    write_tokenizer_dir(dir, j);
-    const std::string message = error_message([&] { Tokenizer::from_dir(dir.path()); });
-    EXPECT_NE(message.find(c.expected), std::string::npos) << c.pointer << ": " << message;
-    EXPECT_EQ(error_code([&] { Tokenizer::from_dir(dir.path()); }), ErrorCode::InvalidFormat) << c.pointer;
-  }
+  expect_patched_files_fail(cases, ErrorCode::InvalidFormat);
   TempDir bad_bos;
   const std::string message =
       error_message([&] { load(bad_bos, tiny_tokenizer_json(), nlohmann::json{{"bos_token", "<nope>"}}); });
