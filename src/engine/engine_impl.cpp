@@ -165,8 +165,9 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   std::optional<int32_t> pad = options.pad_token_id;
   if (!pad && tokenizer_) pad = tokenizer_->token_to_id(kStreamingPadToken);
   if (!pad) {
-    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.pad_token_id is required: the model folder's tokenizer has no {} token",
-         kStreamingPadToken);
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.pad_token_id is required: {}",
+         tokenizer_ ? fmt::format("the model folder's tokenizer has no {} token", kStreamingPadToken)
+                    : std::string("the model folder has no tokenizer to take it from"));
   }
   settings.pad_token_id = *pad;
   if (options.max_tokens_after_audio < 0) {
