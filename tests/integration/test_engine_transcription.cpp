@@ -110,6 +110,18 @@ TEST_F(EngineTranscription, StreamWithoutAudioDoesNotBlockOthers) {
   EXPECT_EQ(testing::check_idle(engine_), "");
 }
 
+TEST_F(EngineTranscription, TextRequestsRunAlongsideStreams) {
+  Request text;
+  text.prompt_ids = {1, 40, 41, 42};
+  text.params.max_tokens = 40;
+  text.params.min_tokens = 40;
+  const std::vector<int32_t> alone = engine_.generate(text).tokens;
+  StreamHandle running = engine_.generate_streaming(text);
+  EXPECT_EQ(stream_in_chunks(engine_, 1280), *expected_);
+  EXPECT_EQ(testing::drain(running), alone);
+  EXPECT_EQ(testing::check_idle(engine_), "");
+}
+
 TEST_F(EngineTranscription, OtherSampleRatesAreResampled) {
   const std::vector<float> audio_44k = resample(*audio_, kRate, 44100);
   const Output out = engine_.transcribe(audio_44k, 44100, options());
