@@ -11,62 +11,16 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/cli_main.h"
+#include "common/streamed_transcription.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Feeds `samples` in chunks from a producer thread while this thread reads what is decoded.
-izwi::Output transcribe_streamed(izwi::Engine& engine, const std::vector<float>& samples, int32_t rate,
-                                 const izwi::TranscriptionOptions& options, double chunk_ms, bool realtime,
-                                 bool print_text) {
-  izwi::TranscriptionStream stream = engine.start_transcription(options);
-  const size_t chunk = std::max<size_t>(1, static_cast<size_t>(chunk_ms * rate / 1000.0));
-  std::exception_ptr producer_error;
-  std::thread producer([&] {
-    try {
-      const Clock::time_point start = Clock::now();
-      for (size_t pos = 0; pos < samples.size(); pos += chunk) {
-        if (realtime) std::this_thread::sleep_until(start + std::chrono::duration<double>(double(pos) / rate));
-        stream.push_audio(samples.data() + pos, std::min(chunk, samples.size() - pos), rate);
-      }
-      stream.finish_audio();
-    } catch (...) {
-      producer_error = std::current_exception();
-    }
-  });
-  izwi::Output out;
-  out.request_id = stream.id();
-  std::optional<izwi::Error> failure;
-  while (std::optional<izwi::StreamChunk> piece = stream.next()) {
-    out.tokens.insert(out.tokens.end(), piece->tokens.begin(), piece->tokens.end());
-    out.text += piece->text;
-    if (print_text) std::cout << piece->text << std::flush;
-    if (piece->finished) {
-      out.finish_reason = piece->finish_reason;
-      out.timings = piece->timings;
-      if (piece->finish_reason == izwi::FinishReason::Error) failure.emplace(piece->error_code, piece->error);
-    }
-  }
-  producer.join();
-  if (producer_error) std::rethrow_exception(producer_error);
-  if (failure) throw *failure;
-  if (print_text) std::cout << "\n";
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Transcribe an audio file with izwi"};
@@ -96,18 +50,21 @@ int main(int argc, char** argv) {
     const std::vector<float> samples = izwi::load_audio_mono(audio_path, rate);
     const double audio_seconds = static_cast<double>(samples.size()) / rate;
 
-    const Clock::time_point start = Clock::now();
-    const izwi::Output out = stream ? transcribe_streamed(engine, samples, rate, options, chunk_ms, realtime, !json)
+    const auto start = std::chrono::steady_clock::now();
+    const auto print = [json](const std::string& text) {
+      if (!json) std::cout << text << std::flush;
+    };
+    const izwi::Output out = stream ? izwi::cli::transcribe_streamed(engine, samples, rate, options, chunk_ms, realtime, print)
                                     : engine.transcribe(samples, rate, options);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (json) {
       nlohmann::json line = {{"tokens", out.tokens},
                              {"text", out.text},
                              {"audio_seconds", audio_seconds},
                              {"rtf", seconds / audio_seconds}};
       std::cout << line.dump() << "\n";
-    } else if (!stream) {
-      std::cout << out.text << "\n";
+    } else {
+      std::cout << (stream ? "" : out.text) << "\n";
     }
     return 0;
   });

@@ -32,7 +32,9 @@ struct TranscriptionOptions {
 };
 
 /// A live transcription: push audio as it arrives, read tokens as they are decoded. Destroying an
-/// unfinished stream aborts it. Use from one thread at a time.
+/// unfinished stream aborts it. One thread may push (push_audio, finish_audio) while another
+/// reads (next); abort() may come from either. A token is delivered once the audio of its position
+/// has arrived or the audio has ended, so streamed tokens always equal offline decoding.
 class TranscriptionStream {
  public:
   TranscriptionStream(TranscriptionStream&&) noexcept;

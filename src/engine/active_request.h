@@ -31,6 +31,7 @@ struct ActiveRequest {
   bool scheduled_once = false;
   size_t delivered = 0;  ///< Generated tokens already handed to the channel.
   std::unique_ptr<TextStream> text;  ///< Null when the model folder has no tokenizer.
+  size_t text_pushed = 0;            ///< Generated tokens already given to `text`.
   std::string undelivered_text;      ///< Final text not yet handed to the channel.
 
   // Speech requests: the model's per-request audio input and when generation ends.
@@ -42,6 +43,12 @@ struct ActiveRequest {
   int32_t input_limit() const;
   /// Positions at which generation ends, or -1 while the audio is still arriving.
   int32_t end_of_audio() const;
+  /// Generated tokens that are final. A live speech stream samples a token at the last position
+  /// whose audio has arrived; that token belongs to the transcription only if more audio comes
+  /// (offline decoding stops before it), so it waits until the audio goes on or ends.
+  size_t committed_tokens() const;
+  /// Gives the committed tokens not yet seen by `text` to it; their text joins undelivered_text.
+  void push_text(size_t upto);
 };
 
 }  // namespace izwi

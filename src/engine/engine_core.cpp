@@ -74,6 +74,7 @@ void EngineCore::push_audio(const std::string& id, const std::vector<float>& sam
     return;
   }
   r.seq.input_limit = r.input_limit();
+  advance(r);  // tokens that waited for this audio are final now
 }
 
 void EngineCore::finish_audio(const std::string& id) {
@@ -89,7 +90,11 @@ void EngineCore::finish_audio(const std::string& id) {
   r.seq.input_limit = r.input_limit();
   // Audio shorter than the prompt (or already fully decoded) ends the request now.
   const int32_t end = r.end_of_audio();
-  if (static_cast<int32_t>(r.seq.tokens.size()) >= end) finish(r, FinishReason::Length);
+  if (static_cast<int32_t>(r.seq.tokens.size()) >= end) {
+    finish(r, FinishReason::Length);
+  } else {
+    advance(r);  // a token that waited for more audio is final now
+  }
 }
 
 void EngineCore::fail_all(const Error& error) {
@@ -168,16 +173,11 @@ bool EngineCore::step() {
   }
   metrics_.record_step(static_cast<int32_t>(sampled_requests.size()), static_cast<int32_t>(plan.preempted.size()));
   for (ActiveRequest* r : sampled_requests) {
-    const int32_t token = r->seq.tokens.back();
-    FinishReason reason = check_finish(*r, token);
-    if (r->text) {
-      r->undelivered_text += r->text->push(token);
-      if (reason == FinishReason::None && r->text->stopped()) reason = FinishReason::Stop;
-    }
+    const FinishReason reason = check_finish(*r, r->seq.tokens.back());
     if (reason != FinishReason::None) {
       finish(*r, reason);
     } else {
-      deliver_new_tokens(*r);
+      advance(*r);
     }
   }
   record_queues();
@@ -191,16 +191,33 @@ bool EngineCore::step() {
   return true;
 }
 
-void EngineCore::deliver_new_tokens(ActiveRequest& r) {
-  const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
-  std::vector<int32_t> delta(begin, r.seq.tokens.end());
-  r.delivered += delta.size();
+void EngineCore::advance(ActiveRequest& r) {
+  const size_t committed = r.committed_tokens();
+  if (r.text) {
+    r.push_text(committed);
+    if (r.text->stopped()) {
+      finish(r, FinishReason::Stop);
+      return;
+    }
+  }
+  if (committed <= r.delivered) return;  // a live stream's token waiting for its audio
+  const auto generated = r.seq.tokens.begin() + r.seq.prompt_len;
+  std::vector<int32_t> delta(generated + static_cast<ptrdiff_t>(r.delivered), generated + static_cast<ptrdiff_t>(committed));
+  r.delivered = committed;
   if (!r.channel->on_tokens(std::move(delta), std::move(r.undelivered_text))) finish(r, FinishReason::Abort);
   r.undelivered_text.clear();
 }
 
 void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
-  if (r.text) r.undelivered_text += r.text->finish();  // text held back for a stop string is final now
+  // A live stream may have sampled at its last audio position before the end of the audio was
+  // known: that token is not part of the transcription.
+  const int32_t end = r.end_of_audio();
+  const size_t keep = static_cast<size_t>(std::max(end, r.seq.prompt_len));
+  if (end >= 0 && r.seq.tokens.size() > keep) r.seq.tokens.resize(keep);
+  if (r.text) {
+    if (!r.text->stopped()) r.push_text(r.seq.tokens.size() - static_cast<size_t>(r.seq.prompt_len));
+    r.undelivered_text += r.text->finish();  // text held back for a stop string is final now
+  }
   const Output output = make_output(r, reason, Clock::now());
   std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
   std::string text = std::move(r.undelivered_text);

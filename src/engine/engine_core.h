@@ -47,7 +47,8 @@ class EngineCore {
  private:
   void finish(ActiveRequest& request, FinishReason reason);
   void fail(ActiveRequest& request, const Error& error);
-  void deliver_new_tokens(ActiveRequest& request);
+  /// Hands newly committed tokens and their text to the caller (finishing on a stop string).
+  void advance(ActiveRequest& request);
   /// Frees the request's cache, forgets it and reports it done; the caller is resolved after.
   void remove(ActiveRequest& request);
   void fail_stalled();

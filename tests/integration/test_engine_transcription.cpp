@@ -98,6 +98,30 @@ TEST_F(EngineTranscription, EightConcurrentStreamsAllMatch) {
   EXPECT_EQ(testing::check_idle(engine_), "");
 }
 
+TEST_F(EngineTranscription, AudioEndingAfterDecodingCaughtUpAddsNoToken) {
+  // All audio arrives, decoding catches up with it (sampling at the last audio position), and only
+  // then does the end of the audio come: the transcription must still be the offline one.
+  TranscriptionStream stream = engine_.start_transcription(options());
+  stream.push_audio(audio_->data(), audio_->size(), kRate);
+  std::vector<int32_t> tokens;
+  while (tokens.size() < expected_->size()) {
+    std::optional<StreamChunk> piece = stream.next();
+    ASSERT_TRUE(piece.has_value());
+    ASSERT_FALSE(piece->finished);
+    tokens.insert(tokens.end(), piece->tokens.begin(), piece->tokens.end());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the engine sample whatever it can
+  stream.finish_audio();
+  StreamChunk last;
+  while (std::optional<StreamChunk> piece = stream.next()) {
+    tokens.insert(tokens.end(), piece->tokens.begin(), piece->tokens.end());
+    last = *piece;
+  }
+  EXPECT_EQ(tokens, *expected_);
+  EXPECT_EQ(last.finish_reason, FinishReason::Length);
+  EXPECT_EQ(testing::check_idle(engine_), "");
+}
+
 TEST_F(EngineTranscription, StreamWithoutAudioDoesNotBlockOthers) {
   TranscriptionStream waiting = engine_.start_transcription(options());
   EXPECT_EQ(stream_in_chunks(engine_, 1280), *expected_);
