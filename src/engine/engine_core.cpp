@@ -204,8 +204,9 @@ void EngineCore::advance(ActiveRequest& r) {
   const auto generated = r.seq.tokens.begin() + r.seq.prompt_len;
   std::vector<int32_t> delta(generated + static_cast<ptrdiff_t>(r.delivered), generated + static_cast<ptrdiff_t>(committed));
   r.delivered = committed;
-  if (!r.channel->on_tokens(std::move(delta), std::move(r.undelivered_text))) finish(r, FinishReason::Abort);
+  std::string text = std::move(r.undelivered_text);
   r.undelivered_text.clear();
+  if (!r.channel->on_tokens(std::move(delta), std::move(text))) finish(r, FinishReason::Abort);  // r is gone after
 }
 
 void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
