@@ -18,7 +18,6 @@
 
 #include "common/cli_main.h"
 #include "common/streamed_transcription.h"
-#include "izwi/audio.h"
 #include "izwi/engine.h"
 
 
@@ -43,11 +42,8 @@ int main(int argc, char** argv) {
   return izwi::cli::run_main("izwi-transcribe", [&] {
     if (pad_opt->count() > 0) options.pad_token_id = pad_id;
     izwi::Engine engine(model_dir);
+    const std::vector<float> samples = izwi::cli::load_audio_for(engine, model_dir, audio_path);
     const int32_t rate = engine.model_info().audio_sample_rate;
-    if (!engine.model_info().accepts_audio) {
-      throw izwi::Error(izwi::ErrorCode::Unsupported, "model '" + model_dir + "' does not transcribe audio");
-    }
-    const std::vector<float> samples = izwi::load_audio_mono(audio_path, rate);
     const double audio_seconds = static_cast<double>(samples.size()) / rate;
 
     const auto start = std::chrono::steady_clock::now();

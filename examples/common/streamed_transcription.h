@@ -10,9 +10,19 @@
 #include <thread>
 #include <vector>
 
+#include "izwi/audio.h"
 #include "izwi/engine.h"
 
 namespace izwi::cli {
+
+/// The audio file as mono samples at the speech model's rate; Unsupported for a model that does
+/// not transcribe (checked first: such a model has no audio rate).
+inline std::vector<float> load_audio_for(const Engine& engine, const std::string& model_dir, const std::string& path) {
+  if (!engine.model_info().accepts_audio) {
+    throw Error(ErrorCode::Unsupported, "model '" + model_dir + "' does not transcribe audio");
+  }
+  return load_audio_mono(path, engine.model_info().audio_sample_rate);
+}
 
 /// Pushes `samples` (mono, at `rate`) into a new transcription stream in `chunk_ms` pieces from a
 /// producer thread, at the audio's own pace when `realtime`, while this thread reads what is
