@@ -48,6 +48,31 @@ constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
 EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config) : config_(config) {
   config_.validate();
   set_log_level(config_.log_level);
+  // The model loads on the worker thread so that all of the engine's libtorch work starts OpenMP
+  // regions from that one thread. libgomp keeps a thread pool per thread that starts parallel work,
+  // and once it manages more threads than there are cores it stops spinning between regions: every
+  // kernel then waits for a futex wake-up (a quarter of the decode speed on 2 cores, docs/benchmarks.md).
+  std::promise<void> loaded;
+  std::future<void> ready = loaded.get_future();
+  worker_ = std::thread([this, model_dir, loaded = std::move(loaded)]() mutable {
+    try {
+      load(model_dir);
+    } catch (...) {
+      loaded.set_exception(std::current_exception());
+      return;
+    }
+    loaded.set_value();
+    worker_loop();
+  });
+  try {
+    ready.get();
+  } catch (...) {
+    worker_.join();
+    throw;
+  }
+}
+
+void EngineImpl::load(const std::string& model_dir) {
   TorchExecutorOptions options;
   options.device = parse_device(config_.device);
   options.dtype = parse_dtype(config_.dtype);
@@ -95,7 +120,6 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
     std::lock_guard<std::mutex> lock(mutex_);
     live_ids_.erase(id);
   });
-  worker_ = std::thread(&EngineImpl::worker_loop, this);
   logger()->info("engine ready: {} ({} threads, {} KV blocks of {})", model_dir, threads, config_.num_kv_blocks,
                  config_.block_size);
 }

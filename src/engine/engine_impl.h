@@ -60,6 +60,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
     std::vector<float> samples;
   };
 
+  /// Loads the model and builds the core; runs on the worker thread before its loop.
+  void load(const std::string& model_dir);
   void worker_loop();
   std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
                                                      RequestChannel::Callback callback) const;

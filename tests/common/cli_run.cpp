@@ -36,10 +36,4 @@ void expect_cli_errors(const std::string& binary, const std::vector<std::pair<st
   }
 }
 
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace izwi::testing

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/shell_quote.h"
+
 namespace izwi::testing {
 
 struct CliRun {
@@ -20,7 +22,6 @@ CliRun run_example(const std::string& binary, const std::string& args);
 /// the case's expected text (gtest failures name the arguments).
 void expect_cli_errors(const std::string& binary, const std::vector<std::pair<std::string, std::string>>& cases);
 
-/// `s` single-quoted for the shell.
-std::string shell_quoted(const std::string& s);
+using cli::shell_quoted;
 
 }  // namespace izwi::testing
