@@ -38,40 +38,57 @@ inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
   }
 }
 
-// out[t] = dot(row, x row t) for TT tokens. Rows are streamed one at a time (interleaving rows
-// defeats the hardware prefetcher on DRAM-resident matrices); independent accumulators come
-// from the tokens and, for 1-2 tokens, from splitting the columns into U interleaved chunks.
-template <WeightFormat F, int TT>
-void dot_tokens(const void* row, const float* x, int64_t in, float* out) {
-  constexpr int U = TT >= 3 ? 1 : 4 / TT;
-  __m512 acc[U][TT];
+// out[r * TT + t] = dot(row r, x row t) for R rows and TT tokens. Each row is read front to back;
+// two rows far apart in the matrix give one core two sequential streams, which keeps more memory
+// reads in flight than one (measured +8% on a decode step). Independent accumulators come from
+// the rows, the tokens and, when those are few, from splitting the columns into U chunks.
+template <WeightFormat F, int R, int TT>
+void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
+  constexpr int U = R * TT >= 4 ? 1 : 4 / (R * TT);
+  __m512 acc[R][U][TT];
   #pragma GCC unroll 4
-  for (int u = 0; u < U; ++u) {
+  for (int r = 0; r < R; ++r) {
     #pragma GCC unroll 4
-    for (int t = 0; t < TT; ++t) acc[u][t] = _mm512_setzero_ps();
+    for (int u = 0; u < U; ++u) {
+      #pragma GCC unroll 4
+      for (int t = 0; t < TT; ++t) acc[r][u][t] = _mm512_setzero_ps();
+    }
   }
   const __mmask16 all = 0xffff;
   int64_t j = 0;
   for (; j + 16 * U <= in; j += 16 * U) {
     #pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
-      const __m512 w = load_weights<F>(row, j + 16 * u, all);
       #pragma GCC unroll 4
-      for (int t = 0; t < TT; ++t) acc[u][t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j + 16 * u), acc[u][t]);
+      for (int r = 0; r < R; ++r) {
+        const __m512 w = load_weights<F>(rows[r], j + 16 * u, all);
+        #pragma GCC unroll 4
+        for (int t = 0; t < TT; ++t) {
+          acc[r][u][t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j + 16 * u), acc[r][u][t]);
+        }
+      }
     }
   }
   for (; j < in; j += 16) {
     const __mmask16 mask = in - j >= 16 ? all : static_cast<__mmask16>((1u << (in - j)) - 1);
-    const __m512 w = load_weights<F>(row, j, mask);
     #pragma GCC unroll 4
-    for (int t = 0; t < TT; ++t) acc[0][t] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask, x + t * in + j), acc[0][t]);
+    for (int r = 0; r < R; ++r) {
+      const __m512 w = load_weights<F>(rows[r], j, mask);
+      #pragma GCC unroll 4
+      for (int t = 0; t < TT; ++t) {
+        acc[r][0][t] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask, x + t * in + j), acc[r][0][t]);
+      }
+    }
   }
   #pragma GCC unroll 4
-  for (int t = 0; t < TT; ++t) {
-    __m512 sum = acc[0][t];
+  for (int r = 0; r < R; ++r) {
     #pragma GCC unroll 4
-    for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[u][t]);
-    out[t] = _mm512_reduce_add_ps(sum);
+    for (int t = 0; t < TT; ++t) {
+      __m512 sum = acc[r][0][t];
+      #pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[r][u][t]);
+      out[r * TT + t] = _mm512_reduce_add_ps(sum);
+    }
   }
 }
 
@@ -129,37 +146,59 @@ void dot_tile(const void* const* rows, const void* const* prefetch, const float*
   }
 }
 
-template <WeightFormat F, int TT>
-void dot_tokens(const void* row, const float* x, int64_t in, float* out) {
-  for (int t = 0; t < TT; ++t) {
-    float sum = 0.0f;
-    for (int64_t j = 0; j < in; ++j) {
-      const float w = F == WeightFormat::F32 ? static_cast<const float*>(row)[j]
-                                             : bf16_to_float(static_cast<const uint16_t*>(row)[j]);
-      sum += w * x[t * in + j];
+template <WeightFormat F, int R, int TT>
+void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < TT; ++t) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < in; ++j) {
+        const float w = F == WeightFormat::F32 ? static_cast<const float*>(rows[r])[j]
+                                               : bf16_to_float(static_cast<const uint16_t*>(rows[r])[j]);
+        sum += w * x[t * in + j];
+      }
+      out[r * TT + t] = sum;
     }
-    out[t] = sum;
   }
 }
 #endif
 
-// Rows [row_begin, row_end), streamed one at a time; tokens in groups of up to 4.
+template <WeightFormat F, int R>
+void dot_rows_tokens(const void* const* rows, const float* x, int64_t tokens, int64_t in, float* out) {
+  switch (tokens) {
+    case 1: dot_rows<F, R, 1>(rows, x, in, out); break;
+    case 2: dot_rows<F, R, 2>(rows, x, in, out); break;
+    case 3: dot_rows<F, R, 3>(rows, x, in, out); break;
+    default: dot_rows<F, R, 4>(rows, x, in, out); break;
+  }
+}
+
+// Rows [row_begin, row_end) streamed front to back as two sequences, the range's first half
+// alongside its second; tokens in groups of up to 4.
 template <WeightFormat F>
 void gemv_rows_streaming(const uint8_t* base, size_t row_bytes, const float* x, int64_t tokens, int64_t in,
                          int64_t out, const float* bias, float* y, int64_t row_begin, int64_t row_end) {
-  float result[4];
-  for (int64_t o = row_begin; o < row_end; ++o) {
-    const void* row = base + static_cast<size_t>(o) * row_bytes;
+  const int64_t half = (row_end - row_begin) / 2;
+  float result[8];
+  auto store = [&](int64_t o, int64_t t0, int64_t n, const float* r) {
+    for (int64_t t = 0; t < n; ++t) y[(t0 + t) * out + o] = r[t] + (bias != nullptr ? bias[o] : 0.0f);
+  };
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t a = row_begin + i, b = row_begin + half + i;
+    const void* rows[2] = {base + static_cast<size_t>(a) * row_bytes, base + static_cast<size_t>(b) * row_bytes};
     for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
       const int64_t n = std::min<int64_t>(4, tokens - t0);
-      const float* xt = x + t0 * in;
-      switch (n) {
-        case 1: dot_tokens<F, 1>(row, xt, in, result); break;
-        case 2: dot_tokens<F, 2>(row, xt, in, result); break;
-        case 3: dot_tokens<F, 3>(row, xt, in, result); break;
-        default: dot_tokens<F, 4>(row, xt, in, result); break;
-      }
-      for (int64_t t = 0; t < n; ++t) y[(t0 + t) * out + o] = result[t] + (bias != nullptr ? bias[o] : 0.0f);
+      dot_rows_tokens<F, 2>(rows, x + t0 * in, n, in, result);
+      store(a, t0, n, result);
+      store(b, t0, n, result + n);
+    }
+  }
+  if (row_begin + 2 * half < row_end) {
+    const int64_t o = row_end - 1;
+    const void* rows[1] = {base + static_cast<size_t>(o) * row_bytes};
+    for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
+      const int64_t n = std::min<int64_t>(4, tokens - t0);
+      dot_rows_tokens<F, 1>(rows, x + t0 * in, n, in, result);
+      store(o, t0, n, result);
     }
   }
 }
