@@ -34,8 +34,14 @@ struct EngineConfig {
   std::string dtype = "float32";       ///< Compute dtype: float32, bfloat16 or float16.
   std::string weight_dtype = "auto";   ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
                                        ///< float32 compute halves the bytes a CPU decode step reads.
-  int32_t num_threads = 0;             ///< CPU threads; 0 = all hardware threads.
-  bool use_fast_kernels = true;        ///< CPU kernels (Eigen); false = plain libtorch ops.
+  /// CPU threads; 0 = all hardware threads. Process-wide, as libtorch's intra-op pool is. The
+  /// engine runs its kernels from its worker thread; OpenMP work the host starts from other
+  /// threads makes libgomp stop spinning between kernels and costs decode speed (docs/architecture.md).
+  int32_t num_threads = 0;
+  /// CPU kernels (Eigen); false = plain libtorch ops. On the CPU this also makes OpenBLAS, when it
+  /// is libtorch's BLAS, run each call on the calling thread, process-wide: its spinning workers
+  /// would compete with the engine's.
+  bool use_fast_kernels = true;
 
   // Logging
   std::string log_level = "warn";      ///< trace, debug, info, warn, error, off.

@@ -13,6 +13,7 @@
 #include "executor/torch_executor.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
+#include "kernels/cpu/blas_threads.h"
 #include "models/model_registry.h"
 
 namespace izwi::detail {
@@ -83,6 +84,9 @@ void EngineImpl::load(const std::string& model_dir) {
   const int threads = config_.num_threads > 0 ? config_.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
+  if (options.fast_kernels && options.device.is_cpu() && run_blas_on_calling_thread()) {
+    logger()->debug("OpenBLAS set to run on the calling thread");
+  }
 
   std::unique_ptr<CausalLM> model = load_causal_lm(model_dir, options.dtype, weight_dtype, options.device);
   const ModelSpec& spec = model->spec();
