@@ -26,6 +26,13 @@ inline float bf16_to_float(uint16_t bits) {
   return f;
 }
 
+// Cache lines [line_begin, line_end) of each of `rows` (one per streamed row) to prefetch into L1
+// while a dot product computes; an empty range prefetches nothing.
+struct RowPrefetch {
+  const char* rows[2] = {nullptr, nullptr};
+  int64_t line_begin = 0, line_end = 0;
+};
+
 #if defined(__AVX512F__)
 // 16 weights starting at column j of a row, as floats; `mask` selects the valid lanes of a tail.
 template <WeightFormat F>
@@ -43,8 +50,12 @@ inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
 // reads in flight than one (measured +8% on a decode step). Independent accumulators come from
 // the rows, the tokens and, when those are few, from splitting the columns into U chunks.
 template <WeightFormat F, int R, int TT>
-void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
+void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, const RowPrefetch& prefetch) {
   constexpr int U = R * TT >= 4 ? 1 : 4 / (R * TT);
+  // Prefetches spread evenly over this call's column steps.
+  const int64_t steps = std::max<int64_t>(1, in / (16 * U));
+  const int64_t lines_per_step = (prefetch.line_end - prefetch.line_begin + steps - 1) / steps;
+  int64_t next_line = prefetch.line_begin;
   __m512 acc[R][U][TT];
   #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
@@ -57,6 +68,10 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
   const __mmask16 all = 0xffff;
   int64_t j = 0;
   for (; j + 16 * U <= in; j += 16 * U) {
+    for (int64_t k = 0; k < lines_per_step && next_line < prefetch.line_end; ++k, ++next_line) {
+      #pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) _mm_prefetch(prefetch.rows[r] + next_line * 64, _MM_HINT_T0);
+    }
     #pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
       #pragma GCC unroll 4
@@ -92,62 +107,9 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
   }
 }
 
-// out[t][r] = dot(row r, x row t) for a 4-row x 4-token tile: 16 independent accumulators
-// saturate the FMA units when the batch is large enough for compute to matter. Four rows read
-// side by side defeat the hardware prefetcher, so the caller names the rows of the next tile
-// (`prefetch`, or null) and they are fetched into L1 while this tile computes.
-template <WeightFormat F>
-void dot_tile(const void* const* rows, const void* const* prefetch, const float* x, int64_t in, float out[4][4]) {
-  constexpr int64_t kElem = F == WeightFormat::F32 ? 4 : 2;
-  __m512 acc[4][4];
-  #pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    #pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_setzero_ps();
-  }
-  for (int64_t j = 0; j < in; j += 16) {
-    const __mmask16 mask = in - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (in - j)) - 1);
-    if (prefetch != nullptr) {
-      for (int r = 0; r < 4; ++r) {
-        const char* line = static_cast<const char*>(prefetch[r]) + j * kElem;
-        _mm_prefetch(line, _MM_HINT_T0);
-        if constexpr (F == WeightFormat::F32) _mm_prefetch(line + 32, _MM_HINT_T0);
-      }
-    }
-    __m512 xv[4];
-    #pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + t * in + j);
-    #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-      const __m512 w = load_weights<F>(rows[r], j, mask);
-      #pragma GCC unroll 4
-      for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_fmadd_ps(w, xv[t], acc[r][t]);
-    }
-  }
-  #pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    #pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) out[t][r] = _mm512_reduce_add_ps(acc[r][t]);
-  }
-}
 #else
-template <WeightFormat F>
-void dot_tile(const void* const* rows, const void* const* prefetch, const float* x, int64_t in, float out[4][4]) {
-  for (int r = 0; r < 4; ++r) {
-    for (int t = 0; t < 4; ++t) {
-      float sum = 0.0f;
-      for (int64_t j = 0; j < in; ++j) {
-        const float w = F == WeightFormat::F32 ? static_cast<const float*>(rows[r])[j]
-                                               : bf16_to_float(static_cast<const uint16_t*>(rows[r])[j]);
-        sum += w * x[t * in + j];
-      }
-      out[t][r] = sum;
-    }
-  }
-}
-
 template <WeightFormat F, int R, int TT>
-void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
+void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, const RowPrefetch&) {
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < TT; ++t) {
       float sum = 0.0f;
@@ -163,31 +125,44 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out) {
 #endif
 
 template <WeightFormat F, int R>
-void dot_rows_tokens(const void* const* rows, const float* x, int64_t tokens, int64_t in, float* out) {
+void dot_rows_tokens(const void* const* rows, const float* x, int64_t tokens, int64_t in, float* out,
+                     const RowPrefetch& prefetch) {
   switch (tokens) {
-    case 1: dot_rows<F, R, 1>(rows, x, in, out); break;
-    case 2: dot_rows<F, R, 2>(rows, x, in, out); break;
-    case 3: dot_rows<F, R, 3>(rows, x, in, out); break;
-    default: dot_rows<F, R, 4>(rows, x, in, out); break;
+    case 1: dot_rows<F, R, 1>(rows, x, in, out, prefetch); break;
+    case 2: dot_rows<F, R, 2>(rows, x, in, out, prefetch); break;
+    case 3: dot_rows<F, R, 3>(rows, x, in, out, prefetch); break;
+    default: dot_rows<F, R, 4>(rows, x, in, out, prefetch); break;
   }
 }
 
 // Rows [row_begin, row_end) streamed front to back as two sequences, the range's first half
-// alongside its second; tokens in groups of up to 4.
+// alongside its second; tokens in groups of 4, each group reading the pair of rows again from L1.
+// The next pair is prefetched while this one computes, spread over all its groups: otherwise the
+// memory stream pauses during the FMAs (measured on the 100m preset's 49 matrices from DRAM:
+// +12% at 4 tokens; at 8 and 16 tokens 1.7x and 1.3x the speed of 4-row x 4-token tiles).
 template <WeightFormat F>
-void gemv_rows_streaming(const uint8_t* base, size_t row_bytes, const float* x, int64_t tokens, int64_t in,
-                         int64_t out, const float* bias, float* y, int64_t row_begin, int64_t row_end) {
+void gemv_rows(const uint8_t* base, size_t row_bytes, const float* x, int64_t tokens, int64_t in, int64_t out,
+               const float* bias, float* y, int64_t row_begin, int64_t row_end) {
+  constexpr int64_t kGroup = 4;
   const int64_t half = (row_end - row_begin) / 2;
-  float result[8];
+  const int64_t groups = (tokens + kGroup - 1) / kGroup;
+  const int64_t lines = static_cast<int64_t>(row_bytes + 63) / 64;
+  float result[2 * kGroup];
   auto store = [&](int64_t o, int64_t t0, int64_t n, const float* r) {
     for (int64_t t = 0; t < n; ++t) y[(t0 + t) * out + o] = r[t] + (bias != nullptr ? bias[o] : 0.0f);
   };
   for (int64_t i = 0; i < half; ++i) {
     const int64_t a = row_begin + i, b = row_begin + half + i;
     const void* rows[2] = {base + static_cast<size_t>(a) * row_bytes, base + static_cast<size_t>(b) * row_bytes};
-    for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
-      const int64_t n = std::min<int64_t>(4, tokens - t0);
-      dot_rows_tokens<F, 2>(rows, x + t0 * in, n, in, result);
+    RowPrefetch prefetch;
+    const bool has_next = i + 1 < half;
+    prefetch.rows[0] = static_cast<const char*>(rows[0]) + row_bytes;
+    prefetch.rows[1] = static_cast<const char*>(rows[1]) + row_bytes;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t t0 = g * kGroup, n = std::min(kGroup, tokens - t0);
+      prefetch.line_begin = has_next ? lines * g / groups : 0;
+      prefetch.line_end = has_next ? lines * (g + 1) / groups : 0;
+      dot_rows_tokens<F, 2>(rows, x + t0 * in, n, in, result, prefetch);
       store(a, t0, n, result);
       store(b, t0, n, result + n);
     }
@@ -195,46 +170,11 @@ void gemv_rows_streaming(const uint8_t* base, size_t row_bytes, const float* x, 
   if (row_begin + 2 * half < row_end) {
     const int64_t o = row_end - 1;
     const void* rows[1] = {base + static_cast<size_t>(o) * row_bytes};
-    for (int64_t t0 = 0; t0 < tokens; t0 += 4) {
-      const int64_t n = std::min<int64_t>(4, tokens - t0);
-      dot_rows_tokens<F, 1>(rows, x + t0 * in, n, in, result);
+    for (int64_t t0 = 0; t0 < tokens; t0 += kGroup) {
+      const int64_t n = std::min(kGroup, tokens - t0);
+      dot_rows_tokens<F, 1>(rows, x + t0 * in, n, in, result, RowPrefetch{});
       store(o, t0, n, result);
     }
-  }
-}
-
-template <WeightFormat F>
-void gemv_rows(const float* x, int64_t tokens, int64_t in, const void* weight, int64_t out, const float* bias,
-               float* y, int64_t row_begin, int64_t row_end) {
-  constexpr size_t kElem = F == WeightFormat::F32 ? sizeof(float) : sizeof(uint16_t);
-  const auto* base = static_cast<const uint8_t*>(weight);
-  const size_t row_bytes = static_cast<size_t>(in) * kElem;
-  if (tokens <= 4) {
-    gemv_rows_streaming<F>(base, row_bytes, x, tokens, in, out, bias, y, row_begin, row_end);
-    return;
-  }
-  // More tokens: 4-row tiles, every group of 4 tokens reusing the rows from L1. Tokens past the
-  // last full group of 4 are handled by the streaming kernel.
-  const int64_t full_tokens = tokens / 4 * 4;
-  float result[4][4];
-  int64_t o = row_begin;
-  for (; o + 4 <= row_end; o += 4) {
-    const void* rows[4] = {base + (o + 0) * row_bytes, base + (o + 1) * row_bytes, base + (o + 2) * row_bytes,
-                           base + (o + 3) * row_bytes};
-    const bool has_next = o + 8 <= row_end;
-    const void* next[4] = {base + (o + 4) * row_bytes, base + (o + 5) * row_bytes, base + (o + 6) * row_bytes,
-                           base + (o + 7) * row_bytes};
-    for (int64_t t0 = 0; t0 < full_tokens; t0 += 4) {
-      dot_tile<F>(rows, has_next && t0 == 0 ? next : nullptr, x + t0 * in, in, result);
-      for (int64_t t = 0; t < 4; ++t) {
-        for (int64_t r = 0; r < 4; ++r) y[(t0 + t) * out + o + r] = result[t][r] + (bias != nullptr ? bias[o + r] : 0.0f);
-      }
-    }
-  }
-  if (o < row_end) gemv_rows_streaming<F>(base, row_bytes, x, full_tokens, in, out, bias, y, o, row_end);
-  if (full_tokens < tokens) {
-    gemv_rows_streaming<F>(base, row_bytes, x + full_tokens * in, tokens - full_tokens, in, out, bias,
-                           y + full_tokens * out, row_begin, row_end);
   }
 }
 
@@ -271,10 +211,12 @@ template <WeightFormat F>
 void linear_impl(const float* x, int64_t tokens, int64_t in, const void* weight, int64_t out, const float* bias,
                  float* y) {
   if (tokens <= kGemvMaxTokens) {
+    constexpr size_t kElem = F == WeightFormat::F32 ? sizeof(float) : sizeof(uint16_t);
     // Enough rows per task to amortise scheduling, small enough to balance two to many cores.
     const int64_t grain = std::max<int64_t>(8, out / (8 * std::max(1, at::get_num_threads())));
     at::parallel_for(0, out, grain, [&](int64_t begin, int64_t end) {
-      gemv_rows<F>(x, tokens, in, weight, out, bias, y, begin, end);
+      gemv_rows<F>(static_cast<const uint8_t*>(weight), static_cast<size_t>(in) * kElem, x, tokens, in, out, bias, y,
+                   begin, end);
     });
   } else {
     at::parallel_for(0, out, 64, [&](int64_t begin, int64_t end) {
