@@ -1,5 +1,11 @@
 #include "kernels/cpu/linear_cpu.h"
 
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_ps, GCC bug 105593) wherever the
+// reductions are inlined; the pragma must precede the first include of immintrin.h.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 // Each task runs Eigen on one thread; the parallelism comes from splitting rows across tasks.
 #define EIGEN_DONT_PARALLELIZE
 #include <ATen/Parallel.h>

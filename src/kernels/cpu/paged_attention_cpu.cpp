@@ -1,5 +1,11 @@
 #include "kernels/cpu/paged_attention_cpu.h"
 
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_ps, GCC bug 105593) wherever the
+// reductions are inlined; the pragma must precede the first include of immintrin.h.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
