@@ -252,23 +252,41 @@ int32_t EngineImpl::pending_requests() {
 }
 
 void EngineImpl::run_on_worker(const std::function<void(EngineCore&)>& fn) {
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> result = done->get_future();
+  run_on_worker_until([&fn](EngineCore& core) {
+    fn(core);
+    return true;
+  });
+}
+
+void EngineImpl::run_on_worker_until(const std::function<bool(EngineCore&)>& fn) {
+  auto call = std::make_shared<RepeatedCall>();
+  call->fn = fn;
+  std::future<void> result = call->done.get_future();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
-    commands_.push_back(Command{Command::Kind::Call, nullptr, {}, [fn, done](EngineCore& core) {
-                                  try {
-                                    fn(core);
-                                    done->set_value();
-                                  } catch (...) {
-                                    done->set_exception(std::current_exception());
-                                  }
-                                },
-                                {}});
+    commands_.push_back(repeated_call_command(call));
   }
   wake_.notify_one();
   result.get();
+}
+
+EngineImpl::Command EngineImpl::repeated_call_command(const std::shared_ptr<RepeatedCall>& call) {
+  return Command{Command::Kind::Call, nullptr, {}, [this, call](EngineCore& core) {
+                   try {
+                     if (call->fn(core)) {
+                       call->done.set_value();
+                       return;
+                     }
+                     // Queued again from the worker: it runs after the next step, with no wait on the caller.
+                     std::lock_guard<std::mutex> lock(mutex_);
+                     if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
+                     commands_.push_back(repeated_call_command(call));
+                   } catch (...) {
+                     call->done.set_exception(std::current_exception());
+                   }
+                 },
+                 {}};
 }
 
 void EngineImpl::shutdown() {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,9 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
 
   /// Runs `fn` on the worker thread between steps and waits for it (tests, introspection).
   void run_on_worker(const std::function<void(EngineCore&)>& fn);
+  /// Runs `fn` on the worker at every step boundary until it returns true, and waits for that:
+  /// tests act at an exact point of a request's life without racing the steps.
+  void run_on_worker_until(const std::function<bool(EngineCore&)>& fn);
 
   /// The implementation behind a public Engine (tests reach internals through it).
   static EngineImpl& of(Engine& engine) { return *engine.impl_; }
@@ -63,6 +67,11 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// Loads the model and builds the core; runs on the worker thread before its loop.
   void load(const std::string& model_dir);
   void worker_loop();
+  struct RepeatedCall {
+    std::function<bool(EngineCore&)> fn;
+    std::promise<void> done;
+  };
+  Command repeated_call_command(const std::shared_ptr<RepeatedCall>& call);
   std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
                                                      RequestChannel::Callback callback) const;
   /// Assigns an id when empty and registers it as live; throws if taken or shutting down.

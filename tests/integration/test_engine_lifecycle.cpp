@@ -28,21 +28,20 @@ Request request(int32_t prompt_len, int32_t max_tokens, const std::string& id = 
   return r;
 }
 
-// Aborts `id` on the worker thread at the first moment `ready(seq)` holds between two steps.
+// Aborts `id` on the worker thread at the first step boundary where `ready(seq)` holds.
 void abort_when(Engine& engine, const std::string& id, const std::function<bool(const Sequence&)>& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  bool done = false;
-  while (!done) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "state never reached";
-    EngineImpl::of(engine).run_on_worker([&](EngineCore& core) {
-      const ActiveRequest* r = core.find(id);
-      ASSERT_NE(r, nullptr) << "request finished before reaching the state";
-      if (ready(r->seq)) {
-        core.abort(id);
-        done = true;
-      }
-    });
-  }
+  bool finished_first = false;
+  EngineImpl::of(engine).run_on_worker_until([&](EngineCore& core) {
+    const ActiveRequest* r = core.find(id);
+    if (r == nullptr) {
+      finished_first = true;
+      return true;
+    }
+    if (!ready(r->seq)) return false;
+    core.abort(id);
+    return true;
+  });
+  ASSERT_FALSE(finished_first) << "request " << id << " finished before reaching the state";
 }
 
 TEST(EngineLifecycle, AbortWhileWaiting) {
