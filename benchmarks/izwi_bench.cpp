@@ -18,11 +18,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <future>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "common/cli_main.h"

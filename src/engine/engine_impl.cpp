@@ -52,7 +52,7 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
   // The model loads on the worker thread so that all of the engine's libtorch work starts OpenMP
   // regions from that one thread. libgomp keeps a thread pool per thread that starts parallel work,
   // and once it manages more threads than there are cores it stops spinning between regions: every
-  // kernel then waits for a futex wake-up (a quarter of the decode speed on 2 cores, docs/benchmarks.md).
+  // kernel then waits for a futex wake-up (a fifth of the decode speed on 2 cores, docs/benchmarks.md).
   std::promise<void> loaded;
   std::future<void> ready = loaded.get_future();
   worker_ = std::thread([this, model_dir, loaded = std::move(loaded)]() mutable {

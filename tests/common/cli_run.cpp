@@ -12,10 +12,11 @@
 
 namespace izwi::testing {
 
-CliRun run_example(const std::string& binary, const std::string& args) {
+CliRun run_example(const std::string& binary, const std::string& args) { return run_built("examples/" + binary, args); }
+
+CliRun run_built(const std::string& path, const std::string& args) {
   TempDir scratch;
-  const std::string command =
-      std::string(IZWI_BINARY_DIR) + "/examples/" + binary + " " + args + " 2>" + scratch.file("stderr");
+  const std::string command = std::string(IZWI_BINARY_DIR) + "/" + path + " " + args + " 2>" + scratch.file("stderr");
   FILE* pipe = ::popen(command.c_str(), "r");
   CliRun run;
   std::array<char, 4096> buffer{};

@@ -1,5 +1,5 @@
 #pragma once
-// Runs a built example binary (build/examples/izwi-<name>) the way a user's shell would.
+// Runs a built binary (build/examples/izwi-<name>, build/benchmarks/...) the way a user's shell would.
 
 #include <string>
 #include <utility>
@@ -17,6 +17,8 @@ struct CliRun {
 
 /// Runs `IZWI_BINARY_DIR/examples/<binary> <args>`; `args` go through the shell as written.
 CliRun run_example(const std::string& binary, const std::string& args);
+/// Runs `IZWI_BINARY_DIR/<path> <args>` (e.g. "benchmarks/izwi-bench").
+CliRun run_built(const std::string& path, const std::string& args);
 
 /// Runs `binary` with each case's arguments and expects a non-zero exit and stderr containing
 /// the case's expected text (gtest failures name the arguments).

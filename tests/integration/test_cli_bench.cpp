@@ -1,0 +1,68 @@
+// The izwi-make-checkpoint and izwi-bench command line contracts: a random checkpoint the
+// engine loads, and the bench's JSON report with the keys outside checks read.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "common/cli_run.h"
+#include "common/temp_dir.h"
+
+namespace izwi {
+namespace {
+
+std::string last_line(const std::string& out) {
+  const size_t end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return {};
+  const size_t begin = out.rfind('\n', end);
+  return out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
+  testing::TempDir dir;
+  const std::string model = dir.path() + "/llama-tiny-random";
+  const testing::CliRun made = testing::run_built(
+      "benchmarks/izwi-make-checkpoint", "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(std::filesystem::exists(model + "/config.json"));
+  EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
+
+  // --kernels both also runs the plain libtorch path in a child process.
+  const testing::CliRun run = testing::run_built(
+      "benchmarks/izwi-bench",
+      "--model " + model + " --concurrency 1,2 --prompt-len 8 --gen 24 --shared-prefix 32 --kernels both --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(last_line(run.out));
+  EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
+  EXPECT_GT(report.at("weight_bytes").get<int64_t>(), 0);
+  EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
+  EXPECT_GT(report.at("torch_tokens_per_s").get<double>(), 0.0);
+  const nlohmann::json& results = report.at("results");
+  ASSERT_EQ(results.size(), 2u);
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].at("concurrency").get<int>(), static_cast<int>(i + 1));
+    EXPECT_GT(results[i].at("tokens_per_s").get<double>(), 0.0);
+    EXPECT_GE(results[i].at("ttft_p99_ms").get<double>(), results[i].at("ttft_p50_ms").get<double>());
+  }
+  EXPECT_EQ(report.at("shared_prefix").at("cached_tokens").get<int>(), 32);
+}
+
+TEST(CliBench, BadArgumentsAreNamed) {
+  testing::TempDir dir;
+  const testing::CliRun unknown_preset = testing::run_built(
+      "benchmarks/izwi-make-checkpoint", "--arch llama --preset 7b --dtype f32 --out " + dir.path() + "/x");
+  EXPECT_NE(unknown_preset.exit_code, 0);
+  EXPECT_NE(unknown_preset.err.find("7b"), std::string::npos) << unknown_preset.err;
+  const testing::CliRun bad_kernels =
+      testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --kernels fastest");
+  EXPECT_NE(bad_kernels.exit_code, 0);
+  EXPECT_NE(bad_kernels.err.find("--kernels"), std::string::npos) << bad_kernels.err;
+  const testing::CliRun no_model =
+      testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + "/missing --concurrency 1");
+  EXPECT_NE(no_model.exit_code, 0);
+  EXPECT_NE(no_model.err.find("missing"), std::string::npos) << no_model.err;
+}
+
+}  // namespace
+}  // namespace izwi
