@@ -57,6 +57,7 @@ inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
 // the rows, the tokens and, when those are few, from splitting the columns into U chunks.
 template <WeightFormat F, int R, int TT>
 void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, const RowPrefetch& prefetch) {
+  static_assert(R <= 2, "RowPrefetch names at most two rows");
   constexpr int U = R * TT >= 4 ? 1 : 4 / (R * TT);
   // Prefetches spread evenly over this call's column steps.
   const int64_t steps = std::max<int64_t>(1, in / (16 * U));
