@@ -24,11 +24,13 @@ struct Regex::Compiled {
   pcre2_code* code = nullptr;
   bool jit = false;
   std::string origin;
+  std::string pattern;
   ~Compiled() { pcre2_code_free(code); }
 };
 
 Regex::Regex(const std::string& pattern, bool literal, const std::string& origin) : compiled_(new Compiled) {
   compiled_->origin = origin;
+  compiled_->pattern = pattern;
   int error = 0;
   PCRE2_SIZE error_offset = 0;
   // PCRE2 refuses UCP together with LITERAL (a literal has no character classes anyway).
@@ -57,6 +59,14 @@ void Regex::split_isolated(std::string_view text, std::vector<std::string_view>&
       rc = pcre2_match(compiled_->code, subject, text.size(), offset, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT ||
+        rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_NOMEMORY) {
+      // Catastrophic backtracking: the text, not the library, is at fault.
+      fail(
+          ErrorCode::InvalidArgument,
+          "{}: the text is too complex for the regex '{}' (at byte {}, PCRE2 gave up: {}); split it into shorter texts",
+          compiled_->origin, compiled_->pattern, offset, pcre2_message(rc));
+    }
     if (rc < 0) fail(ErrorCode::Internal, "{}: regex match failed: {}", compiled_->origin, pcre2_message(rc));
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
     const size_t start = ovector[0], end = ovector[1];
