@@ -2,25 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/tokenizer_data.h"
 #include "tokenizer/utf8.h"
 
 namespace izwi {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NotFound, "cannot open '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // A token field of tokenizer_config.json: "text", {"content": "text", ...} or null.
 std::optional<std::string> token_text(const JsonFields& config, const std::string& key) {
@@ -53,7 +44,7 @@ struct Tokenizer::Impl {
     }
   }
   void encode_plain(std::string_view text, std::vector<int32_t>& ids) const;
-  void read_tokenizer_config(const std::string& path);
+  void read_tokenizer_config(const nlohmann::json& doc, const std::string& path);
   void read_generation_config(const std::string& path);
 };
 
@@ -71,8 +62,7 @@ void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& 
   }
 }
 
-void Tokenizer::Impl::read_tokenizer_config(const std::string& path) {
-  const nlohmann::json doc = read_json_file(path);
+void Tokenizer::Impl::read_tokenizer_config(const nlohmann::json& doc, const std::string& path) {
   const JsonFields config(doc, path);
   const auto resolve = [&](const std::string& key) -> std::optional<int32_t> {
     const std::optional<std::string> text = token_text(config, key);
@@ -106,7 +96,7 @@ void Tokenizer::Impl::read_tokenizer_config(const std::string& path) {
 }
 
 void Tokenizer::Impl::read_generation_config(const std::string& path) {
-  const nlohmann::json doc = read_json_file(path);
+  const nlohmann::json doc = read_json(path);
   const JsonFields config(doc, path);
   std::vector<int32_t> ids;
   if (config.has("eos_token_id")) {
@@ -115,7 +105,8 @@ void Tokenizer::Impl::read_generation_config(const std::string& path) {
   }
   const auto check = [&](const char* field, int32_t id) {
     if (id < 0 || static_cast<size_t>(id) >= data.kinds.size()) {
-      fail(ErrorCode::InvalidFormat, "{}: {} {} is outside the vocabulary (size {})", path, field, id, data.kinds.size());
+      fail(ErrorCode::InvalidFormat, "{}: {} {} is outside the vocabulary (size {})", path, field, id,
+           data.kinds.size());
     }
   };
   for (int32_t id : ids) {
@@ -135,30 +126,38 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
   if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "tokenizer folder '{}' does not exist", dir);
   auto impl = std::make_shared<Impl>();
   const fs::path tekken = fs::path(dir) / "tekken.json", hf = fs::path(dir) / "tokenizer.json";
+  const fs::path vocab = fs::path(dir) / "vocab.json";
+  const fs::path tokenizer_config = fs::path(dir) / "tokenizer_config.json";
+  std::optional<nlohmann::json> config;  // tokenizer_config.json, when the loader already read it
   if (fs::exists(tekken)) {
-    impl->data = load_tekken_json(read_file(tekken.string()), tekken.string());
+    impl->data = load_tekken_json(read_text_file(tekken.string()), tekken.string());
     // mistral_common always starts a prompt with <s> and ends generation at </s>.
     impl->bos = impl->find("<s>");
     if (impl->bos) impl->bos_text = "<s>";
     impl->add_bos = impl->bos.has_value();
     if (const auto eos = impl->find("</s>")) impl->eos.push_back(*eos);
   } else if (fs::exists(hf)) {
-    impl->data = load_tokenizer_json(read_file(hf.string()), hf.string());
+    impl->data = load_tokenizer_json(read_text_file(hf.string()), hf.string());
+  } else if (fs::exists(vocab)) {  // Qwen2 / GPT-2 style: vocab.json + merges.txt + tokenizer_config.json
+    VocabMergesTokenizer loaded = load_vocab_merges_dir(dir);
+    impl->data = std::move(loaded.data);
+    config = std::move(loaded.config);
   } else {
-    fail(ErrorCode::NotFound, "model folder '{}' has neither tekken.json nor tokenizer.json", dir);
+    fail(ErrorCode::NotFound,
+         "model folder '{}' has neither tekken.json nor tokenizer.json (nor vocab.json + merges.txt)", dir);
   }
   std::vector<AddedToken> raw, normalized;
   for (const AddedToken& t : impl->data.added) (t.normalized ? normalized : raw).push_back(t);
   impl->raw_matcher = AddedTokenMatcher(std::move(raw));
   impl->normalized_matcher = AddedTokenMatcher(std::move(normalized));
 
-  const fs::path tokenizer_config = fs::path(dir) / "tokenizer_config.json";
   const fs::path generation_config = fs::path(dir) / "generation_config.json";
-  if (fs::exists(tokenizer_config)) impl->read_tokenizer_config(tokenizer_config.string());
+  if (!config && fs::exists(tokenizer_config)) config = read_json(tokenizer_config.string());
+  if (config) impl->read_tokenizer_config(*config, tokenizer_config.string());
   if (fs::exists(generation_config)) impl->read_generation_config(generation_config.string());
   // Newer transformers save the template as its own file instead of inside tokenizer_config.json.
   const fs::path jinja = fs::path(dir) / "chat_template.jinja";
-  if (impl->chat_template.empty() && fs::exists(jinja)) impl->chat_template = read_file(jinja.string());
+  if (impl->chat_template.empty() && fs::exists(jinja)) impl->chat_template = read_text_file(jinja.string());
 
   impl->family = detect_chat_family(impl->chat_template, impl->data.tekken,
                                     [&](std::string_view token) { return impl->find(token).has_value(); });
@@ -222,8 +221,9 @@ std::optional<ChatTemplateFamily> Tokenizer::chat_template_family() const { retu
 
 std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messages, const ChatOptions& options) const {
   if (!impl_->family) {
-    fail(ErrorCode::NotFound, "the model folder has no chat template (no chat_template in tokenizer_config.json and no "
-                              "ChatML, Llama 3 or Mistral special tokens in the vocabulary)");
+    fail(ErrorCode::NotFound,
+         "the model folder has no chat template (no chat_template in tokenizer_config.json and no "
+         "ChatML, Llama 3 or Mistral special tokens in the vocabulary)");
   }
   std::string bos;
   switch (*impl_->family) {
@@ -242,7 +242,8 @@ std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messa
   return render_chat(*impl_->family, messages, options, bos, inst_spaces);
 }
 
-std::vector<int32_t> Tokenizer::encode_chat(const std::vector<ChatMessage>& messages, const ChatOptions& options) const {
+std::vector<int32_t> Tokenizer::encode_chat(const std::vector<ChatMessage>& messages,
+                                            const ChatOptions& options) const {
   return encode(apply_chat_template(messages, options), false);
 }
 

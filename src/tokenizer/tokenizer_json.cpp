@@ -7,9 +7,9 @@
 #include "tokenizer/bpe_model.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/decoder.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/json_input.h"
 #include "tokenizer/tokenizer_data.h"
 
 namespace izwi {
@@ -50,7 +50,8 @@ namespace {
 TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& origin) {
   const JsonFields fields(doc, origin);
   for (const char* key : {"truncation", "padding"}) {
-    if (fields.has(key)) fail(ErrorCode::Unsupported, "{}: '{}' is not supported (izwi never truncates or pads)", origin, key);
+    if (fields.has(key))
+      fail(ErrorCode::Unsupported, "{}: '{}' is not supported (izwi never truncates or pads)", origin, key);
   }
   check_decoder(fields.get_or<nlohmann::json>("decoder", nullptr), origin);
 
@@ -106,6 +107,14 @@ TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& 
 
 TokenizerData load_tokenizer_json(std::string_view json_text, const std::string& origin) {
   return read_json_text(json_text, origin, [&](const nlohmann::json& doc) { return tokenizer_json_from(doc, origin); });
+}
+
+TokenizerData tokenizer_data_from_json(const nlohmann::json& doc, const std::string& origin) {
+  try {
+    return tokenizer_json_from(doc, origin);
+  } catch (const nlohmann::json::exception& e) {
+    throw_invalid_format(origin, e.what());
+  }
 }
 
 }  // namespace izwi

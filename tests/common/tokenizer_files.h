@@ -20,6 +20,14 @@ std::string write_tokenizer_dir(const TempDir& dir, const nlohmann::json& tokeni
                                 const nlohmann::json& tokenizer_config = nullptr,
                                 const nlohmann::json& generation_config = nullptr);
 
+/// Writes `tokenizer` (a byte-level BPE tokenizer.json) as the files a Qwen2 / GPT-2 style model
+/// folder ships instead: vocab.json (model.vocab without the added tokens), merges.txt (a
+/// "#version" header, then "left right" per line) and tokenizer_config.json (`config` plus
+/// tokenizer_class and added_tokens_decoder). Returns dir.
+std::string write_vocab_merges_dir(const TempDir& dir, const nlohmann::json& tokenizer,
+                                   const std::string& tokenizer_class = "Qwen2Tokenizer",
+                                   nlohmann::json config = nlohmann::json::object());
+
 /// tests/data/<name>
 std::string tokenizer_fixture(const std::string& name);
 
