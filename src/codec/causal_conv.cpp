@@ -1,0 +1,66 @@
+#include "codec/causal_conv.h"
+
+#include "common/check.h"
+#include "io/weight_source.h"
+
+namespace izwi {
+namespace {
+
+at::Tensor conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, int64_t dilation,
+                int64_t groups) {
+  const int64_t stride = 1, padding = 0;
+  return at::conv1d(x, weight, bias, at::IntArrayRef(&stride, 1), at::IntArrayRef(&padding, 1),
+                    at::IntArrayRef(&dilation, 1), groups);
+}
+
+}  // namespace
+
+CausalConv1d::CausalConv1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
+                           int64_t kernel_size, int64_t dilation, int64_t groups, bool bias)
+    : in_channels_(in_channels), dilation_(dilation), groups_(groups), context_((kernel_size - 1) * dilation) {
+  weight_ = weights.take(prefix + ".weight", {out_channels, in_channels / groups, kernel_size});
+  if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
+}
+
+at::Tensor CausalConv1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
+  return at::zeros({batch, in_channels_, context_}, options);
+}
+
+at::Tensor CausalConv1d::forward(const at::Tensor& x, at::Tensor& state) const {
+  if (context_ == 0) return conv(x, weight_, bias_, dilation_, groups_);
+  IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == context_, "conv state shape");
+  const at::Tensor padded = at::cat({state, x}, 2);
+  state = padded.narrow(2, padded.size(2) - context_, context_).contiguous();
+  return conv(padded, weight_, bias_, dilation_, groups_);
+}
+
+at::Tensor CausalConv1d::forward(const at::Tensor& x) const {
+  return conv(at::constant_pad_nd(x, {context_, 0}), weight_, bias_, dilation_, groups_);
+}
+
+CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels,
+                                             int64_t out_channels, int64_t kernel_size, int64_t stride)
+    : out_channels_(out_channels), stride_(stride), tail_(kernel_size - stride) {
+  IZWI_CHECK(kernel_size >= stride, "transposed conv kernel {} shorter than stride {}", kernel_size, stride);
+  weight_ = weights.take(prefix + ".weight", {in_channels, out_channels, kernel_size});
+  bias_ = weights.take(prefix + ".bias", {out_channels});
+}
+
+at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
+  return at::zeros({batch, out_channels_, tail_}, options);
+}
+
+at::Tensor CausalConvTranspose1d::forward(const at::Tensor& x, at::Tensor& state) const {
+  // Full transposed conv without bias: [B, out, T*stride + tail]. Column t*stride + j gets input
+  // t's tap j, so the previous chunk's spill lands on this chunk's first `tail` columns.
+  at::Tensor full = at::conv_transpose1d(x, weight_, {}, stride_);
+  const int64_t kept = x.size(2) * stride_;
+  if (tail_ > 0) {
+    IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == tail_, "transposed conv state shape");
+    full.narrow(2, 0, tail_).add_(state);
+    state = full.narrow(2, kept, tail_).clone();
+  }
+  return full.narrow(2, 0, kept) + bias_.view({1, -1, 1});
+}
+
+}  // namespace izwi
