@@ -54,7 +54,7 @@ TEST(CliCodec, WritesAFloatWav) {
   EXPECT_EQ(audio.sample_rate, 24000);
   EXPECT_EQ(audio.channels, 1);
   ASSERT_EQ(audio.samples.size(), 76800u);
-  EXPECT_LT(testing::max_abs_diff(at::tensor(audio.samples), ref.get("waveform").to(at::kFloat)), 1e-6);
+  EXPECT_LT(testing::max_abs_diff(at::tensor(audio.samples), ref.get("waveform").to(at::kFloat)), 1e-4);
 }
 
 TEST(CliCodec, ErrorsGoToStderrWithExitCodeOne) {
