@@ -33,7 +33,11 @@ class CausalConv1d {
   int64_t weight_bytes() const { return weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0); }
 
  private:
+  /// The convolution of an already padded input [B, in, context + T].
+  at::Tensor apply(const at::Tensor& padded) const;
+
   at::Tensor weight_, bias_;
+  at::Tensor weight_2d_;  ///< [out, in * k] for the im2col path (groups == 1)
   int64_t in_channels_ = 0, dilation_ = 1, groups_ = 1, context_ = 0;
 };
 

@@ -23,7 +23,7 @@ class SnakeBeta {
   }
 
   /// x [B, channels, T].
-  at::Tensor forward(const at::Tensor& x) const { return x + inv_beta_ * (x * alpha_).sin_().pow_(2); }
+  at::Tensor forward(const at::Tensor& x) const { return at::addcmul(x, (x * alpha_).sin_().square_(), inv_beta_); }
   int64_t weight_bytes() const { return alpha_.nbytes() + inv_beta_.nbytes(); }
 
  private:

@@ -99,6 +99,16 @@ TEST_F(CodecParity, StreamingIsExactInDoublePrecision) {
   }
 }
 
+TEST_F(CodecParity, LongInputsTakeTheLargeConvPathAndStillMatchStreaming) {
+  // 160 frames: decode()'s 128-frame pieces are large enough for the convolutions to take
+  // at::conv1d, while 12-frame streaming chunks take the im2col / depthwise paths.
+  const at::Tensor long_codes = codes().repeat({1, 4});
+  const at::Tensor whole = codec_->decode(long_codes);
+  ASSERT_EQ(whole.numel(), 160 * 1920);
+  EXPECT_LT(max_abs_diff(whole.narrow(0, 0, 76800), waveform()), kTolerance);
+  EXPECT_LT(max_abs_diff(streamed(long_codes, 12), whole), kTolerance);
+}
+
 TEST_F(CodecParity, StreamsDecodedTogetherMatchDecodedAlone) {
   // Stream a: all 40 frames in chunks 5, 5, 7, ...; stream b: the frames reversed in time, in
   // chunks 5, 2, 5, ... so some calls group both streams and some do not.
