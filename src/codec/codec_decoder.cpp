@@ -14,7 +14,7 @@ std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::Sca
   if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "codec folder '{}' does not exist", dir);
   fs::path folder(dir);
   // A Qwen3-TTS model folder keeps its codec in speech_tokenizer/.
-  if (!fs::exists(folder / "config.json") && fs::is_directory(folder / "speech_tokenizer")) {
+  if (fs::exists(folder / "speech_tokenizer" / "config.json")) {
     folder /= "speech_tokenizer";
   }
   const std::string config_path = (folder / "config.json").string();

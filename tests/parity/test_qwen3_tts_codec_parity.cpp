@@ -218,6 +218,8 @@ TEST(CodecLoading, TheReleasedNestedLayoutLoadsAndDecodesTheSame) {
   for (auto& [name, value] : fixture_tensors()) tensors.emplace_back("decoder." + name, value);
   tensors.emplace_back("encoder.x", at::ones({3}));
   write_safetensors(folder + "/model.safetensors", tensors, at::kFloat);
+  // The model folder above has its own (talker) config.json and weights, which the codec ignores.
+  dir.write("config.json", R"({"model_type": "qwen3_tts", "talker_config": {}})");
 
   const testing::ReferenceTensors ref(kFixture);
   // Both the speech_tokenizer folder and the model folder above it load.
