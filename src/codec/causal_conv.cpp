@@ -1,0 +1,92 @@
+#include "codec/causal_conv.h"
+
+#include "common/check.h"
+#include "io/weight_source.h"
+
+namespace izwi {
+namespace {
+
+/// Largest im2col matrix (elements) the small-input path builds; bigger inputs use at::conv1d.
+constexpr int64_t kMaxIm2colElements = int64_t{4} << 20;
+
+at::Tensor conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, int64_t dilation,
+                int64_t groups) {
+  const int64_t stride = 1, padding = 0;
+  return at::conv1d(x, weight, bias, at::IntArrayRef(&stride, 1), at::IntArrayRef(&padding, 1),
+                    at::IntArrayRef(&dilation, 1), groups);
+}
+
+}  // namespace
+
+at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
+  // libtorch's CPU convolution re-prepares the kernel on every call and has no fast depthwise
+  // path, which dominates streaming's short chunks: there, use one GEMM (im2col) or k
+  // multiply-adds (depthwise) instead.
+  const int64_t batch = padded.size(0), length = padded.size(2), k = weight_.size(2), out_len = length - context_;
+  if (groups_ == 1 && batch * out_len * in_channels_ * k <= kMaxIm2colElements) {
+    const at::Tensor x = padded.contiguous();
+    const at::Tensor cols =
+        x.as_strided({batch, out_len, in_channels_, k}, {in_channels_ * length, 1, length, dilation_});
+    const at::Tensor flat = cols.reshape({batch * out_len, in_channels_ * k});
+    const at::Tensor out = bias_.defined() ? at::addmm(bias_, flat, weight_2d_.t()) : at::mm(flat, weight_2d_.t());
+    return out.view({batch, out_len, -1}).transpose(1, 2);
+  }
+  if (groups_ == in_channels_ && weight_.size(0) == in_channels_ &&
+      batch * out_len * in_channels_ <= kMaxIm2colElements) {
+    at::Tensor out = bias_.defined() ? bias_.view({1, -1, 1}).expand({batch, in_channels_, out_len}).clone()
+                                     : at::zeros({batch, in_channels_, out_len}, padded.options());
+    for (int64_t j = 0; j < k; ++j)
+      out.addcmul_(padded.narrow(2, j * dilation_, out_len), weight_.select(2, j).view({1, -1, 1}));
+    return out;
+  }
+  return conv(padded, weight_, bias_, dilation_, groups_);
+}
+
+CausalConv1d::CausalConv1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
+                           int64_t kernel_size, int64_t dilation, int64_t groups, bool bias)
+    : in_channels_(in_channels), dilation_(dilation), groups_(groups), context_((kernel_size - 1) * dilation) {
+  weight_ = weights.take(prefix + ".weight", {out_channels, in_channels / groups, kernel_size});
+  if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
+  if (groups == 1) weight_2d_ = weight_.reshape({out_channels, in_channels * kernel_size}).contiguous();
+}
+
+at::Tensor CausalConv1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
+  return at::zeros({batch, in_channels_, context_}, options);
+}
+
+at::Tensor CausalConv1d::forward(const at::Tensor& x, at::Tensor& state) const {
+  if (context_ == 0) return apply(x);
+  IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == context_, "conv state shape");
+  const at::Tensor padded = at::cat({state, x}, 2);
+  state = padded.narrow(2, padded.size(2) - context_, context_).contiguous();
+  return apply(padded);
+}
+
+at::Tensor CausalConv1d::forward(const at::Tensor& x) const { return apply(at::constant_pad_nd(x, {context_, 0})); }
+
+CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels,
+                                             int64_t out_channels, int64_t kernel_size, int64_t stride)
+    : out_channels_(out_channels), stride_(stride), tail_(kernel_size - stride) {
+  IZWI_CHECK(kernel_size >= stride, "transposed conv kernel {} shorter than stride {}", kernel_size, stride);
+  weight_ = weights.take(prefix + ".weight", {in_channels, out_channels, kernel_size});
+  bias_ = weights.take(prefix + ".bias", {out_channels});
+}
+
+at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
+  return at::zeros({batch, out_channels_, tail_}, options);
+}
+
+at::Tensor CausalConvTranspose1d::forward(const at::Tensor& x, at::Tensor& state) const {
+  // Full transposed conv without bias: [B, out, T*stride + tail]. Column t*stride + j gets input
+  // t's tap j, so the previous chunk's spill lands on this chunk's first `tail` columns.
+  at::Tensor full = at::conv_transpose1d(x, weight_, {}, stride_);
+  const int64_t kept = x.size(2) * stride_;
+  if (tail_ > 0) {
+    IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == tail_, "transposed conv state shape");
+    full.narrow(2, 0, tail_).add_(state);
+    state = full.narrow(2, kept, tail_).clone();
+  }
+  return full.narrow(2, 0, kept) + bias_.view({1, -1, 1});
+}
+
+}  // namespace izwi

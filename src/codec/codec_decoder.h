@@ -1,0 +1,50 @@
+#pragma once
+// The interface every audio codec decoder implements (codes -> waveform), whole-sequence and
+// exact incremental streaming of many streams at once, plus the loader that picks the codec a
+// folder holds.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+/// Per-stream incremental state (what the decoder must remember between chunks).
+class CodecDecoderState {
+ public:
+  virtual ~CodecDecoderState() = default;
+};
+
+class CodecDecoder {
+ public:
+  virtual ~CodecDecoder() = default;
+  virtual int32_t num_codebooks() const = 0;
+  virtual int32_t codebook_size() const = 0;
+  virtual int32_t sample_rate() const = 0;
+  virtual int32_t samples_per_frame() const = 0;
+  /// codes [num_codebooks, frames] integer (CPU) -> [frames * samples_per_frame] float32 CPU.
+  /// InvalidArgument naming the codebook and frame for a code outside [0, codebook_size), or a
+  /// wrong number of codebooks.
+  virtual at::Tensor decode(const at::Tensor& codes) const = 0;
+  virtual std::unique_ptr<CodecDecoderState> new_state() const = 0;
+  /// Incremental decode of several streams at once: appends each stream's new frames
+  /// (codes [num_codebooks, n_i], n_i >= 1) and returns exactly the samples they add
+  /// ([n_i * samples_per_frame] float32 CPU each). Concatenating a stream's outputs equals
+  /// decode() of all its codes (within float rounding). Streams with the same n_i run as one batch.
+  virtual std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
+                                                   const std::vector<at::Tensor>& new_codes) const = 0;
+  /// Bytes of weights (for benchmarks).
+  virtual int64_t weight_bytes() const = 0;
+};
+
+/// Loads the codec in `dir`: a Qwen3-TTS speech_tokenizer folder (config with a nested
+/// `decoder_config`, `decoder.`-prefixed tensors), a decoder-only folder (flat config), or a
+/// Qwen3-TTS model folder holding `speech_tokenizer/`. NotFound naming the missing folder or file;
+/// InvalidFormat naming the tensor whose shape disagrees with the config.
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype,
+                                                 const at::Device& device);
+
+}  // namespace izwi

@@ -1,0 +1,315 @@
+#include "codec/qwen3_tts_codec_decoder.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+#include "common/check.h"
+#include "common/json_fields.h"
+#include "io/safetensors.h"
+#include "io/weight_loader.h"
+
+namespace izwi {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Qwen3TtsCodecState final : public CodecDecoderState {
+ public:
+  const Qwen3TtsCodecDecoder* owner = nullptr;
+  int64_t position = 0;             ///< Frames decoded so far.
+  std::vector<at::Tensor> tensors;  ///< Batch-1 carry-overs, in the decoder's fixed order.
+};
+
+/// Names of every tensor stored in the checkpoint in `dir` (single file or sharded index).
+std::vector<std::string> stored_tensor_names(const std::string& dir) {
+  std::vector<std::string> names;
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (fs::exists(single)) {
+    const SafetensorsFile file(single.string());
+    for (const StTensorInfo& info : file.tensors()) names.push_back(info.name);
+  } else if (fs::exists(index)) {
+    const nlohmann::json json = read_json_file(index.string());
+    if (json.contains("weight_map") && json["weight_map"].is_object()) {
+      for (auto it = json["weight_map"].begin(); it != json["weight_map"].end(); ++it) names.push_back(it.key());
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const JsonFields* top) {
+  Qwen3TtsCodecConfig c;
+  c.codebook_size = decoder.get_or<int64_t>("codebook_size", 2048);
+  c.codebook_dim = decoder.get_or<int64_t>("codebook_dim", 512);
+  c.num_quantizers = decoder.get_or<int64_t>("num_quantizers", 16);
+  c.latent_dim = decoder.get_or<int64_t>("latent_dim", 1024);
+  c.decoder_dim = decoder.get_or<int64_t>("decoder_dim", 1536);
+  c.upsample_rates = decoder.get_or<std::vector<int64_t>>("upsample_rates", {8, 5, 4, 3});
+  c.upsampling_ratios = decoder.get_or<std::vector<int64_t>>("upsampling_ratios", {2, 2});
+  WindowedTransformerConfig& t = c.transformer;
+  t.input_dim = c.latent_dim;
+  t.hidden_size = decoder.get_or<int64_t>("hidden_size", 512);
+  t.intermediate_size = decoder.get_or<int64_t>("intermediate_size", 1024);
+  t.num_layers = decoder.get_or<int64_t>("num_hidden_layers", 8);
+  t.num_heads = decoder.get_or<int64_t>("num_attention_heads", 16);
+  t.num_kv_heads = decoder.get_or<int64_t>("num_key_value_heads", t.num_heads);
+  t.head_dim =
+      decoder.has("head_dim") ? decoder.get<int64_t>("head_dim") : t.hidden_size / std::max<int64_t>(t.num_heads, 1);
+  t.sliding_window = decoder.get_or<int64_t>("sliding_window", 72);
+  t.rope_theta = decoder.get_or<double>("rope_theta", 10000.0);
+  t.rms_norm_eps = decoder.get_or<double>("rms_norm_eps", 1e-5);
+  t.attention_bias = decoder.get_or<bool>("attention_bias", false);
+
+  const std::string& origin = decoder.origin();
+  const auto positive = [&](const char* key, int64_t value) {
+    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", origin, key, value);
+  };
+  positive("codebook_size", c.codebook_size);
+  positive("codebook_dim", c.codebook_dim);
+  positive("num_quantizers", c.num_quantizers);
+  positive("latent_dim", c.latent_dim);
+  positive("decoder_dim", c.decoder_dim);
+  positive("hidden_size", t.hidden_size);
+  positive("intermediate_size", t.intermediate_size);
+  positive("num_hidden_layers", t.num_layers);
+  positive("num_attention_heads", t.num_heads);
+  positive("num_key_value_heads", t.num_kv_heads);
+  positive("head_dim", t.head_dim);
+  positive("sliding_window", t.sliding_window);
+  if (c.codebook_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'codebook_dim' must be even", origin);
+  if (t.num_heads % t.num_kv_heads != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,
+         t.num_heads, t.num_kv_heads);
+  }
+  if (t.head_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'head_dim' must be even", origin);
+  for (const int64_t r : c.upsample_rates) positive("upsample_rates", r);
+  for (const int64_t r : c.upsampling_ratios) positive("upsampling_ratios", r);
+  if ((c.decoder_dim >> c.upsample_rates.size()) <= 0 ||
+      (c.decoder_dim % (int64_t{1} << c.upsample_rates.size())) != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: decoder_dim {} cannot be halved {} times", origin, c.decoder_dim,
+         c.upsample_rates.size());
+  }
+  const std::string act = decoder.get_or<std::string>("hidden_act", "silu");
+  if (act != "silu") fail(ErrorCode::Unsupported, "{}: hidden_act '{}' is not supported (only silu)", origin, act);
+  if (decoder.has("rope_scaling")) {
+    fail(ErrorCode::Unsupported, "{}: rope_scaling is not supported by the codec decoder", origin);
+  }
+  if (top != nullptr) {
+    c.sample_rate = top->get_or<int32_t>("output_sample_rate", 24000);
+    positive("output_sample_rate", c.sample_rate);
+    if (top->has("decode_upsample_rate") && top->get<int64_t>("decode_upsample_rate") != c.samples_per_frame()) {
+      fail(ErrorCode::InvalidFormat, "{}: decode_upsample_rate {} disagrees with the decoder's rates (product {})",
+           top->origin(), top->get<int64_t>("decode_upsample_rate"), c.samples_per_frame());
+    }
+  }
+  return c;
+}
+
+int64_t Qwen3TtsCodecConfig::samples_per_frame() const {
+  int64_t total = 1;
+  for (const int64_t r : upsample_rates) total *= r;
+  for (const int64_t r : upsampling_ratios) total *= r;
+  return total;
+}
+
+Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(const std::string& dir, const Qwen3TtsCodecConfig& config,
+                                           const std::string& prefix, const std::string& skip_prefix,
+                                           at::ScalarType dtype, const at::Device& device)
+    : config_(config), device_(device), options_(at::TensorOptions().dtype(dtype).device(device)) {
+  WeightLoader weights(dir, dtype, dtype, device);
+  if (!skip_prefix.empty()) {
+    for (const std::string& name : stored_tensor_names(dir)) {
+      if (name.compare(0, skip_prefix.size(), skip_prefix) == 0) weights.skip(name);
+    }
+  }
+  const Qwen3TtsCodecConfig& c = config_;
+  quantizer_ = SplitRvqDecoder(weights, prefix + "quantizer", c.num_quantizers, c.codebook_size, c.codebook_dim / 2,
+                               c.codebook_dim);
+  pre_conv_ = CausalConv1d(weights, prefix + "pre_conv.conv", c.codebook_dim, c.latent_dim, 3);
+  pre_transformer_ = WindowedTransformer(weights, prefix + "pre_transformer", c.transformer);
+  for (size_t i = 0; i < c.upsampling_ratios.size(); ++i) {
+    const int64_t r = c.upsampling_ratios[i];
+    const std::string p = fmt::format("{}upsample.{}.", prefix, i);
+    upsample_convs_.emplace_back(weights, p + "0.conv", c.latent_dim, c.latent_dim, r, r);
+    upsample_blocks_.emplace_back(weights, p + "1", c.latent_dim);
+  }
+  decoder_in_ = CausalConv1d(weights, prefix + "decoder.0.conv", c.latent_dim, c.decoder_dim, 7);
+  for (size_t i = 0; i < c.upsample_rates.size(); ++i) {
+    const int64_t in_dim = c.decoder_dim >> i, out_dim = c.decoder_dim >> (i + 1), r = c.upsample_rates[i];
+    const std::string p = fmt::format("{}decoder.{}.block.", prefix, i + 1);
+    Block block;
+    block.act = SnakeBeta(weights, p + "0", in_dim);
+    block.up = CausalConvTranspose1d(weights, p + "1.conv", in_dim, out_dim, 2 * r, r);
+    const int64_t dilations[] = {1, 3, 9};
+    for (int j = 0; j < 3; ++j) {
+      const std::string u = fmt::format("{}{}.", p, j + 2);
+      ResidualUnit unit;
+      unit.act1 = SnakeBeta(weights, u + "act1", out_dim);
+      unit.conv1 = CausalConv1d(weights, u + "conv1.conv", out_dim, out_dim, 7, dilations[j]);
+      unit.act2 = SnakeBeta(weights, u + "act2", out_dim);
+      unit.conv2 = CausalConv1d(weights, u + "conv2.conv", out_dim, out_dim, 1);
+      block.units.push_back(std::move(unit));
+    }
+    blocks_.push_back(std::move(block));
+  }
+  const int64_t out_dim = c.decoder_dim >> c.upsample_rates.size();
+  const size_t n = c.upsample_rates.size();
+  final_act_ = SnakeBeta(weights, fmt::format("{}decoder.{}", prefix, n + 1), out_dim);
+  decoder_out_ = CausalConv1d(weights, fmt::format("{}decoder.{}.conv", prefix, n + 2), out_dim, 1, 7);
+  weights.finish();
+
+  weight_bytes_ = quantizer_.weight_bytes() + pre_conv_.weight_bytes() + pre_transformer_.weight_bytes() +
+                  decoder_in_.weight_bytes() + final_act_.weight_bytes() + decoder_out_.weight_bytes();
+  for (const auto& conv : upsample_convs_) weight_bytes_ += conv.weight_bytes();
+  for (const auto& block : upsample_blocks_) weight_bytes_ += block.weight_bytes();
+  for (const Block& block : blocks_) {
+    weight_bytes_ += block.act.weight_bytes() + block.up.weight_bytes();
+    for (const ResidualUnit& u : block.units) {
+      weight_bytes_ += u.act1.weight_bytes() + u.conv1.weight_bytes() + u.act2.weight_bytes() + u.conv2.weight_bytes();
+    }
+  }
+}
+
+void Qwen3TtsCodecDecoder::append_initial_state(std::vector<at::Tensor>& states) const {
+  states.push_back(pre_conv_.initial_state(1, options_));
+  pre_transformer_.append_initial_state(states, 1, options_);
+  for (size_t i = 0; i < upsample_convs_.size(); ++i) {
+    states.push_back(upsample_convs_[i].initial_state(1, options_));
+    states.push_back(upsample_blocks_[i].dwconv().initial_state(1, options_));
+  }
+  states.push_back(decoder_in_.initial_state(1, options_));
+  for (const Block& block : blocks_) {
+    states.push_back(block.up.initial_state(1, options_));
+    for (const ResidualUnit& u : block.units) {
+      states.push_back(u.conv1.initial_state(1, options_));
+      states.push_back(u.conv2.initial_state(1, options_));
+    }
+  }
+  states.push_back(decoder_out_.initial_state(1, options_));
+}
+
+at::Tensor Qwen3TtsCodecDecoder::forward(const at::Tensor& codes, const std::vector<int64_t>& positions,
+                                         std::vector<at::Tensor>& states) const {
+  size_t next = 0;
+  const auto state = [&]() -> at::Tensor& { return states.at(next++); };
+
+  at::Tensor h = quantizer_.forward(codes).to(options_.dtype());  // [B, codebook_dim, n]
+  h = pre_conv_.forward(h, state());                              // [B, latent, n]
+  h = pre_transformer_.forward(h.transpose(1, 2), positions, &states.at(next)).transpose(1, 2);
+  next += 2 * static_cast<size_t>(config_.transformer.num_layers);
+  for (size_t i = 0; i < upsample_convs_.size(); ++i) {
+    h = upsample_convs_[i].forward(h, state());
+    h = upsample_blocks_[i].forward(h, state());
+  }
+  h = decoder_in_.forward(h, state());
+  for (const Block& block : blocks_) {
+    h = block.up.forward(block.act.forward(h), state());
+    for (const ResidualUnit& u : block.units) {
+      at::Tensor r = u.conv1.forward(u.act1.forward(h), state());
+      r = u.conv2.forward(u.act2.forward(r), state());
+      h = h + r;
+    }
+  }
+  h = decoder_out_.forward(final_act_.forward(h), state()).clamp(-1.0, 1.0);
+  IZWI_CHECK(next == states.size(), "used {} of {} codec states", next, states.size());
+  return h.squeeze(1);
+}
+
+at::Tensor Qwen3TtsCodecDecoder::checked_codes(const at::Tensor& codes, const std::string& what, bool allow_empty,
+                                               int64_t first_frame) const {
+  if (!codes.defined() || codes.dim() != 2) {
+    fail(ErrorCode::InvalidArgument, "{}codes must be a [num_codebooks, frames] tensor, got {} dimensions", what,
+         codes.defined() ? codes.dim() : 0);
+  }
+  if (at::isFloatingType(codes.scalar_type()) || codes.scalar_type() == at::kBool) {
+    fail(ErrorCode::InvalidArgument, "{}codes must be integers, got {}", what, c10::toString(codes.scalar_type()));
+  }
+  if (codes.size(0) != config_.num_quantizers) {
+    fail(ErrorCode::InvalidArgument, "{}codes have {} codebooks but the codec has {}", what, codes.size(0),
+         config_.num_quantizers);
+  }
+  if (codes.size(1) == 0 && !allow_empty) fail(ErrorCode::InvalidArgument, "{}codes have no frames", what);
+  const at::Tensor cpu = codes.to(at::kCPU, at::kLong).contiguous();
+  const at::Tensor bad = ((cpu < 0) | (cpu >= config_.codebook_size)).nonzero();
+  if (bad.size(0) > 0) {
+    const int64_t k = bad[0][0].item<int64_t>(), t = bad[0][1].item<int64_t>();
+    fail(ErrorCode::InvalidArgument, "{}codebook {}, frame {}: code {} is outside [0, {})", what, k, first_frame + t,
+         cpu[k][t].item<int64_t>(), config_.codebook_size);
+  }
+  return cpu.to(device_);
+}
+
+at::Tensor Qwen3TtsCodecDecoder::decode(const at::Tensor& codes) const {
+  const at::Tensor checked = checked_codes(codes, "", true, 0);
+  const int64_t frames = checked.size(1);
+  if (frames == 0) return at::zeros({0}, at::kFloat);
+  std::vector<at::Tensor> states;
+  append_initial_state(states);
+  std::vector<at::Tensor> pieces;
+  for (int64_t start = 0; start < frames; start += kDecodeChunkFrames) {
+    const int64_t n = std::min(kDecodeChunkFrames, frames - start);
+    pieces.push_back(forward(checked.narrow(1, start, n).unsqueeze(0), {start}, states).squeeze(0));
+  }
+  return at::cat(pieces).to(at::kCPU, at::kFloat).contiguous();
+}
+
+std::unique_ptr<CodecDecoderState> Qwen3TtsCodecDecoder::new_state() const {
+  auto state = std::make_unique<Qwen3TtsCodecState>();
+  state->owner = this;
+  append_initial_state(state->tensors);
+  return state;
+}
+
+std::vector<at::Tensor> Qwen3TtsCodecDecoder::decode_streaming(const std::vector<CodecDecoderState*>& states,
+                                                               const std::vector<at::Tensor>& new_codes) const {
+  if (states.size() != new_codes.size()) {
+    fail(ErrorCode::InvalidArgument, "decode_streaming: {} states but {} code chunks", states.size(), new_codes.size());
+  }
+  std::vector<Qwen3TtsCodecState*> typed(states.size());
+  std::vector<at::Tensor> codes(states.size());
+  std::map<int64_t, std::vector<size_t>> groups;  // frames -> streams
+  for (size_t i = 0; i < states.size(); ++i) {
+    typed[i] = dynamic_cast<Qwen3TtsCodecState*>(states[i]);
+    if (typed[i] == nullptr || typed[i]->owner != this) {
+      fail(ErrorCode::InvalidArgument, "decode_streaming: stream {} has a state this decoder did not create", i);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (typed[j] == typed[i]) fail(ErrorCode::InvalidArgument, "decode_streaming: stream {} is also stream {}", i, j);
+    }
+    codes[i] = checked_codes(new_codes[i], fmt::format("stream {}: ", i), false, typed[i]->position);
+    groups[codes[i].size(1)].push_back(i);
+  }
+
+  std::vector<at::Tensor> outputs(states.size());
+  for (const auto& [frames, members] : groups) {
+    std::vector<int64_t> positions;
+    std::vector<at::Tensor> batch_codes;
+    for (const size_t i : members) {
+      positions.push_back(typed[i]->position);
+      batch_codes.push_back(codes[i]);
+    }
+    const size_t num_states = typed[members[0]]->tensors.size();
+    std::vector<at::Tensor> batched(num_states);
+    for (size_t s = 0; s < num_states; ++s) {
+      std::vector<at::Tensor> parts;
+      for (const size_t i : members) parts.push_back(typed[i]->tensors[s]);
+      batched[s] = members.size() == 1 ? parts[0] : at::cat(parts, 0);
+    }
+    const at::Tensor wav = forward(at::stack(batch_codes), positions, batched).to(at::kCPU, at::kFloat);
+    for (size_t b = 0; b < members.size(); ++b) {
+      Qwen3TtsCodecState* state = typed[members[b]];
+      for (size_t s = 0; s < num_states; ++s) {
+        state->tensors[s] = members.size() == 1 ? batched[s] : batched[s].narrow(0, b, 1).clone();
+      }
+      state->position += frames;
+      outputs[members[b]] = wav[b].contiguous();
+    }
+  }
+  return outputs;
+}
+
+}  // namespace izwi

@@ -1,0 +1,98 @@
+#pragma once
+// Qwen3-TTS 12 Hz speech-tokenizer decoder (Qwen3TTSTokenizerV2Decoder): split RVQ lookup,
+// causal pre-conv, sliding-window pre-transformer, ConvNeXt upsampler, SnakeBeta/ConvTranspose
+// waveform decoder, clamp to [-1, 1]. Every stage is causal with finite memory, so streaming
+// keeps each stage's carry-over exactly and reproduces the whole-sequence decode.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codec/causal_conv.h"
+#include "codec/codec_decoder.h"
+#include "codec/convnext_block.h"
+#include "codec/snake_beta.h"
+#include "codec/split_rvq.h"
+#include "codec/windowed_transformer.h"
+
+namespace izwi {
+
+class JsonFields;
+
+struct Qwen3TtsCodecConfig {
+  int64_t codebook_size = 2048;
+  int64_t codebook_dim = 512;
+  int64_t num_quantizers = 16;
+  int64_t latent_dim = 1024;
+  int64_t decoder_dim = 1536;
+  std::vector<int64_t> upsample_rates;     ///< decoder blocks, e.g. 8, 5, 4, 3
+  std::vector<int64_t> upsampling_ratios;  ///< ConvNeXt upsampler, e.g. 2, 2
+  WindowedTransformerConfig transformer;
+  int32_t sample_rate = 24000;
+
+  /// Reads the decoder config (`decoder` = the flat config or the nested `decoder_config`);
+  /// `top` is the enclosing speech-tokenizer config when there is one (sample rate, upsample rate).
+  static Qwen3TtsCodecConfig parse(const JsonFields& decoder, const JsonFields* top);
+  int64_t samples_per_frame() const;
+};
+
+class Qwen3TtsCodecDecoder final : public CodecDecoder {
+ public:
+  /// Loads `<dir>/model.safetensors` with tensor names under `prefix` ("" or "decoder."); any
+  /// other stored tensor (the encoder's) must be named in `skip_prefix` to be ignored.
+  Qwen3TtsCodecDecoder(const std::string& dir, const Qwen3TtsCodecConfig& config, const std::string& prefix,
+                       const std::string& skip_prefix, at::ScalarType dtype, const at::Device& device);
+
+  int32_t num_codebooks() const override { return static_cast<int32_t>(config_.num_quantizers); }
+  int32_t codebook_size() const override { return static_cast<int32_t>(config_.codebook_size); }
+  int32_t sample_rate() const override { return config_.sample_rate; }
+  int32_t samples_per_frame() const override { return static_cast<int32_t>(config_.samples_per_frame()); }
+  at::Tensor decode(const at::Tensor& codes) const override;
+  std::unique_ptr<CodecDecoderState> new_state() const override;
+  std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
+                                           const std::vector<at::Tensor>& new_codes) const override;
+  int64_t weight_bytes() const override { return weight_bytes_; }
+
+  /// Frames decode() pushes through the streaming path at a time (bounds peak memory).
+  static constexpr int64_t kDecodeChunkFrames = 128;
+
+ private:
+  struct ResidualUnit {
+    SnakeBeta act1, act2;
+    CausalConv1d conv1, conv2;
+  };
+  struct Block {
+    SnakeBeta act;
+    CausalConvTranspose1d up;
+    std::vector<ResidualUnit> units;
+  };
+
+  /// codes [B, K, n] int64 on the device; `states` are the batched per-stream tensors in the
+  /// order append_initial_state lists them. Returns [B, n * samples_per_frame].
+  at::Tensor forward(const at::Tensor& codes, const std::vector<int64_t>& positions,
+                     std::vector<at::Tensor>& states) const;
+  void append_initial_state(std::vector<at::Tensor>& states) const;
+  /// Checks shape and range; returns the codes as int64 on the device. `what` prefixes messages,
+  /// which count frames from `first_frame` (the stream's position).
+  at::Tensor checked_codes(const at::Tensor& codes, const std::string& what, bool allow_empty,
+                           int64_t first_frame) const;
+
+  Qwen3TtsCodecConfig config_;
+  at::Device device_;
+  at::TensorOptions options_;
+  SplitRvqDecoder quantizer_;
+  CausalConv1d pre_conv_;
+  WindowedTransformer pre_transformer_;
+  std::vector<CausalConvTranspose1d> upsample_convs_;
+  std::vector<ConvNeXtBlock> upsample_blocks_;
+  CausalConv1d decoder_in_;
+  std::vector<Block> blocks_;
+  SnakeBeta final_act_;
+  CausalConv1d decoder_out_;
+  int64_t weight_bytes_ = 0;
+};
+
+}  // namespace izwi
