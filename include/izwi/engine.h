@@ -21,6 +21,8 @@
 #include "izwi/metrics.h"
 #include "izwi/output.h"
 #include "izwi/request.h"
+#include "izwi/speech.h"
+#include "izwi/stream_handle.h"
 #include "izwi/tokenizer.h"
 #include "izwi/transcription.h"
 
@@ -28,44 +30,24 @@ namespace izwi {
 
 namespace detail {
 class EngineImpl;
-class RequestChannel;
 }  // namespace detail
 
 /// Facts about the loaded model that callers need to build requests.
 struct ModelInfo {
-  std::string model_type;             ///< config.json model_type, e.g. "llama".
+  std::string model_type;  ///< config.json model_type, e.g. "llama".
   int32_t vocab_size = 0;
-  int32_t max_positions = 0;          ///< Longest prompt + output the engine accepts.
+  int32_t max_positions = 0;  ///< Longest prompt + output the engine accepts.
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
-  int64_t decode_weight_bytes = 0;    ///< Weight bytes one decode step reads (memory-bandwidth bound).
-  bool has_tokenizer = false;         ///< The folder has tokenizer.json or tekken.json: text in and out.
-  bool accepts_audio = false;         ///< Supports start_transcription / transcribe.
-  int32_t audio_sample_rate = 0;      ///< Rate audio is resampled to, when accepts_audio.
-};
-
-/// A streamed request. next() blocks until the next chunk; destroying an unfinished handle
-/// aborts the request. Movable, not copyable; safe to use from one thread at a time.
-class StreamHandle {
- public:
-  StreamHandle(StreamHandle&&) noexcept;
-  StreamHandle& operator=(StreamHandle&&) noexcept;
-  StreamHandle(const StreamHandle&) = delete;
-  StreamHandle& operator=(const StreamHandle&) = delete;
-  ~StreamHandle();
-
-  /// The request id (assigned by the engine if the request had none).
-  const std::string& id() const;
-  /// Blocks for the next chunk; std::nullopt once the finished chunk has been returned.
-  std::optional<StreamChunk> next();
-  /// Asks the engine to abort; the stream then ends with FinishReason::Abort. Idempotent.
-  void abort();
-
- private:
-  friend class Engine;
-  StreamHandle(std::shared_ptr<detail::RequestChannel> channel, std::weak_ptr<detail::EngineImpl> engine);
-  std::shared_ptr<detail::RequestChannel> channel_;
-  std::weak_ptr<detail::EngineImpl> engine_;
+  int64_t decode_weight_bytes = 0;     ///< Weight bytes one decode step reads (memory-bandwidth bound).
+  bool has_tokenizer = false;          ///< The folder has tokenizer.json, tekken.json or vocab.json + merges.txt.
+  bool accepts_audio = false;          ///< Supports start_transcription / transcribe.
+  int32_t audio_sample_rate = 0;       ///< Rate audio is resampled to, when accepts_audio.
+  bool produces_audio = false;         ///< Supports synthesize / synthesize_streaming.
+  int32_t output_sample_rate = 0;      ///< Rate of synthesized audio, when produces_audio.
+  int32_t num_codebooks = 0;           ///< Codes per audio frame, when produces_audio.
+  std::vector<std::string> speakers;   ///< SpeechRequest::speaker values the model knows.
+  std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
 };
 
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);
@@ -98,12 +80,18 @@ class Engine {
   Output transcribe(const std::vector<float>& samples, int32_t sample_rate,
                     const TranscriptionOptions& options = TranscriptionOptions{});
 
+  /// Speech synthesis (models with ModelInfo::produces_audio; Unsupported otherwise): the whole
+  /// audio in Output::audio, and each frame's codes in Output::audio_codes. Blocks until done.
+  Output synthesize(const SpeechRequest& request);
+  /// Returns at once; chunks carry PCM (StreamChunk::audio) as frames are decoded.
+  StreamHandle synthesize_streaming(const SpeechRequest& request);
+
   /// Aborts a live request; returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);
 
   MetricsSnapshot metrics() const;
-  int32_t pending_requests() const;   ///< Waiting to be scheduled (including preempted).
-  int32_t running_requests() const;   ///< Holding KV blocks.
+  int32_t pending_requests() const;  ///< Waiting to be scheduled (including preempted).
+  int32_t running_requests() const;  ///< Holding KV blocks.
 
   /// Stops the worker; every in-flight request finishes with FinishReason::Abort. Idempotent.
   void shutdown();

@@ -3,10 +3,10 @@
 /// What the engine returns for a request, whole or in streamed chunks.
 
 #include <cstdint>
-
-#include "izwi/errors.h"
 #include <string>
 #include <vector>
+
+#include "izwi/errors.h"
 
 namespace izwi {
 
@@ -25,35 +25,40 @@ const char* to_string(FinishReason reason) noexcept;
 
 /// Wall-clock timings of one request, in milliseconds.
 struct Timings {
-  double queue_ms = 0;   ///< Submission to first scheduling.
-  double ttft_ms = 0;    ///< Submission to first generated token.
-  double total_ms = 0;   ///< Submission to finish.
+  double queue_ms = 0;  ///< Submission to first scheduling.
+  double ttft_ms = 0;   ///< Submission to first generated token.
+  double total_ms = 0;  ///< Submission to finish.
 };
 
 /// The result of a finished request.
 struct Output {
   std::string request_id;
-  std::vector<int32_t> tokens;           ///< Generated ids (prompt excluded).
-  std::string text;                      ///< Their text, special tokens skipped (needs a tokenizer).
+  std::vector<int32_t> tokens;  ///< Generated ids (prompt excluded); codebook 0 of each frame for speech.
+  std::string text;             ///< Their text, special tokens skipped (needs a tokenizer).
+  std::vector<float> audio;     ///< Speech synthesis: mono PCM at `sample_rate`.
+  int32_t sample_rate = 0;      ///< Of `audio` (ModelInfo::output_sample_rate).
+  std::vector<std::vector<int32_t>> audio_codes;    ///< Speech synthesis: each frame's codes, codebook 0 first.
   FinishReason finish_reason = FinishReason::None;  ///< Eos, Length, Stop or Abort.
   Timings timings;
-  int32_t prefix_cache_hit_tokens = 0;   ///< Prompt positions served from the prefix cache.
-  int32_t num_preemptions = 0;           ///< Times the request was preempted and recomputed.
+  int32_t prefix_cache_hit_tokens = 0;  ///< Prompt positions served from the prefix cache.
+  int32_t num_preemptions = 0;          ///< Times the request was preempted and recomputed.
 };
 
 /// One piece of a streamed request. The last chunk has finished == true and carries the totals.
 struct StreamChunk {
   std::string request_id;
-  std::vector<int32_t> tokens;           ///< Ids generated since the previous chunk.
+  std::vector<int32_t> tokens;  ///< Ids generated since the previous chunk.
   /// Text completed since the previous chunk: never a partial UTF-8 character; text that may be
   /// the start of a stop string waits for the next chunk. The deltas concatenate to Output::text.
   std::string text;
+  std::vector<float> audio;                       ///< Speech synthesis: PCM decoded since the previous chunk.
+  std::vector<std::vector<int32_t>> audio_codes;  ///< Frames generated since the previous chunk.
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
-  std::string error;                     ///< Set when finish_reason == Error.
+  std::string error;                           ///< Set when finish_reason == Error.
   ErrorCode error_code = ErrorCode::Internal;  ///< Kind of the error, when finish_reason == Error.
-  Timings timings;                       ///< Valid in the last chunk.
-  int32_t prefix_cache_hit_tokens = 0;   ///< Valid in the last chunk.
+  Timings timings;                             ///< Valid in the last chunk.
+  int32_t prefix_cache_hit_tokens = 0;         ///< Valid in the last chunk.
 };
 
 }  // namespace izwi

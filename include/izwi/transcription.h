@@ -10,24 +10,23 @@
 #include <vector>
 
 #include "izwi/output.h"
+#include "izwi/stream_handle.h"
 
 namespace izwi {
 
 namespace detail {
-class EngineImpl;
-class RequestChannel;
 class AudioFeed;
 }  // namespace detail
 
 /// Controls of a speech-recognition request.
 struct TranscriptionOptions {
-  std::string id;                        ///< Unique among live requests; empty = engine assigns one.
+  std::string id;  ///< Unique among live requests; empty = engine assigns one.
   int32_t priority = 0;
-  int32_t delay_tokens = -1;             ///< Streaming delay in positions (80 ms each); -1 = model default.
-  std::optional<int32_t> pad_token_id;   ///< Streaming pad token; default from the model's tokenizer.
-  bool continue_after_audio = false;     ///< After the audio's positions, keep decoding text until EOS...
-  int32_t max_tokens_after_audio = 64;   ///< ...or this many extra positions.
-  float temperature = 0.0f;              ///< 0 = greedy.
+  int32_t delay_tokens = -1;            ///< Streaming delay in positions (80 ms each); -1 = model default.
+  std::optional<int32_t> pad_token_id;  ///< Streaming pad token; default from the model's tokenizer.
+  bool continue_after_audio = false;    ///< After the audio's positions, keep decoding text until EOS...
+  int32_t max_tokens_after_audio = 64;  ///< ...or this many extra positions.
+  float temperature = 0.0f;             ///< 0 = greedy.
   std::optional<uint64_t> seed;
 };
 
@@ -39,27 +38,23 @@ class TranscriptionStream {
  public:
   TranscriptionStream(TranscriptionStream&&) noexcept;
   TranscriptionStream& operator=(TranscriptionStream&&) noexcept;
-  TranscriptionStream(const TranscriptionStream&) = delete;
-  TranscriptionStream& operator=(const TranscriptionStream&) = delete;
   ~TranscriptionStream();
 
-  const std::string& id() const;
+  const std::string& id() const { return stream_.id(); }
   /// Appends mono PCM samples at `sample_rate` (resampled to the model's rate); any chunk size.
   /// Throws InvalidArgument for a bad rate or non-finite samples, Aborted after finish_audio().
   void push_audio(const float* samples, size_t count, int32_t sample_rate);
   /// Marks the end of the audio; decoding ends once its positions are used (see TranscriptionOptions).
   void finish_audio();
   /// Blocks for the next chunk of tokens; std::nullopt after the finished chunk was returned.
-  std::optional<StreamChunk> next();
+  std::optional<StreamChunk> next() { return stream_.next(); }
   /// Aborts the request (idempotent).
-  void abort();
+  void abort() { stream_.abort(); }
 
  private:
   friend class Engine;
-  TranscriptionStream(std::shared_ptr<detail::RequestChannel> channel, std::weak_ptr<detail::EngineImpl> engine,
-                      std::unique_ptr<detail::AudioFeed> feed);
-  std::shared_ptr<detail::RequestChannel> channel_;
-  std::weak_ptr<detail::EngineImpl> engine_;
+  TranscriptionStream(StreamHandle stream, std::unique_ptr<detail::AudioFeed> feed);
+  StreamHandle stream_;  ///< Delivery and abort, shared with every other streamed request.
   std::unique_ptr<detail::AudioFeed> feed_;
 };
 

@@ -16,10 +16,11 @@ KVCacheManager::KVCacheManager(int32_t num_blocks, int32_t block_size, bool enab
   if (num_state_slots > 0) state_ = std::make_unique<StateCache>(num_state_slots);
 }
 
-PrefixMatch KVCacheManager::match_prefix(const std::vector<int32_t>& tokens) const {
+PrefixMatch KVCacheManager::match_prefix(const std::vector<int32_t>& tokens, int32_t cacheable) const {
   PrefixMatch match;
   if (!prefix_cache_ || tokens.empty()) return match;
-  const int32_t max_blocks = (static_cast<int32_t>(tokens.size()) - 1) / block_size_;
+  const int32_t max_blocks =
+      std::min((static_cast<int32_t>(tokens.size()) - 1) / block_size_, std::max(cacheable, 0) / block_size_);
   match.nodes = tree_.match(tokens.data(), max_blocks);
   match.num_tokens = static_cast<int32_t>(match.nodes.size()) * block_size_;
   return match;
@@ -78,7 +79,8 @@ void KVCacheManager::commit(uint64_t seq, const std::vector<int32_t>& tokens, in
   for (int32_t b = static_cast<int32_t>(entry.path.size()); b < full; ++b) {
     RadixNode* parent = b == 0 ? nullptr : entry.path[b - 1];
     bool inserted = false;
-    RadixNode* node = tree_.insert(parent, tokens.data() + static_cast<ptrdiff_t>(b) * block_size_, entry.table[b], &inserted);
+    RadixNode* node =
+        tree_.insert(parent, tokens.data() + static_cast<ptrdiff_t>(b) * block_size_, entry.table[b], &inserted);
     if (inserted) allocator_.retain(entry.table[b]);  // the tree's own reference
     tree_.lock(node);
     entry.path.push_back(node);
@@ -144,7 +146,8 @@ std::string KVCacheManager::check_invariants() const {
       problem = fmt::format("tree node of block {} has lock count {} but {} sequences hold it", node.block,
                             node.lock_count, locks);
     }
-    if (problem.empty() && node.parent != nullptr && node.parent->block >= 0 && node.parent->lock_count < node.lock_count) {
+    if (problem.empty() && node.parent != nullptr && node.parent->block >= 0 &&
+        node.parent->lock_count < node.lock_count) {
       problem = fmt::format("tree node of block {} is locked more than its parent", node.block);
     }
     if (node.lock_count == 0) {

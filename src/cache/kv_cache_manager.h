@@ -7,6 +7,7 @@
 // holds it. A sequence locks every tree node on its prefix path; unlocked nodes are evictable.
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,9 +15,9 @@
 #include <vector>
 
 #include "cache/block_allocator.h"
-#include "cache/block_copy.h"
 #include "cache/radix_tree.h"
 #include "cache/state_cache.h"
+#include "layers/step/block_copy.h"
 
 namespace izwi {
 
@@ -46,9 +47,11 @@ class KVCacheManager {
   /// Blocks needed to hold `num_positions` positions.
   int32_t blocks_for(int32_t num_positions) const { return (num_positions + block_size_ - 1) / block_size_; }
 
-  /// Longest cached prefix of `tokens`, in whole blocks, always leaving at least the last token
-  /// to compute (its logits are needed). Empty when prefix caching is off.
-  PrefixMatch match_prefix(const std::vector<int32_t>& tokens) const;
+  /// Longest cached prefix of `tokens`, in whole blocks within the first `cacheable` positions,
+  /// always leaving at least the last token to compute (its logits are needed). Empty when
+  /// prefix caching is off.
+  PrefixMatch match_prefix(const std::vector<int32_t>& tokens,
+                           int32_t cacheable = std::numeric_limits<int32_t>::max()) const;
 
   /// Lets `seq` write positions [first_new, num_positions). The first call for a sequence adopts
   /// `prefix` (may be null) and takes a state slot if the model has state. Evicts cached blocks
@@ -81,8 +84,8 @@ class KVCacheManager {
 
  private:
   struct SeqBlocks {
-    std::vector<int32_t> table;     ///< Physical block per logical block.
-    std::vector<RadixNode*> path;   ///< Locked tree nodes, one per committed block.
+    std::vector<int32_t> table;    ///< Physical block per logical block.
+    std::vector<RadixNode*> path;  ///< Locked tree nodes, one per committed block.
   };
 
   int32_t block_size_;

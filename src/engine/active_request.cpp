@@ -6,15 +6,27 @@
 namespace izwi {
 
 int32_t ActiveRequest::input_limit() const {
-  if (!input) return std::numeric_limits<int32_t>::max();
-  if (input->audio_finished() && continue_after_audio) return std::numeric_limits<int32_t>::max();
-  return input->audio_positions();
+  if (!takes_audio()) return std::numeric_limits<int32_t>::max();
+  if (state->audio_finished() && continue_after_audio) return std::numeric_limits<int32_t>::max();
+  return state->audio_positions();
 }
 
 size_t ActiveRequest::committed_tokens() const {
   const size_t generated = seq.tokens.size() - static_cast<size_t>(seq.prompt_len);
-  if (!input || input->audio_finished() || continue_after_audio) return generated;
-  return std::min<size_t>(generated, static_cast<size_t>(std::max(0, input->audio_positions() - seq.prompt_len)));
+  if (!takes_audio() || state->audio_finished() || continue_after_audio) return generated;
+  return std::min<size_t>(generated, static_cast<size_t>(std::max(0, state->audio_positions() - seq.prompt_len)));
+}
+
+void ActiveRequest::append(StepOutput output) {
+  seq.tokens.push_back(output.token);
+  if (!output.codes.empty()) frames.push_back(std::move(output.codes));
+}
+
+int32_t ActiveRequest::frames_to_decode(bool finishing) const {
+  const int32_t pending = static_cast<int32_t>(frames.size()) - frames_decoded;
+  if (finishing || pending <= 0) return std::max(0, pending);
+  const int32_t chunk = frames_decoded == 0 ? first_chunk_frames : chunk_frames;
+  return pending >= chunk ? pending : 0;
 }
 
 void ActiveRequest::push_text(size_t upto) {
@@ -24,8 +36,8 @@ void ActiveRequest::push_text(size_t upto) {
 }
 
 int32_t ActiveRequest::end_of_audio() const {
-  if (!input || !input->audio_finished()) return -1;
-  return input->audio_positions() + (continue_after_audio ? max_positions_after_audio : 0);
+  if (!takes_audio() || !state->audio_finished()) return -1;
+  return state->audio_positions() + (continue_after_audio ? max_positions_after_audio : 0);
 }
 
 }  // namespace izwi

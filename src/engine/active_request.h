@@ -10,8 +10,9 @@
 #include "engine/request_channel.h"
 #include "engine/text_stream.h"
 #include "izwi/request.h"
-#include "models/streaming_input.h"
-#include "sampling/sampling_state.h"
+#include "layers/step/request_state.h"
+#include "layers/step/sampling_state.h"
+#include "layers/step/step_output.h"
 #include "scheduler/sequence.h"
 
 namespace izwi {
@@ -29,15 +30,32 @@ struct ActiveRequest {
   Clock::time_point first_scheduled;
   Clock::time_point first_token;
   bool scheduled_once = false;
-  size_t delivered = 0;  ///< Generated tokens already handed to the channel.
+  size_t delivered = 0;              ///< Generated tokens already handed to the channel.
   std::unique_ptr<TextStream> text;  ///< Null when the model folder has no tokenizer.
   size_t text_pushed = 0;            ///< Generated tokens already given to `text`.
   std::string undelivered_text;      ///< Final text not yet handed to the channel.
 
-  // Speech requests: the model's per-request audio input and when generation ends.
-  std::unique_ptr<StreamingInput> input;
+  /// The model's state for this request (audio in or out); null for plain text requests.
+  std::unique_ptr<RequestState> state;
+  // Speech recognition: when generation ends.
   bool continue_after_audio = false;
   int32_t max_positions_after_audio = 0;
+  // Speech synthesis: frames sampled so far, how many are decoded, PCM not yet delivered (a
+  // unary request keeps all of it for its Output), and the streaming chunk sizes.
+  std::vector<std::vector<int32_t>> frames;
+  size_t frames_delivered = 0;
+  int32_t frames_decoded = 0;
+  std::vector<float> audio;
+  int32_t first_chunk_frames = 1;
+  int32_t chunk_frames = 1;
+  int32_t output_sample_rate = 0;
+
+  bool takes_audio() const { return state && state->takes_audio(); }
+  bool produces_audio() const { return state && state->produces_audio(); }
+  /// Records one step output: the token, and the frame when it carries one.
+  void append(StepOutput output);
+  /// Frames to decode after this step: all pending ones when `finishing`, else a whole chunk or none.
+  int32_t frames_to_decode(bool finishing) const;
 
   /// Positions the scheduler may compute now.
   int32_t input_limit() const;

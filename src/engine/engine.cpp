@@ -42,28 +42,14 @@ void StreamHandle::abort() {
   if (auto engine = engine_.lock()) engine->abort(channel_->request_id());
 }
 
-TranscriptionStream::TranscriptionStream(std::shared_ptr<RequestChannel> channel, std::weak_ptr<EngineImpl> engine,
-                                         std::unique_ptr<detail::AudioFeed> feed)
-    : channel_(std::move(channel)), engine_(std::move(engine)), feed_(std::move(feed)) {}
+TranscriptionStream::TranscriptionStream(StreamHandle stream, std::unique_ptr<detail::AudioFeed> feed)
+    : stream_(std::move(stream)), feed_(std::move(feed)) {}
 
 TranscriptionStream::TranscriptionStream(TranscriptionStream&&) noexcept = default;
 
-TranscriptionStream& TranscriptionStream::operator=(TranscriptionStream&& other) noexcept {
-  if (this != &other) {
-    abort();
-    channel_ = std::move(other.channel_);
-    engine_ = std::move(other.engine_);
-    feed_ = std::move(other.feed_);
-  }
-  return *this;
-}
+TranscriptionStream& TranscriptionStream::operator=(TranscriptionStream&&) noexcept = default;
 
-TranscriptionStream::~TranscriptionStream() { abort(); }
-
-const std::string& TranscriptionStream::id() const {
-  static const std::string empty;
-  return channel_ ? channel_->request_id() : empty;
-}
+TranscriptionStream::~TranscriptionStream() = default;
 
 void TranscriptionStream::push_audio(const float* samples, size_t count, int32_t sample_rate) {
   if (!feed_) throw Error(ErrorCode::InvalidArgument, "push_audio on a moved-from TranscriptionStream");
@@ -72,16 +58,6 @@ void TranscriptionStream::push_audio(const float* samples, size_t count, int32_t
 
 void TranscriptionStream::finish_audio() {
   if (feed_) feed_->finish();
-}
-
-std::optional<StreamChunk> TranscriptionStream::next() {
-  if (!channel_) return std::nullopt;
-  return channel_->next();
-}
-
-void TranscriptionStream::abort() {
-  if (!channel_ || channel_->finished()) return;
-  if (auto engine = engine_.lock()) engine->abort(channel_->request_id());
 }
 
 Engine::Engine(const std::string& model_dir, const EngineConfig& config)
@@ -103,7 +79,7 @@ std::string Engine::generate_streaming(const Request& request, ChunkCallback on_
 TranscriptionStream Engine::start_transcription(const TranscriptionOptions& options) {
   std::shared_ptr<RequestChannel> channel = impl_->submit_transcription(options);
   auto feed = std::make_unique<detail::AudioFeed>(impl_, channel->request_id(), impl_->model_info().audio_sample_rate);
-  return TranscriptionStream(channel, impl_, std::move(feed));
+  return TranscriptionStream(StreamHandle(channel, impl_), std::move(feed));
 }
 
 Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate, const TranscriptionOptions& options) {
@@ -122,6 +98,14 @@ Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate
     out.timings = chunk->timings;
   }
   return out;
+}
+
+Output Engine::synthesize(const SpeechRequest& request) {
+  return impl_->submit_speech(request, RequestChannel::Mode::Unary)->wait();
+}
+
+StreamHandle Engine::synthesize_streaming(const SpeechRequest& request) {
+  return StreamHandle(impl_->submit_speech(request, RequestChannel::Mode::Stream), impl_);
 }
 
 bool Engine::abort(const std::string& request_id) { return impl_->abort(request_id); }

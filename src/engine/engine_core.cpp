@@ -1,5 +1,6 @@
 #include "engine/engine_core.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "common/check.h"
@@ -65,10 +66,10 @@ void EngineCore::abort_all() {
 
 void EngineCore::push_audio(const std::string& id, const std::vector<float>& samples) {
   auto it = requests_.find(id);
-  if (it == requests_.end() || !it->second->input) return;
+  if (it == requests_.end() || !it->second->takes_audio()) return;
   ActiveRequest& r = *it->second;
   try {
-    r.input->push_audio(samples.data(), samples.size());
+    r.state->push_audio(samples.data(), samples.size());
   } catch (const Error& e) {
     fail(r, e);
     return;
@@ -79,10 +80,10 @@ void EngineCore::push_audio(const std::string& id, const std::vector<float>& sam
 
 void EngineCore::finish_audio(const std::string& id) {
   auto it = requests_.find(id);
-  if (it == requests_.end() || !it->second->input) return;
+  if (it == requests_.end() || !it->second->takes_audio()) return;
   ActiveRequest& r = *it->second;
   try {
-    r.input->finish_audio();  // flushes the frontend: audio too short for one frame fails here
+    r.state->finish_audio();  // flushes the frontend: audio too short for one frame fails here
   } catch (const Error& e) {
     fail(r, e);
     return;
@@ -143,13 +144,13 @@ bool EngineCore::step() {
     step.fresh_state = s.seq->fresh_state;
     step.restore_block = s.seq->restore_block;
     step.sampling = s.sample ? &r.sampling : nullptr;
-    step.input = r.input.get();
+    step.state = r.state.get();
     batch.seqs.push_back(step);
   }
 
-  std::vector<int32_t> sampled;
+  std::vector<StepOutput> outputs;
   try {
-    sampled = executor_->execute(batch);
+    outputs = executor_->execute(batch);
   } catch (const std::exception& e) {
     // The batch's sequences may hold half-written cache state: fail them, keep the rest.
     logger()->error("model step failed: {}", e.what());
@@ -166,18 +167,20 @@ bool EngineCore::step() {
   for (const ScheduledSequence& s : plan.scheduled) {
     if (!s.sample) continue;
     ActiveRequest& r = *by_seq_.at(s.seq->id);
-    r.seq.tokens.push_back(sampled.at(sampled_requests.size()));
+    r.append(std::move(outputs.at(sampled_requests.size())));
     r.sampling.num_generated = r.seq.num_generated();
     if (r.seq.num_generated() == 1) r.first_token = now;
     sampled_requests.push_back(&r);
   }
   metrics_.record_step(static_cast<int32_t>(sampled_requests.size()), static_cast<int32_t>(plan.preempted.size()));
-  for (ActiveRequest* r : sampled_requests) {
-    const FinishReason reason = check_finish(*r, r->seq.tokens.back());
-    if (reason != FinishReason::None) {
-      finish(*r, reason);
+  std::vector<FinishReason> reasons;
+  for (ActiveRequest* r : sampled_requests) reasons.push_back(check_finish(*r, r->seq.tokens.back()));
+  if (!decode_audio(sampled_requests, reasons)) return true;
+  for (size_t i = 0; i < sampled_requests.size(); ++i) {
+    if (reasons[i] != FinishReason::None) {
+      finish(*sampled_requests[i], reasons[i]);
     } else {
-      advance(*r);
+      advance(*sampled_requests[i]);
     }
   }
   record_queues();
@@ -191,6 +194,61 @@ bool EngineCore::step() {
   return true;
 }
 
+bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const std::vector<FinishReason>& reasons) {
+  // The codec decodes the new frames of every request that has a whole chunk (or is ending), in
+  // one batched call per step; each request's decoder state makes the chunks exact.
+  std::vector<ActiveRequest*> jobs;
+  std::vector<RequestState*> states;
+  std::vector<int32_t> counts;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ActiveRequest& r = *requests[i];
+    if (!r.produces_audio()) continue;
+    const int32_t n = r.frames_to_decode(reasons[i] != FinishReason::None);
+    if (n == 0) continue;
+    jobs.push_back(&r);
+    states.push_back(r.state.get());
+    counts.push_back(n);
+  }
+  if (jobs.empty()) return true;
+  std::vector<std::vector<float>> pcm;
+  try {
+    pcm = executor_->model().decode_audio(states, counts);
+  } catch (const std::exception& e) {
+    logger()->error("audio decode failed: {}", e.what());
+    for (ActiveRequest* r : jobs) fail(*r, Error(ErrorCode::Internal, std::string("audio decode failed: ") + e.what()));
+    // Requests of this step that did not decode are still live: deliver what they have.
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (std::find(jobs.begin(), jobs.end(), requests[i]) != jobs.end()) continue;
+      reasons[i] != FinishReason::None ? finish(*requests[i], reasons[i]) : advance(*requests[i]);
+    }
+    return false;
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i]->frames_decoded += counts[i];
+    jobs[i]->audio.insert(jobs[i]->audio.end(), pcm[i].begin(), pcm[i].end());
+  }
+  return true;
+}
+
+StreamChunk EngineCore::take_delta(ActiveRequest& r, size_t tokens_upto) {
+  StreamChunk delta;
+  const auto generated = r.seq.tokens.begin() + r.seq.prompt_len;
+  if (tokens_upto > r.delivered) {
+    delta.tokens.assign(generated + static_cast<ptrdiff_t>(r.delivered),
+                        generated + static_cast<ptrdiff_t>(tokens_upto));
+    r.delivered = tokens_upto;
+  }
+  delta.text = std::move(r.undelivered_text);
+  r.undelivered_text.clear();
+  if (r.channel->streams()) {  // a unary request keeps its audio for the Output
+    delta.audio_codes.assign(r.frames.begin() + static_cast<ptrdiff_t>(r.frames_delivered), r.frames.end());
+    r.frames_delivered = r.frames.size();
+    delta.audio = std::move(r.audio);
+    r.audio.clear();
+  }
+  return delta;
+}
+
 void EngineCore::advance(ActiveRequest& r) {
   const size_t committed = r.committed_tokens();
   if (r.text) {
@@ -201,12 +259,7 @@ void EngineCore::advance(ActiveRequest& r) {
     }
   }
   if (committed <= r.delivered) return;  // a live stream's token waiting for its audio
-  const auto generated = r.seq.tokens.begin() + r.seq.prompt_len;
-  std::vector<int32_t> delta(generated + static_cast<ptrdiff_t>(r.delivered), generated + static_cast<ptrdiff_t>(committed));
-  r.delivered = committed;
-  std::string text = std::move(r.undelivered_text);
-  r.undelivered_text.clear();
-  if (!r.channel->on_tokens(std::move(delta), std::move(text))) finish(r, FinishReason::Abort);  // r is gone after
+  if (!r.channel->on_delta(take_delta(r, committed))) finish(r, FinishReason::Abort);  // r is gone after
 }
 
 void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
@@ -220,22 +273,19 @@ void EngineCore::finish(ActiveRequest& r, FinishReason reason) {
     r.undelivered_text += r.text->finish();  // text held back for a stop string is final now
   }
   const Output output = make_output(r, reason, Clock::now());
-  std::vector<int32_t> delta(output.tokens.begin() + static_cast<ptrdiff_t>(r.delivered), output.tokens.end());
-  std::string text = std::move(r.undelivered_text);
+  StreamChunk delta = take_delta(r, output.tokens.size());
   metrics_.record_finish(reason, output.timings, static_cast<int32_t>(output.tokens.size()));
   const std::shared_ptr<detail::RequestChannel> channel = r.channel;
   remove(r);  // r is gone from here on
-  channel->on_finish(output, std::move(delta), std::move(text));
+  channel->on_finish(output, std::move(delta));
 }
 
 void EngineCore::fail(ActiveRequest& r, const Error& error) {
-  const auto begin = r.seq.tokens.begin() + r.seq.prompt_len + static_cast<ptrdiff_t>(r.delivered);
-  std::vector<int32_t> delta(begin, r.seq.tokens.end());
-  std::string text = std::move(r.undelivered_text);
+  StreamChunk delta = take_delta(r, static_cast<size_t>(r.seq.num_generated()));
   metrics_.record_finish(FinishReason::Error, Timings{}, 0);
   const std::shared_ptr<detail::RequestChannel> channel = r.channel;
   remove(r);
-  channel->on_error(error, std::move(delta), std::move(text));
+  channel->on_error(error, std::move(delta));
 }
 
 void EngineCore::remove(ActiveRequest& r) {

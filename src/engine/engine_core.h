@@ -47,8 +47,15 @@ class EngineCore {
  private:
   void finish(ActiveRequest& request, FinishReason reason);
   void fail(ActiveRequest& request, const Error& error);
-  /// Hands newly committed tokens and their text to the caller (finishing on a stop string).
+  /// Hands newly committed tokens, their text, audio and frames to the caller (finishing on a
+  /// stop string).
   void advance(ActiveRequest& request);
+  /// What the caller has not seen yet: tokens up to `tokens_upto`, text, frames and audio.
+  StreamChunk take_delta(ActiveRequest& request, size_t tokens_upto);
+  /// Runs the codec over the new frames of this step's speech requests. On a codec failure the
+  /// decoding requests fail and every other request of the step is finished or advanced here;
+  /// returns false then.
+  bool decode_audio(const std::vector<ActiveRequest*>& requests, const std::vector<FinishReason>& reasons);
   /// Frees the request's cache, forgets it and reports it done; the caller is resolved after.
   void remove(ActiveRequest& request);
   void fail_stalled();

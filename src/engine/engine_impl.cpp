@@ -38,7 +38,10 @@ std::vector<int32_t> collect_eos_ids(const std::string& model_dir, std::vector<i
 
 std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
   const std::filesystem::path dir(model_dir);
-  if (!std::filesystem::exists(dir / "tokenizer.json") && !std::filesystem::exists(dir / "tekken.json")) return std::nullopt;
+  if (!std::filesystem::exists(dir / "tokenizer.json") && !std::filesystem::exists(dir / "tekken.json") &&
+      !std::filesystem::exists(dir / "vocab.json")) {
+    return std::nullopt;
+  }
   return Tokenizer::from_dir(model_dir);
 }
 
@@ -99,7 +102,7 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.max_positions = config_.max_seq_len > 0 ? config_.max_seq_len : spec.max_positions;
   info_.eos_token_ids = collect_eos_ids(model_dir, spec.eos_token_ids);
   tokenizer_ = load_tokenizer(model_dir);
-  if (tokenizer_) {
+  if (tokenizer_ && !spec.produces_audio) {
     // tokenizer_config.json's eos_token ends chat turns (e.g. <|im_end|>) even where config.json names another.
     std::vector<int32_t> in_vocab;
     for (int32_t id : tokenizer_->eos_ids()) {
@@ -112,6 +115,11 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.decode_weight_bytes = spec.decode_weight_bytes;
   info_.accepts_audio = spec.accepts_audio;
   info_.audio_sample_rate = spec.audio_sample_rate;
+  info_.produces_audio = spec.produces_audio;
+  info_.output_sample_rate = spec.output_sample_rate;
+  info_.num_codebooks = spec.num_codebooks;
+  info_.speakers = spec.speakers;
+  info_.languages = spec.languages;
   model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
   limits_.has_tokenizer = tokenizer_.has_value();
@@ -199,7 +207,8 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   }
   settings.pad_token_id = *pad;
   if (options.max_tokens_after_audio < 0) {
-    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.max_tokens_after_audio = {} must be >= 0", options.max_tokens_after_audio);
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.max_tokens_after_audio = {} must be >= 0",
+         options.max_tokens_after_audio);
   }
   Request r;
   r.id = options.id.empty() ? next_id() : options.id;
@@ -208,7 +217,8 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   r.params.temperature = options.temperature;
   r.params.seed = options.seed;
   r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
-  if (settings.delay_tokens > 512) fail(ErrorCode::InvalidArgument, "TranscriptionOptions.delay_tokens = {} is too large", settings.delay_tokens);
+  if (settings.delay_tokens > 512)
+    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.delay_tokens = {} is too large", settings.delay_tokens);
   // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
   // pool fails with ResourceExhausted when it gets there.
   RequestLimits limits = limits_;
@@ -216,11 +226,46 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   validate_request(r, limits);
 
   std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
-  active->seq.prefix_cacheable = false;  // positions carry audio, not just token ids
-  active->input = model_->make_streaming_input(settings);
+  active->seq.cacheable_len = 0;  // positions carry audio, not just token ids
+  active->state = model_->make_transcription_state(settings);
   active->continue_after_audio = options.continue_after_audio;
   active->max_positions_after_audio = options.max_tokens_after_audio;
   active->seq.input_limit = active->input_limit();
+  std::shared_ptr<RequestChannel> channel = active->channel;
+  enqueue(std::move(active));
+  return channel;
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& request, RequestChannel::Mode mode) {
+  if (!info_.produces_audio) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is not a speech synthesis model", info_.model_type);
+  }
+  const std::string id = request.id.empty() ? next_id() : request.id;
+  if (request.first_chunk_frames < 1 || request.chunk_frames < 1) {
+    fail(ErrorCode::InvalidArgument, "speech request '{}': first_chunk_frames = {} and chunk_frames = {} must be >= 1",
+         id, request.first_chunk_frames, request.chunk_frames);
+  }
+  SpeechPrompt prompt;
+  try {
+    prompt = model_->speech_prompt(request, tokenizer());
+  } catch (const Error& e) {
+    fail(e.code(), "speech request '{}': {}", id, e.what());
+  }
+  validate_params(id, prompt.params, static_cast<int32_t>(prompt.keys.size()), limits_);
+  Request r;
+  r.id = id;
+  r.priority = request.priority;
+  r.params = prompt.params;
+  r.prompt_ids = std::move(prompt.keys);
+  std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, {});
+  active->text.reset();  // frames carry no text
+  active->seq.cacheable_len = active->seq.prompt_len;
+  active->sampling.history_begin = static_cast<size_t>(active->seq.prompt_len);  // penalty over generated codes only
+  active->sampling.suppressed = model_->spec().suppressed_token_ids;
+  active->state = std::move(prompt.state);
+  active->first_chunk_frames = request.first_chunk_frames;
+  active->chunk_frames = request.chunk_frames;
+  active->output_sample_rate = info_.output_sample_rate;
   std::shared_ptr<RequestChannel> channel = active->channel;
   enqueue(std::move(active));
   return channel;
@@ -272,7 +317,10 @@ void EngineImpl::run_on_worker_until(const std::function<bool(EngineCore&)>& fn)
 }
 
 EngineImpl::Command EngineImpl::repeated_call_command(const std::shared_ptr<RepeatedCall>& call) {
-  return Command{Command::Kind::Call, nullptr, {}, [this, call](EngineCore& core) {
+  return Command{Command::Kind::Call,
+                 nullptr,
+                 {},
+                 [this, call](EngineCore& core) {
                    try {
                      if (call->fn(core)) {
                        call->done.set_value();
@@ -312,12 +360,24 @@ void EngineImpl::worker_loop() {
     }
     for (Command& command : batch) {
       switch (command.kind) {
-        case Command::Kind::Add: core_->add(std::move(command.request)); break;
-        case Command::Kind::Abort: core_->abort(command.request_id); break;
-        case Command::Kind::PushAudio: core_->push_audio(command.request_id, command.samples); break;
-        case Command::Kind::FinishAudio: core_->finish_audio(command.request_id); break;
-        case Command::Kind::Call: command.call(*core_); break;
-        case Command::Kind::Shutdown: core_->abort_all(); return;
+        case Command::Kind::Add:
+          core_->add(std::move(command.request));
+          break;
+        case Command::Kind::Abort:
+          core_->abort(command.request_id);
+          break;
+        case Command::Kind::PushAudio:
+          core_->push_audio(command.request_id, command.samples);
+          break;
+        case Command::Kind::FinishAudio:
+          core_->finish_audio(command.request_id);
+          break;
+        case Command::Kind::Call:
+          command.call(*core_);
+          break;
+        case Command::Kind::Shutdown:
+          core_->abort_all();
+          return;
       }
     }
     if (!batch.empty()) wait_for_command = false;

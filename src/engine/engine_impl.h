@@ -33,6 +33,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
                                          RequestChannel::Callback callback = {});
   /// Validates and queues a speech request (input limited by the audio pushed so far).
   std::shared_ptr<RequestChannel> submit_transcription(const TranscriptionOptions& options);
+  /// Validates and queues a speech synthesis request.
+  std::shared_ptr<RequestChannel> submit_speech(const SpeechRequest& request, RequestChannel::Mode mode);
   /// Audio at the model's rate for a live speech request, and its end.
   void push_audio(const std::string& request_id, std::vector<float> samples);
   void finish_audio(const std::string& request_id);

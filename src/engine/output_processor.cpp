@@ -33,6 +33,11 @@ Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_poin
   out.request_id = r.id;
   out.tokens.assign(r.seq.tokens.begin() + r.seq.prompt_len, r.seq.tokens.end());
   if (r.text) out.text = r.text->text();
+  if (r.produces_audio()) {
+    out.audio = r.audio;  // all of it for a unary request; streams had theirs chunk by chunk
+    out.sample_rate = r.output_sample_rate;
+    out.audio_codes = r.frames;
+  }
   out.finish_reason = reason;
   out.timings.total_ms = ms_between(r.submitted, now);
   out.timings.queue_ms = r.scheduled_once ? ms_between(r.submitted, r.first_scheduled) : out.timings.total_ms;

@@ -27,34 +27,25 @@ bool RequestChannel::deliver(StreamChunk chunk) {
   return true;
 }
 
-bool RequestChannel::on_tokens(std::vector<int32_t> new_tokens, std::string new_text) {
-  if (mode_ == Mode::Unary || new_tokens.empty()) return true;
-  StreamChunk chunk;
-  chunk.request_id = request_id_;
-  chunk.tokens = std::move(new_tokens);
-  chunk.text = std::move(new_text);
-  bool ok = deliver(std::move(chunk));
+bool RequestChannel::on_delta(StreamChunk delta) {
+  if (mode_ == Mode::Unary || (delta.tokens.empty() && delta.audio.empty() && delta.audio_codes.empty())) return true;
+  delta.request_id = request_id_;
+  bool ok = deliver(std::move(delta));
   ready_.notify_all();
   return ok;
 }
 
-bool RequestChannel::on_finish(const Output& output, std::vector<int32_t> new_tokens, std::string new_text) {
-  StreamChunk last;
+bool RequestChannel::on_finish(const Output& output, StreamChunk last) {
   last.finish_reason = output.finish_reason;
   last.timings = output.timings;
   last.prefix_cache_hit_tokens = output.prefix_cache_hit_tokens;
-  last.tokens = std::move(new_tokens);
-  last.text = std::move(new_text);
   return close(std::move(last), output, std::nullopt);
 }
 
-bool RequestChannel::on_error(const Error& error, std::vector<int32_t> new_tokens, std::string new_text) {
-  StreamChunk last;
+bool RequestChannel::on_error(const Error& error, StreamChunk last) {
   last.finish_reason = FinishReason::Error;
   last.error = error.what();
   last.error_code = error.code();
-  last.tokens = std::move(new_tokens);
-  last.text = std::move(new_text);
   return close(std::move(last), std::nullopt, error);
 }
 

@@ -24,10 +24,13 @@ class RequestChannel {
 
   const std::string& request_id() const { return request_id_; }
 
-  // Worker side. Each returns false if a callback threw (the request should be aborted).
-  bool on_tokens(std::vector<int32_t> new_tokens, std::string new_text);
-  bool on_finish(const Output& output, std::vector<int32_t> new_tokens, std::string new_text);
-  bool on_error(const Error& error, std::vector<int32_t> new_tokens, std::string new_text);
+  // Worker side. `delta` holds what is new since the previous chunk (tokens, text, audio, codes).
+  // Each returns false if a callback threw (the request should be aborted).
+  bool on_delta(StreamChunk delta);
+  bool on_finish(const Output& output, StreamChunk delta);
+  bool on_error(const Error& error, StreamChunk delta);
+  /// Unary requests get their whole result from the Output; streams get it chunk by chunk.
+  bool streams() const { return mode_ != Mode::Unary; }
 
   // Caller side.
   /// Blocks until the request ends; rethrows a failure as izwi::Error.

@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/step_batch.h"
+#include "layers/step/step_batch.h"
+#include "layers/step/step_output.h"
 #include "models/causal_lm.h"
 
 namespace izwi {
@@ -22,8 +23,9 @@ class ModelExecutor {
   /// Allocates the paged pools (`num_blocks` x `block_size` positions) and `num_state_slots`
   /// recurrent-state slots. Throws ResourceExhausted if the device cannot hold them.
   virtual void allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) = 0;
-  /// Runs one step. Returns one sampled id per sequence whose `sampling` is set, in batch order.
-  virtual std::vector<int32_t> execute(const StepBatch& batch) = 0;
+  /// Runs one step. Returns one output (a token, or a frame of codes) per sequence whose
+  /// `sampling` is set, in batch order.
+  virtual std::vector<StepOutput> execute(const StepBatch& batch) = 0;
   /// Runs one step and returns the logits of every new position, [T, vocab] float32 on the CPU
   /// (prompt scoring and parity checks). Caches are updated exactly as by execute().
   virtual at::Tensor execute_logits(const StepBatch& batch) = 0;

@@ -34,8 +34,8 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
     cache_ = std::make_unique<CacheBuffers>(model_->cache_layout(), num_blocks, block_size, num_state_slots,
                                             at::TensorOptions().dtype(options_.dtype).device(options_.device));
   } catch (const c10::Error& e) {
-    fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks,
-         block_size, options_.device.str(), e.what_without_backtrace());
+    fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks, block_size,
+         options_.device.str(), e.what_without_backtrace());
   }
 }
 
@@ -45,28 +45,22 @@ ForwardContext TorchExecutor::prepare(const StepBatch& batch) {
   return make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, options_.fast_kernels);
 }
 
-std::vector<int32_t> TorchExecutor::execute(const StepBatch& batch) {
+std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
   const ForwardContext ctx = prepare(batch);
   at::Tensor hidden = model_->forward(ctx, *cache_);
-  std::vector<int64_t> rows;
+  std::vector<int64_t> last_rows;
+  std::vector<SampleRow> rows;
   int64_t offset = 0;
   for (const StepSequence& s : batch.seqs) {
     offset += s.num_tokens;
-    if (s.sampling != nullptr) rows.push_back(offset - 1);
+    if (s.sampling == nullptr) continue;
+    last_rows.push_back(offset - 1);
+    rows.push_back(SampleRow{s.sampling, s.state});
   }
   if (rows.empty()) return {};
-  at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
-  at::Tensor logits = model_->logits(hidden.index_select(0, index), ctx).to(at::kCPU, at::kFloat).contiguous();
-  const int32_t vocab = static_cast<int32_t>(logits.size(1));
-  std::vector<int32_t> tokens;
-  tokens.reserve(rows.size());
-  size_t row = 0;
-  for (const StepSequence& s : batch.seqs) {
-    if (s.sampling == nullptr) continue;
-    tokens.push_back(sampler_.sample(logits[static_cast<int64_t>(row++)].data_ptr<float>(), vocab, *s.sampling));
-  }
-  return tokens;
+  at::Tensor index = at::tensor(last_rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
+  return model_->sample(hidden.index_select(0, index), rows, ctx, *cache_, sampler_);
 }
 
 at::Tensor TorchExecutor::execute_logits(const StepBatch& batch) {

@@ -5,16 +5,16 @@
 
 #include <memory>
 
-#include "executor/cache_buffers.h"
 #include "executor/model_executor.h"
+#include "layers/step/cache_buffers.h"
 #include "sampling/sampler.h"
 
 namespace izwi {
 
 struct TorchExecutorOptions {
   at::Device device = at::kCPU;
-  at::ScalarType dtype = at::kFloat;         ///< Activations and small tensors.
-  bool fast_kernels = true;  ///< CPU kernels where they exist; false = plain libtorch ops.
+  at::ScalarType dtype = at::kFloat;  ///< Activations and small tensors.
+  bool fast_kernels = true;           ///< CPU kernels where they exist; false = plain libtorch ops.
 };
 
 class TorchExecutor final : public ModelExecutor {
@@ -24,7 +24,7 @@ class TorchExecutor final : public ModelExecutor {
   const ModelSpec& spec() const override { return model_->spec(); }
   const CausalLM& model() const override { return *model_; }
   void allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) override;
-  std::vector<int32_t> execute(const StepBatch& batch) override;
+  std::vector<StepOutput> execute(const StepBatch& batch) override;
   at::Tensor execute_logits(const StepBatch& batch) override;
 
  private:

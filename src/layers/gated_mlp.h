@@ -7,7 +7,7 @@
 
 #include "io/weight_source.h"
 #include "layers/linear.h"
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

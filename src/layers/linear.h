@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/weight_source.h"
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

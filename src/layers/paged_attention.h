@@ -5,8 +5,8 @@
 
 #include <ATen/ATen.h>
 
-#include "executor/cache_buffers.h"
-#include "models/forward_context.h"
+#include "layers/step/cache_buffers.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

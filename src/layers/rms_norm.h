@@ -6,7 +6,7 @@
 #include <string>
 
 #include "io/weight_source.h"
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

@@ -6,7 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "io/hf_config.h"
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

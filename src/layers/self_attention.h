@@ -7,12 +7,12 @@
 #include <optional>
 #include <string>
 
-#include "executor/cache_buffers.h"
 #include "io/weight_source.h"
 #include "layers/linear.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
-#include "models/forward_context.h"
+#include "layers/step/cache_buffers.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

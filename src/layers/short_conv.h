@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "executor/cache_buffers.h"
 #include "io/weight_source.h"
 #include "layers/linear.h"
-#include "models/forward_context.h"
+#include "layers/step/cache_buffers.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

@@ -20,12 +20,32 @@ ModelSpec base_spec(const std::string& model_type, const JsonFields& config, int
   return spec;
 }
 
-std::unique_ptr<StreamingInput> CausalLM::make_streaming_input(const TranscriptionSettings&) const {
+std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
+                                         const ForwardContext& ctx, CacheBuffers&, Sampler& sampler) const {
+  at::Tensor logits_cpu = logits(hidden, ctx).to(at::kCPU, at::kFloat).contiguous();
+  const int32_t vocab = static_cast<int32_t>(logits_cpu.size(1));
+  std::vector<StepOutput> outputs(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    outputs[i].token = sampler.sample(logits_cpu[static_cast<int64_t>(i)].data_ptr<float>(), vocab, *rows[i].sampling);
+  }
+  return outputs;
+}
+
+std::unique_ptr<RequestState> CausalLM::make_transcription_state(const TranscriptionSettings&) const {
   fail(ErrorCode::Unsupported, "model_type '{}' does not take audio input", spec().model_type);
 }
 
 std::vector<int32_t> CausalLM::transcription_prompt(const TranscriptionSettings&) const {
   fail(ErrorCode::Unsupported, "model_type '{}' does not take audio input", spec().model_type);
+}
+
+SpeechPrompt CausalLM::speech_prompt(const SpeechRequest&, const Tokenizer*) const {
+  fail(ErrorCode::Unsupported, "model_type '{}' does not synthesize speech", spec().model_type);
+}
+
+std::vector<std::vector<float>> CausalLM::decode_audio(const std::vector<RequestState*>&,
+                                                       const std::vector<int32_t>&) const {
+  fail(ErrorCode::Unsupported, "model_type '{}' does not synthesize speech", spec().model_type);
 }
 
 }  // namespace izwi

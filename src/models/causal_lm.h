@@ -1,6 +1,6 @@
 #pragma once
-// The interface every text-generating model implements. A model is immutable after loading:
-// all per-request state lives in the CacheBuffers the executor owns.
+// The interface every model implements. A model is immutable after loading: per-request state
+// lives in the CacheBuffers the executor owns (KV, conv state) and in each request's RequestState.
 
 #include <ATen/ATen.h>
 
@@ -11,9 +11,15 @@
 #include <vector>
 
 #include "common/json_fields.h"
-#include "executor/cache_buffers.h"
-#include "models/forward_context.h"
-#include "models/streaming_input.h"
+#include "izwi/request.h"
+#include "izwi/speech.h"
+#include "izwi/tokenizer.h"
+#include "layers/step/cache_buffers.h"
+#include "layers/step/forward_context.h"
+#include "layers/step/request_state.h"
+#include "layers/step/sampling_state.h"
+#include "layers/step/step_output.h"
+#include "sampling/sampler.h"
 
 namespace izwi {
 
@@ -25,10 +31,32 @@ struct ModelSpec {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
-  bool accepts_audio = false;      ///< Transcribes speech (make_streaming_input works).
+  bool accepts_audio = false;      ///< Transcribes speech (make_transcription_state works).
   int32_t audio_sample_rate = 0;   ///< Rate of the samples its streaming input takes.
   int32_t default_delay_tokens = 0;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
+  // Speech synthesis (speech_prompt works): step outputs are frames of codes, decoded to PCM.
+  bool produces_audio = false;
+  int32_t output_sample_rate = 0;
+  int32_t num_codebooks = 0;
+  std::vector<int32_t> suppressed_token_ids;  ///< Ids its main head must never sample (control ids).
+  std::vector<std::string> speakers;
+  std::vector<std::string> languages;
+};
+
+/// One row of a step's output head: the sequence's sampling state and model state.
+struct SampleRow {
+  SamplingState* sampling = nullptr;
+  RequestState* state = nullptr;
+};
+
+/// A speech request resolved by the model: the keys of its prompt positions (what the scheduler
+/// counts and the prefix tree matches; the inputs themselves are embeddings the model builds),
+/// its state, and the sampling of its main head.
+struct SpeechPrompt {
+  std::vector<int32_t> keys;
+  std::unique_ptr<RequestState> state;
+  GenerationParams params;
 };
 
 /// The spec fields every model reads the same way: type, sizes, and EOS/BOS ids from `config`.
@@ -45,11 +73,25 @@ class CausalLM {
   virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const = 0;
   /// hidden [N, hidden] -> logits [N, vocab]
   virtual at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const = 0;
+  /// The output head: one StepOutput per row of `hidden` (the final-norm hidden state of each
+  /// sampling sequence's last position, in batch order). The default samples a token from the
+  /// logits; a speech model also fills in the rest of the frame, all rows at once, and may use
+  /// `cache`'s scratch for it.
+  virtual std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
+                                         const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const;
 
-  /// Speech input (spec().accepts_audio): a fresh per-request input and the prompt that starts
+  /// Speech input (spec().accepts_audio): a fresh per-request state and the prompt that starts
   /// a transcription. Other models throw Unsupported.
-  virtual std::unique_ptr<StreamingInput> make_streaming_input(const TranscriptionSettings& settings) const;
+  virtual std::unique_ptr<RequestState> make_transcription_state(const TranscriptionSettings& settings) const;
   virtual std::vector<int32_t> transcription_prompt(const TranscriptionSettings& settings) const;
+
+  /// Speech output (spec().produces_audio): validates `request`, builds its prompt (tokenizing
+  /// text with `tokenizer`, which may be null) and resolves its sampling. Safe from any thread.
+  virtual SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const;
+  /// Decodes the next `num_frames[i]` undecoded frames of each `states[i]` to PCM at
+  /// output_sample_rate, batched across the requests; streamed audio equals a whole decode.
+  virtual std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,
+                                                       const std::vector<int32_t>& num_frames) const;
 };
 
 }  // namespace izwi

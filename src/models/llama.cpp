@@ -6,8 +6,9 @@
 
 namespace izwi {
 
-LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) {
-  const JsonFields f = hf.fields();
+LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) { return parse(hf.fields(), qk_norm); }
+
+LlamaConfig LlamaConfig::parse(const JsonFields& f, bool qk_norm) {
   LlamaConfig c;
   c.vocab_size = f.get<int64_t>("vocab_size");
   c.hidden_size = f.get<int64_t>("hidden_size");
@@ -24,21 +25,41 @@ LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) {
   c.mlp_bias = f.get_or<bool>("mlp_bias", false);
   c.qk_norm = qk_norm;
 
-  require_positive(hf.path(), {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
-                             {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
-                             {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
-                             {"head_dim", c.head_dim}, {"max_position_embeddings", c.max_positions}});
+  require_positive(f.origin(), {{"vocab_size", c.vocab_size},
+                                {"hidden_size", c.hidden_size},
+                                {"intermediate_size", c.intermediate_size},
+                                {"num_hidden_layers", c.num_layers},
+                                {"num_attention_heads", c.num_heads},
+                                {"num_key_value_heads", c.num_kv_heads},
+                                {"head_dim", c.head_dim},
+                                {"max_position_embeddings", c.max_positions}});
   if (c.num_heads % c.num_kv_heads != 0) {
-    fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", hf.path(),
+    fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", f.origin(),
          c.num_heads, c.num_kv_heads);
   }
-  if (c.head_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: head_dim {} must be even for rotary embeddings", hf.path(), c.head_dim);
+  if (c.head_dim % 2 != 0)
+    fail(ErrorCode::InvalidFormat, "{}: head_dim {} must be even for rotary embeddings", f.origin(), c.head_dim);
   if (f.get_or<bool>("use_sliding_window", false)) {
-    fail(ErrorCode::Unsupported, "{}: use_sliding_window = true is not supported", hf.path());
+    fail(ErrorCode::Unsupported, "{}: use_sliding_window = true is not supported", f.origin());
   }
   const std::string act = f.get_or<std::string>("hidden_act", "silu");
-  if (act != "silu") fail(ErrorCode::Unsupported, "{}: hidden_act '{}' is not supported (silu)", hf.path(), act);
+  if (act != "silu") fail(ErrorCode::Unsupported, "{}: hidden_act '{}' is not supported (silu)", f.origin(), act);
   return c;
+}
+
+DecoderLayerSpec LlamaConfig::layer_spec() const {
+  DecoderLayerSpec spec;
+  spec.attention.hidden_size = hidden_size;
+  spec.attention.num_heads = num_heads;
+  spec.attention.num_kv_heads = num_kv_heads;
+  spec.attention.head_dim = head_dim;
+  spec.attention.qkv_bias = attention_bias;
+  spec.attention.output_bias = attention_bias;
+  if (qk_norm) spec.attention.qk_norm_eps = rms_norm_eps;
+  spec.intermediate_size = intermediate_size;
+  spec.rms_norm_eps = rms_norm_eps;
+  spec.mlp_bias = mlp_bias;
+  return spec;
 }
 
 LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, bool qk_norm)
@@ -47,42 +68,27 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, boo
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
 
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
-  SelfAttentionSpec attn;
-  attn.hidden_size = c.hidden_size;
-  attn.num_heads = c.num_heads;
-  attn.num_kv_heads = c.num_kv_heads;
-  attn.head_dim = c.head_dim;
-  attn.qkv_bias = c.attention_bias;
-  attn.output_bias = c.attention_bias;
-  if (c.qk_norm) attn.qk_norm_eps = c.rms_norm_eps;
   layers_.reserve(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = fmt::format("model.layers.{}", i);
-    layers_.push_back(Layer{RMSNorm::load(source, p + ".input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-                            SelfAttention(source, p + ".self_attn", attn),
-                            RMSNorm::load(source, p + ".post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-                            GatedMlp(source, p + ".mlp", c.hidden_size, c.intermediate_size, c.mlp_bias, c.mlp_bias)});
+    layers_.emplace_back(source, fmt::format("model.layers.{}", i), c.layer_spec());
   }
   norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
   lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
-  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
+  rope_ =
+      std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
   spec_.decode_weight_bytes = lm_head_.weight_bytes();
-  for (const Layer& layer : layers_) spec_.decode_weight_bytes += layer.attention.weight_bytes() + layer.mlp.weight_bytes();
+  for (const DecoderLayer& layer : layers_) spec_.decode_weight_bytes += layer.weight_bytes();
 }
 
 std::vector<LayerCacheSpec> LlamaForCausalLM::cache_layout() const {
   std::vector<LayerCacheSpec> layout;
-  for (const Layer& layer : layers_) layout.push_back(layer.attention.cache_spec());
+  for (const DecoderLayer& layer : layers_) layout.push_back(layer.cache_spec());
   return layout;
 }
 
 at::Tensor LlamaForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
   at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Layer& layer = layers_[i];
-    h.add_(layer.attention(layer.input_norm(h, ctx), *rope_, cache.layer(i), ctx));
-    h.add_(layer.mlp(layer.post_attention_norm(h, ctx), ctx));
-  }
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, cache.layer(i), ctx);
   return norm_(h, ctx);
 }
 

@@ -8,12 +8,11 @@
 
 #include "io/hf_config.h"
 #include "io/weight_source.h"
+#include "layers/decoder_layer.h"
 #include "layers/embedding.h"
 #include "layers/linear.h"
-#include "layers/gated_mlp.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
-#include "layers/self_attention.h"
 #include "models/causal_lm.h"
 
 namespace izwi {
@@ -30,6 +29,10 @@ struct LlamaConfig {
 
   /// Reads and validates config.json; `qk_norm` selects the Qwen3 variant.
   static LlamaConfig parse(const HfConfig& config, bool qk_norm);
+  /// Same from any object with these fields (e.g. the Qwen3-TTS talker_config).
+  static LlamaConfig parse(const JsonFields& fields, bool qk_norm);
+  /// The layer shape this config describes.
+  DecoderLayerSpec layer_spec() const;
 };
 
 class LlamaForCausalLM final : public CausalLM {
@@ -42,17 +45,10 @@ class LlamaForCausalLM final : public CausalLM {
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
 
  private:
-  struct Layer {
-    RMSNorm input_norm;
-    SelfAttention attention;
-    RMSNorm post_attention_norm;
-    GatedMlp mlp;
-  };
-
   LlamaConfig config_;
   ModelSpec spec_;
   Embedding embed_tokens_;
-  std::vector<Layer> layers_;
+  std::vector<DecoderLayer> layers_;
   RMSNorm norm_;
   Linear lm_head_;
   std::unique_ptr<RotaryEmbedding> rope_;

@@ -19,7 +19,7 @@
 #include "layers/linear.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 
@@ -37,11 +37,11 @@ class VoxtralAudioEncoder {
  public:
   /// What one stream carries between calls.
   struct State {
-    at::Tensor conv1_tail;             ///< [mel_bins, 2]: the last mel frames conv1 saw
-    at::Tensor conv2_tail;             ///< [hidden, 1]: the last conv1 output conv2 saw
-    std::vector<at::Tensor> keys;      ///< per layer [frames, kv_heads, head_dim], at most window - 1
+    at::Tensor conv1_tail;         ///< [mel_bins, 2]: the last mel frames conv1 saw
+    at::Tensor conv2_tail;         ///< [hidden, 1]: the last conv1 output conv2 saw
+    std::vector<at::Tensor> keys;  ///< per layer [frames, kv_heads, head_dim], at most window - 1
     std::vector<at::Tensor> values;
-    int64_t frames = 0;                ///< Encoder frames produced so far (their positions).
+    int64_t frames = 0;  ///< Encoder frames produced so far (their positions).
   };
 
   VoxtralAudioEncoder(WeightSource& source, const VoxtralEncoderConfig& config);

@@ -17,23 +17,29 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   const std::optional<JsonFields> audio = top.object("audio_config");
   if (!text || !audio) fail(ErrorCode::InvalidFormat, "{}: text_config and audio_config are required", hf.path());
   const int64_t vocab = text->get<int64_t>("vocab_size"), hidden = text->get<int64_t>("hidden_size");
-  const int64_t intermediate = text->get<int64_t>("intermediate_size"), num_layers = text->get<int64_t>("num_hidden_layers");
+  const int64_t intermediate = text->get<int64_t>("intermediate_size"),
+                num_layers = text->get<int64_t>("num_hidden_layers");
   const int64_t heads = text->get<int64_t>("num_attention_heads");
   const int64_t kv_heads = text->get_or<int64_t>("num_key_value_heads", heads);
   const int64_t head_dim = text->get_or<int64_t>("head_dim", heads > 0 ? hidden / heads : 0);
   const int64_t max_positions = text->get<int64_t>("max_position_embeddings");
   const double eps = text->get_or<double>("rms_norm_eps", 1e-5);
-  require_positive(text->origin(), {{"vocab_size", vocab}, {"hidden_size", hidden}, {"intermediate_size", intermediate},
-                             {"num_hidden_layers", num_layers}, {"num_attention_heads", heads},
-                             {"num_key_value_heads", kv_heads}, {"head_dim", head_dim},
-                             {"max_position_embeddings", max_positions}});
+  require_positive(text->origin(), {{"vocab_size", vocab},
+                                    {"hidden_size", hidden},
+                                    {"intermediate_size", intermediate},
+                                    {"num_hidden_layers", num_layers},
+                                    {"num_attention_heads", heads},
+                                    {"num_key_value_heads", kv_heads},
+                                    {"head_dim", head_dim},
+                                    {"max_position_embeddings", max_positions}});
   if (heads % kv_heads != 0 || hidden % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: text_config head counts or hidden_size do not divide", hf.path());
   }
   const int64_t downsample = top.get_or<int64_t>("downsample_factor", 4);
   const int64_t per_token = top.get_or<int64_t>("audio_length_per_tok", 8);
   if (per_token != 2 * downsample) {
-    fail(ErrorCode::Unsupported, "{}: audio_length_per_tok {} != 2 x downsample_factor {}", hf.path(), per_token, downsample);
+    fail(ErrorCode::Unsupported, "{}: audio_length_per_tok {} != 2 x downsample_factor {}", hf.path(), per_token,
+         downsample);
   }
   hidden_size_ = hidden;
 
@@ -43,8 +49,9 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   spec_.default_delay_tokens = top.get_or<int32_t>("default_num_delay_tokens", 6);
 
   // transformers 5.17 saves the decoder under language_model.model.model; older files under language_model.model.
-  const std::string p = source.contains("language_model.model.model.embed_tokens.weight") ? "language_model.model.model."
-                                                                                          : "language_model.model.";
+  const std::string p = source.contains("language_model.model.model.embed_tokens.weight")
+                            ? "language_model.model.model."
+                            : "language_model.model.";
   embed_tokens_ = Embedding(source, p + "embed_tokens.weight", vocab, hidden);
   SelfAttentionSpec attn;
   attn.hidden_size = hidden;
@@ -65,16 +72,17 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   norm_ = RMSNorm::load(source, p + "norm.weight", hidden, eps);
   const bool tied = top.get_or<bool>("tie_word_embeddings", text->get_or<bool>("tie_word_embeddings", true));
   lm_head_ = load_output_head(source, embed_tokens_, tied, "language_model.lm_head", vocab, hidden);
-  rope_ = std::make_unique<RotaryEmbedding>(read_rope_config(*text), head_dim,
-                                            std::min<int64_t>(max_positions, 1 << 17), source.device(),
-                                            source.compute_dtype());
+  rope_ =
+      std::make_unique<RotaryEmbedding>(read_rope_config(*text), head_dim, std::min<int64_t>(max_positions, 1 << 17),
+                                        source.device(), source.compute_dtype());
   encoder_ = std::make_unique<VoxtralAudioEncoder>(source, VoxtralEncoderConfig::parse(*audio, downsample, hidden));
   // Sinusoidal time embedding: inv_freq = exp(-ln(10000) * i / (hidden / 2)).
   activations_ = at::TensorOptions().dtype(source.compute_dtype()).device(source.device());
   time_inv_freq_ = at::exp(-std::log(10000.0) * at::arange(hidden / 2, at::kFloat) / static_cast<double>(hidden / 2))
                        .to(source.device());
   spec_.decode_weight_bytes = lm_head_.weight_bytes();
-  for (const Layer& layer : layers_) spec_.decode_weight_bytes += layer.attention.weight_bytes() + layer.mlp.weight_bytes();
+  for (const Layer& layer : layers_)
+    spec_.decode_weight_bytes += layer.attention.weight_bytes() + layer.mlp.weight_bytes();
 }
 
 std::vector<LayerCacheSpec> VoxtralRealtimeForConditionalGeneration::cache_layout() const {
@@ -95,7 +103,7 @@ void VoxtralRealtimeForConditionalGeneration::encode_new_audio(const ForwardCont
   std::vector<VoxtralAudioEncoder::Job> jobs;
   std::vector<VoxtralStreamingInput*> streams;
   for (const SeqSlice& s : ctx.seqs) {
-    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.input);
+    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.state);
     if (audio == nullptr) continue;
     if (std::optional<VoxtralAudioEncoder::Job> job = audio->encoding_job(s.start_pos + s.length)) {
       jobs.push_back(*job);
@@ -114,7 +122,7 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::forward(const ForwardContext
   std::map<int64_t, at::Tensor> scales_by_delay;
   std::vector<int64_t> row_delay(static_cast<size_t>(ctx.num_tokens), spec_.default_delay_tokens);
   for (const SeqSlice& s : ctx.seqs) {
-    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.input);
+    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.state);
     const int64_t delay = audio != nullptr ? audio->delay_tokens() : spec_.default_delay_tokens;
     if (audio != nullptr) h.narrow(0, s.offset, s.length).add_(audio->embeddings(s.start_pos, s.length, ctx));
     std::fill(row_delay.begin() + s.offset, row_delay.begin() + s.offset + s.length, delay);
@@ -140,7 +148,7 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::logits(const at::Tensor& hid
   return lm_head_(hidden, ctx);
 }
 
-std::unique_ptr<StreamingInput> VoxtralRealtimeForConditionalGeneration::make_streaming_input(
+std::unique_ptr<RequestState> VoxtralRealtimeForConditionalGeneration::make_transcription_state(
     const TranscriptionSettings& settings) const {
   return std::make_unique<VoxtralStreamingInput>(*encoder_, settings, hidden_size_, activations_);
 }

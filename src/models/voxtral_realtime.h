@@ -29,7 +29,7 @@ class VoxtralRealtimeForConditionalGeneration final : public CausalLM {
   std::vector<LayerCacheSpec> cache_layout() const override;
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
-  std::unique_ptr<StreamingInput> make_streaming_input(const TranscriptionSettings& settings) const override;
+  std::unique_ptr<RequestState> make_transcription_state(const TranscriptionSettings& settings) const override;
   std::vector<int32_t> transcription_prompt(const TranscriptionSettings& settings) const override;
 
   const VoxtralAudioEncoder& encoder() const { return *encoder_; }

@@ -10,17 +10,18 @@
 #include <vector>
 
 #include "audio/streaming_log_mel.h"
-#include "models/forward_context.h"
-#include "models/streaming_input.h"
+#include "layers/step/forward_context.h"
+#include "layers/step/request_state.h"
 #include "models/voxtral_audio_encoder.h"
 
 namespace izwi {
 
-class VoxtralStreamingInput final : public StreamingInput {
+class VoxtralStreamingInput final : public RequestState {
  public:
   VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
                         int64_t embedding_size, const at::TensorOptions& options);
 
+  bool takes_audio() const override { return true; }
   int32_t sample_rate() const override { return 16000; }  // the log-mel frontend's rate
   void push_audio(const float* samples, size_t count) override;
   void finish_audio() override;
@@ -46,8 +47,8 @@ class VoxtralStreamingInput final : public StreamingInput {
   VoxtralAudioEncoder::State state_;
   std::vector<at::Tensor> pending_mel_;  ///< Arrived, not yet encoded.
   int64_t pending_frames_ = 0;
-  int64_t mel_frames_ = 0;               ///< Arrived in total.
-  at::Tensor embeddings_;                ///< [encoded positions, embedding_size]
+  int64_t mel_frames_ = 0;     ///< Arrived in total.
+  at::Tensor embeddings_;      ///< [encoded positions, embedding_size]
   bool audio_pushed_ = false;  ///< Samples came through the frontend (not mel directly).
   bool finished_ = false;
 };

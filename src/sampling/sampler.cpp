@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 
@@ -24,20 +25,25 @@ void Sampler::apply_repetition_penalty(float* logits, int32_t vocab, const Sampl
   if (s.repetition_penalty == 1.0f || s.history == nullptr) return;
   // Each distinct id is penalised once, as HF's gather/scatter does.
   seen_.resize(static_cast<size_t>(vocab), 0);
-  for (int32_t id : *s.history) {
+  const auto begin = s.history->begin() + static_cast<std::ptrdiff_t>(std::min(s.history_begin, s.history->size()));
+  for (auto it = begin; it != s.history->end(); ++it) {
+    const int32_t id = *it;
     if (id < 0 || id >= vocab || seen_[id]) continue;
     seen_[id] = 1;
     float& l = logits[id];
     l = l < 0 ? l * s.repetition_penalty : l / s.repetition_penalty;
   }
-  for (int32_t id : *s.history) {
-    if (id >= 0 && id < vocab) seen_[id] = 0;
+  for (auto it = begin; it != s.history->end(); ++it) {
+    if (*it >= 0 && *it < vocab) seen_[*it] = 0;
   }
 }
 
 int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   apply_repetition_penalty(logits, vocab, s);
+  for (int32_t id : s.suppressed) {
+    if (id >= 0 && id < vocab) logits[id] = kNegInf;
+  }
   if (s.num_generated < s.min_tokens) {
     for (int32_t id : s.suppressed_below_min) {
       if (id >= 0 && id < vocab) logits[id] = kNegInf;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sampling/sampling_state.h"
+#include "layers/step/sampling_state.h"
 
 namespace izwi {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cache/block_copy.h"
+#include "layers/step/block_copy.h"
 #include "scheduler/sequence.h"
 
 namespace izwi {

@@ -74,7 +74,7 @@ void Scheduler::admit_waiting(ScheduleResult* result, int32_t* budget) {
     if (static_cast<int32_t>(running_.size()) >= config_.max_batch_size || *budget == 0) break;
     Sequence* seq = *it;
     const int32_t known = std::min(static_cast<int32_t>(seq->tokens.size()), seq->input_limit);
-    const PrefixMatch match = seq->prefix_cacheable ? cache_.match_prefix(seq->tokens) : PrefixMatch{};
+    const PrefixMatch match = cache_.match_prefix(seq->tokens, seq->cacheable_len);
     const int32_t available = known - match.num_tokens;
     if (available <= 0) {
       ++it;  // nothing to compute yet; do not hold up the queue
@@ -118,7 +118,7 @@ void Scheduler::complete(const ScheduleResult& result) {
   for (const ScheduledSequence& s : result.scheduled) {
     s.seq->num_computed += s.num_tokens;
     s.seq->fresh_state = false;
-    if (s.seq->prefix_cacheable) cache_.commit(s.seq->id, s.seq->tokens, s.seq->num_computed);
+    cache_.commit(s.seq->id, s.seq->tokens, std::min(s.seq->num_computed, s.seq->cacheable_len));
   }
 }
 

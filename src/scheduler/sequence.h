@@ -12,11 +12,11 @@ enum class SequenceStatus { Waiting, Running, Finished };
 
 struct Sequence {
   uint64_t id = 0;
-  int32_t priority = 0;   ///< Larger is more urgent.
-  uint64_t arrival = 0;   ///< Submission order; unique.
+  int32_t priority = 0;         ///< Larger is more urgent.
+  uint64_t arrival = 0;         ///< Submission order; unique.
   std::vector<int32_t> tokens;  ///< Prompt followed by generated ids.
   int32_t prompt_len = 0;
-  int32_t num_computed = 0;     ///< Leading positions whose K/V are in the cache.
+  int32_t num_computed = 0;  ///< Leading positions whose K/V are in the cache.
   SequenceStatus status = SequenceStatus::Waiting;
   int32_t num_preemptions = 0;
   int32_t prefix_hit_tokens = 0;  ///< Served from the prefix cache at the first admission.
@@ -27,12 +27,15 @@ struct Sequence {
   int32_t restore_block = -1;
   /// Positions whose inputs exist (streamed audio arrives over time); all tokens by default.
   int32_t input_limit = std::numeric_limits<int32_t>::max();
-  /// Token ids alone determine the K/V (false when positions also carry audio).
-  bool prefix_cacheable = true;
+  /// Leading positions whose key in `tokens` alone determines their K/V, so they may be shared
+  /// through the prefix cache: all for text, none when positions carry streamed audio, the
+  /// prompt for speech synthesis (whose generated positions are frames, keyed by codebook 0 only).
+  int32_t cacheable_len = std::numeric_limits<int32_t>::max();
 
   /// Positions that could be computed now.
   int32_t runnable_tokens() const {
-    const int32_t known = static_cast<int32_t>(tokens.size()) < input_limit ? static_cast<int32_t>(tokens.size()) : input_limit;
+    const int32_t known =
+        static_cast<int32_t>(tokens.size()) < input_limit ? static_cast<int32_t>(tokens.size()) : input_limit;
     return known > num_computed ? known - num_computed : 0;
   }
   int32_t num_generated() const { return static_cast<int32_t>(tokens.size()) - prompt_len; }

@@ -12,11 +12,12 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   TorchExecutorOptions options;
   options.fast_kernels = fast_kernels;
-  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU), options);
+  executor_ =
+      std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU), options);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 
-std::vector<at::Tensor> ModelRunner::feed(const std::vector<FeedRequest>& requests) {
+StepBatch ModelRunner::batch_of(const std::vector<FeedRequest>& requests) {
   StepBatch batch;
   for (const FeedRequest& r : requests) {
     if (!cache_.allocate(r.seq, r.start, r.start + r.count, nullptr, &batch.block_copies)) {
@@ -32,10 +33,19 @@ std::vector<at::Tensor> ModelRunner::feed(const std::vector<FeedRequest>& reques
     s.fresh_state = started_.insert(r.seq).second;
     auto restore = restore_block_.find(r.seq);
     s.restore_block = restore == restore_block_.end() ? -1 : restore->second;
-    s.input = r.input;
+    s.state = r.state;
+    s.sampling = r.sampling;
     batch.seqs.push_back(s);
   }
-  at::Tensor logits = executor_->execute_logits(batch);
+  return batch;
+}
+
+std::vector<StepOutput> ModelRunner::sample(const std::vector<FeedRequest>& requests) {
+  return executor_->execute(batch_of(requests));
+}
+
+std::vector<at::Tensor> ModelRunner::feed(const std::vector<FeedRequest>& requests) {
+  at::Tensor logits = executor_->execute_logits(batch_of(requests));
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (const FeedRequest& r : requests) {

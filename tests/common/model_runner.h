@@ -4,8 +4,8 @@
 
 #include <ATen/ATen.h>
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,7 +20,8 @@ struct FeedRequest {
   const std::vector<int32_t>* tokens = nullptr;  ///< The whole sequence so far.
   int32_t start = 0;                             ///< Positions already fed.
   int32_t count = 0;                             ///< Positions to feed now.
-  StreamingInput* input = nullptr;               ///< Audio inputs of speech models.
+  RequestState* state = nullptr;                 ///< Model state of speech requests (audio in or out).
+  SamplingState* sampling = nullptr;             ///< sample(): how to sample after the last position.
 };
 
 class ModelRunner {
@@ -30,6 +31,8 @@ class ModelRunner {
 
   /// One step over several sequences; returns each request's logits [count, vocab].
   std::vector<at::Tensor> feed(const std::vector<FeedRequest>& requests);
+  /// One step through the model's output head; one output per request (each needs `sampling`).
+  std::vector<StepOutput> sample(const std::vector<FeedRequest>& requests);
   /// One sequence, one step.
   at::Tensor feed(uint64_t seq, const std::vector<int32_t>& tokens, int32_t start, int32_t count);
   /// Starts `seq` from the longest cached prefix of `tokens`; returns the positions reused.
@@ -43,6 +46,8 @@ class ModelRunner {
   const KVCacheManager& cache() const { return cache_; }
 
  private:
+  StepBatch batch_of(const std::vector<FeedRequest>& requests);
+
   std::unique_ptr<TorchExecutor> executor_;
   KVCacheManager cache_;
   std::set<uint64_t> started_;

@@ -26,9 +26,10 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
   }
   std::unique_ptr<VoxtralStreamingInput> input_with_mel(int64_t chunk) {
     auto input = std::unique_ptr<VoxtralStreamingInput>(
-        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId}).release()));
+        static_cast<VoxtralStreamingInput*>(model().make_transcription_state({6, kPadId}).release()));
     const at::Tensor mel = ref_.get("mel");
-    for (int64_t f = 0; f < mel.size(1); f += chunk) input->push_mel(mel.narrow(1, f, std::min(chunk, mel.size(1) - f)));
+    for (int64_t f = 0; f < mel.size(1); f += chunk)
+      input->push_mel(mel.narrow(1, f, std::min(chunk, mel.size(1) - f)));
     input->finish_audio();
     return input;
   }
@@ -52,7 +53,7 @@ TEST_P(VoxtralParity, AudioEmbeddingsWholeAndStreamed) {
   const at::Tensor mel = ref_.get("mel");
   for (int64_t chunk : {1, 8, 13, 40}) {
     auto streamed = std::unique_ptr<VoxtralStreamingInput>(
-        static_cast<VoxtralStreamingInput*>(model().make_streaming_input({6, kPadId}).release()));
+        static_cast<VoxtralStreamingInput*>(model().make_transcription_state({6, kPadId}).release()));
     std::vector<at::Tensor> pieces;
     int64_t encoded = 0;
     for (int64_t f = 0; f < mel.size(1); f += chunk) {
@@ -71,7 +72,8 @@ TEST_P(VoxtralParity, TeacherForcedLogits) {
   const std::vector<int32_t> generated = ref_.ids("generated");
   tokens.insert(tokens.end(), generated.begin(), generated.end());
   auto input = input_with_mel(10000);
-  at::Tensor logits = runner_.feed({testing::FeedRequest{1, &tokens, 0, static_cast<int32_t>(tokens.size()), input.get()}})[0];
+  at::Tensor logits =
+      runner_.feed({testing::FeedRequest{1, &tokens, 0, static_cast<int32_t>(tokens.size()), input.get()}})[0];
   EXPECT_LT(max_abs_diff(logits, ref_.get("teacher_forced_logits")), kTolerance);
 }
 

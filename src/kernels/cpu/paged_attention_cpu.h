@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 namespace izwi {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/step_batch.h"
+#include "layers/step/step_batch.h"
 
 namespace izwi {
 
@@ -19,7 +19,7 @@ struct SeqSlice {
   int32_t state_slot = -1;
   bool fresh_state = false;
   int32_t restore_block = -1;
-  StreamingInput* input = nullptr;  ///< Per-request model inputs beyond token ids (audio).
+  RequestState* state = nullptr;  ///< The request's model state (audio in or out), or nullptr.
 };
 
 struct ForwardContext {
@@ -30,7 +30,7 @@ struct ForwardContext {
   int64_t num_tokens = 0;
   int64_t block_size = 0;
   at::ScalarType dtype = at::kFloat;  ///< Compute dtype of activations.
-  bool fast_kernels = false;  ///< Use the CPU kernels instead of plain libtorch ops.
+  bool fast_kernels = false;          ///< Use the CPU kernels instead of plain libtorch ops.
 };
 
 /// Flattens a StepBatch; slot mapping and positions are computed from each block table.

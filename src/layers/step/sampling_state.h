@@ -9,14 +9,16 @@
 namespace izwi {
 
 struct SamplingState {
-  float temperature = 0.0f;          ///< 0 = greedy.
-  int32_t top_k = 0;                 ///< 0 = off.
-  float top_p = 1.0f;                ///< 1 = off.
-  float repetition_penalty = 1.0f;   ///< 1 = off.
+  float temperature = 0.0f;         ///< 0 = greedy.
+  int32_t top_k = 0;                ///< 0 = off.
+  float top_p = 1.0f;               ///< 1 = off.
+  float repetition_penalty = 1.0f;  ///< 1 = off.
   int32_t min_tokens = 0;
   std::vector<int32_t> suppressed_below_min;  ///< EOS and stop ids, masked while num_generated < min_tokens.
+  std::vector<int32_t> suppressed;            ///< Ids the model never emits (e.g. codec control ids), always masked.
   std::mt19937_64 rng;
   const std::vector<int32_t>* history = nullptr;  ///< Prompt + generated ids (repetition penalty).
+  size_t history_begin = 0;  ///< Entries of `history` before this one are not ids (embedding positions).
   int32_t num_generated = 0;
 };
 

@@ -36,13 +36,19 @@ class CacheBuffers {
   int64_t num_blocks() const { return num_blocks_; }
   /// Copies everything a block holds (K, V, state snapshot) from src to dst.
   void copy_block(int32_t src, int32_t dst);
+  /// Dense K/V of a model's small secondary decoder (a speech model's per-frame head): per
+  /// attention layer of `layout`, `rows` blocks of `positions` each ([rows, positions, kv_heads,
+  /// head_dim]), row r being block r. Allocated once and grown when a step brings more rows.
+  std::vector<LayerCache>& scratch(const std::vector<LayerCacheSpec>& layout, int64_t rows, int64_t positions);
   /// Bytes held by all pools.
   int64_t bytes() const;
 
  private:
   std::vector<LayerCache> layers_;
+  std::vector<LayerCache> scratch_;
   int64_t num_blocks_;
   int64_t block_size_;
+  at::TensorOptions options_;
 };
 
 }  // namespace izwi

@@ -1,10 +1,10 @@
-#include "executor/cache_buffers.h"
+#include "layers/step/cache_buffers.h"
 
 namespace izwi {
 
 CacheBuffers::CacheBuffers(const std::vector<LayerCacheSpec>& layout, int64_t num_blocks, int64_t block_size,
                            int64_t num_slots, const at::TensorOptions& options)
-    : num_blocks_(num_blocks), block_size_(block_size) {
+    : num_blocks_(num_blocks), block_size_(block_size), options_(options) {
   layers_.resize(layout.size());
   for (size_t i = 0; i < layout.size(); ++i) {
     const LayerCacheSpec& spec = layout[i];
@@ -25,6 +25,19 @@ void CacheBuffers::copy_block(int32_t src, int32_t dst) {
       if (pool->defined()) (*pool)[dst].copy_((*pool)[src]);
     }
   }
+}
+
+std::vector<LayerCache>& CacheBuffers::scratch(const std::vector<LayerCacheSpec>& layout, int64_t rows,
+                                               int64_t positions) {
+  const bool fits = scratch_.size() == layout.size() && !scratch_.empty() && scratch_[0].key.size(0) >= rows &&
+                    scratch_[0].key.size(1) == positions;
+  if (fits) return scratch_;
+  scratch_.assign(layout.size(), LayerCache{});
+  for (size_t i = 0; i < layout.size(); ++i) {
+    scratch_[i].key = at::zeros({rows, positions, layout[i].num_kv_heads, layout[i].head_dim}, options_);
+    scratch_[i].value = at::zeros_like(scratch_[i].key);
+  }
+  return scratch_;
 }
 
 int64_t CacheBuffers::bytes() const {

@@ -1,4 +1,4 @@
-#include "models/forward_context.h"
+#include "layers/step/forward_context.h"
 
 #include "common/check.h"
 
@@ -25,7 +25,7 @@ ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, 
     slice.state_slot = s.state_slot;
     slice.fresh_state = s.fresh_state;
     slice.restore_block = s.restore_block;
-    slice.input = s.input;
+    slice.state = s.state;
     const std::vector<int32_t>& table = *s.block_table;
     for (int32_t i = 0; i < s.num_tokens; ++i) {
       const int64_t pos = s.start_pos + i;
