@@ -10,6 +10,7 @@
 #include "io/weight_loader.h"
 #include "models/lfm2.h"
 #include "models/llama.h"
+#include "models/qwen3_tts/qwen3_tts.h"
 #include "models/voxtral_realtime.h"
 
 namespace izwi {
@@ -23,9 +24,13 @@ const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"llama", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, false); }},
       {"qwen3", [](const HfConfig& c, WeightSource& w) { return std::make_unique<LlamaForCausalLM>(c, w, true); }},
+      {"qwen3_tts",
+       [](const HfConfig& c, WeightSource& w) { return std::make_unique<Qwen3TtsForConditionalGeneration>(c, w); }},
       {"lfm2", [](const HfConfig& c, WeightSource& w) { return std::make_unique<Lfm2ForCausalLM>(c, w); }},
       {"voxtral_realtime",
-       [](const HfConfig& c, WeightSource& w) { return std::make_unique<VoxtralRealtimeForConditionalGeneration>(c, w); }},
+       [](const HfConfig& c, WeightSource& w) {
+         return std::make_unique<VoxtralRealtimeForConditionalGeneration>(c, w);
+       }},
   };
   return table;
 }

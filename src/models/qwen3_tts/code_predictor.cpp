@@ -1,0 +1,92 @@
+#include "models/qwen3_tts/code_predictor.h"
+
+#include <fmt/format.h>
+
+#include "layers/step/step_batch.h"
+
+namespace izwi {
+
+Qwen3TtsCodePredictor::Qwen3TtsCodePredictor(WeightSource& source, const std::string& prefix, const LlamaConfig& c,
+                                             int64_t talker_hidden, int32_t num_code_groups)
+    : config_(c), num_code_groups_(num_code_groups) {
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    layers_.emplace_back(source, fmt::format("{}.model.layers.{}", prefix, i), c.layer_spec());
+  }
+  norm_ = RMSNorm::load(source, prefix + ".model.norm.weight", c.hidden_size, c.rms_norm_eps);
+  for (int32_t k = 0; k + 1 < num_code_groups; ++k) {
+    embeddings_.emplace_back(source, fmt::format("{}.model.codec_embedding.{}.weight", prefix, k), c.vocab_size,
+                             talker_hidden);
+    heads_.push_back(Linear::load(source, fmt::format("{}.lm_head.{}", prefix, k), c.vocab_size, c.hidden_size, false));
+  }
+  has_projection_ = talker_hidden != c.hidden_size;
+  if (has_projection_) {
+    projection_ = Linear::load(source, prefix + ".small_to_mtp_projection", c.hidden_size, talker_hidden, true);
+  }
+  rope_ =
+      std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, num_code_groups, source.device(), source.compute_dtype());
+}
+
+at::Tensor Qwen3TtsCodePredictor::project(const at::Tensor& x, const ForwardContext& ctx) const {
+  return has_projection_ ? projection_(x, ctx) : x;
+}
+
+at::Tensor Qwen3TtsCodePredictor::embed(int32_t codebook, const at::Tensor& codes, at::ScalarType dtype) const {
+  return embeddings_.at(static_cast<size_t>(codebook - 1))(codes, dtype);
+}
+
+int64_t Qwen3TtsCodePredictor::weight_bytes_per_frame() const {
+  // Every sub-step reads all layers and one head.
+  int64_t layers = has_projection_ ? projection_.weight_bytes() : 0;
+  for (const DecoderLayer& layer : layers_) layers += layer.weight_bytes();
+  return (num_code_groups_ - 1) * (layers + heads_[0].weight_bytes());
+}
+
+std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tensor& talker_hidden,
+                                                                 const at::Tensor& code0_embedding,
+                                                                 const std::vector<SamplingState*>& sampling,
+                                                                 Sampler& sampler, CacheBuffers& cache,
+                                                                 const ForwardContext& outer) const {
+  const int64_t rows = talker_hidden.size(0);
+  std::vector<LayerCacheSpec> layout;
+  for (const DecoderLayer& layer : layers_) layout.push_back(layer.cache_spec());
+  std::vector<LayerCache>& scratch = cache.scratch(layout, rows, num_code_groups_);
+  std::vector<std::vector<int32_t>> tables(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) tables[static_cast<size_t>(r)] = {static_cast<int32_t>(r)};
+  const std::vector<int32_t> unused_ids(2, 0);  // inputs are embeddings; ids only size the batch
+
+  std::vector<std::vector<int32_t>> codes(static_cast<size_t>(rows));
+  // Sub-step 0 prefills two positions per row; sub-step j > 0 decodes position j + 1.
+  at::Tensor x = at::stack({talker_hidden, code0_embedding}, 1).reshape({2 * rows, talker_hidden.size(1)});
+  for (int32_t j = 0; j + 1 < num_code_groups_; ++j) {
+    StepBatch batch;
+    for (int64_t r = 0; r < rows; ++r) {
+      StepSequence s;
+      s.seq_id = static_cast<uint64_t>(r);
+      s.start_pos = j == 0 ? 0 : j + 1;
+      s.num_tokens = j == 0 ? 2 : 1;
+      s.token_ids = unused_ids.data();
+      s.block_table = &tables[static_cast<size_t>(r)];
+      batch.seqs.push_back(s);
+    }
+    const ForwardContext ctx =
+        make_forward_context(batch, num_code_groups_, talker_hidden.device(), outer.dtype, outer.fast_kernels);
+    at::Tensor h = project(x, ctx);
+    for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, scratch[i], ctx);
+    if (j == 0) h = h.view({rows, 2, -1}).select(1, 1);
+    at::Tensor logits =
+        heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx).to(at::kCPU, at::kFloat).contiguous();
+    std::vector<int64_t> sampled(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      const int32_t code = sampler.sample(logits[r].data_ptr<float>(), static_cast<int32_t>(logits.size(1)),
+                                          *sampling[static_cast<size_t>(r)]);
+      codes[static_cast<size_t>(r)].push_back(code);
+      sampled[static_cast<size_t>(r)] = code;
+    }
+    if (j + 2 < num_code_groups_) {
+      x = embed(j + 1, at::tensor(sampled, at::kLong).to(talker_hidden.device()), outer.dtype);
+    }
+  }
+  return codes;
+}
+
+}  // namespace izwi

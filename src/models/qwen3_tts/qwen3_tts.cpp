@@ -1,0 +1,277 @@
+#include "models/qwen3_tts/qwen3_tts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <random>
+
+#include "common/check.h"
+
+namespace izwi {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Text given as a string (tokenized inside the released chat framing) or as complete ids.
+std::vector<int32_t> resolve_text(const std::string& text, const std::vector<int32_t>& ids, const char* field,
+                                  const std::string& prefix, const std::string& suffix, const Tokenizer* tokenizer) {
+  if (!text.empty() && !ids.empty()) {
+    fail(ErrorCode::InvalidArgument, "give {} one way: {} or {}_ids", field, field, field);
+  }
+  if (text.empty()) return ids;
+  if (tokenizer == nullptr) {
+    fail(ErrorCode::InvalidArgument,
+         "{} needs a tokenizer and the model folder has none (tokenizer.json, or vocab.json + merges.txt); pass "
+         "{}_ids",
+         field, field);
+  }
+  return tokenizer->encode(prefix + text + suffix, false);
+}
+
+void check_sampling(const char* name, float temperature, int32_t top_k, float top_p) {
+  if (!std::isfinite(temperature) || temperature < 0) {
+    fail(ErrorCode::InvalidArgument, "params.{}temperature = {} must be finite and >= 0", name, temperature);
+  }
+  if (top_k < 0) fail(ErrorCode::InvalidArgument, "params.{}top_k = {} must be >= 0", name, top_k);
+  if (!(top_p > 0.0f && top_p <= 1.0f)) {
+    fail(ErrorCode::InvalidArgument, "params.{}top_p = {} must be in (0, 1]", name, top_p);
+  }
+}
+
+Qwen3TtsRequestState& tts_state(RequestState* state) {
+  auto* tts = dynamic_cast<Qwen3TtsRequestState*>(state);
+  IZWI_CHECK(tts != nullptr, "a qwen3_tts sequence has no Qwen3-TTS request state");
+  return *tts;
+}
+
+at::Tensor ids_tensor(const std::vector<int64_t>& ids, const at::Device& device) {
+  return at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+}  // namespace
+
+Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfig& hf, WeightSource& source)
+    : config_(Qwen3TtsConfig::parse(hf)), defaults_(Qwen3TtsSamplingDefaults::load(hf.model_dir())) {
+  const Qwen3TtsConfig& c = config_;
+  const LlamaConfig& t = c.talker;
+  if (c.tts_model_type == "base") {
+    fail(ErrorCode::Unsupported, "{}: tts_model_type 'base' (voice cloning) is not supported yet", hf.path());
+  }
+  spec_ = base_spec(hf.model_type(), hf.fields(), t.vocab_size, t.hidden_size, t.max_positions);
+  spec_.eos_token_ids = {c.codec_eos};
+  spec_.bos_token_id.reset();
+
+  codec_embedding_ = Embedding(source, "talker.model.codec_embedding.weight", t.vocab_size, t.hidden_size);
+  text_embedding_ = Embedding(source, "talker.model.text_embedding.weight", c.text_vocab_size, c.text_hidden_size);
+  text_fc1_ = Linear::load(source, "talker.text_projection.linear_fc1", c.text_hidden_size, c.text_hidden_size, true);
+  text_fc2_ = Linear::load(source, "talker.text_projection.linear_fc2", t.hidden_size, c.text_hidden_size, true);
+  for (int64_t i = 0; i < t.num_layers; ++i) {
+    layers_.emplace_back(source, fmt::format("talker.model.layers.{}", i), t.layer_spec());
+  }
+  norm_ = RMSNorm::load(source, "talker.model.norm.weight", t.hidden_size, t.rms_norm_eps);
+  codec_head_ = Linear::load(source, "talker.codec_head", t.vocab_size, t.hidden_size, false);
+  // M-RoPE with three equal position rows (as speech prompts have) is plain RoPE.
+  rope_ = std::make_unique<RotaryEmbedding>(t.rope, t.head_dim, std::min<int64_t>(t.max_positions, 1 << 17),
+                                            source.device(), source.compute_dtype());
+  code_predictor_ = std::make_unique<Qwen3TtsCodePredictor>(source, "talker.code_predictor", c.code_predictor,
+                                                            t.hidden_size, c.num_code_groups);
+
+  const std::string codec_dir = hf.model_dir() + "/speech_tokenizer";
+  codec_ = load_codec_decoder(codec_dir, source.compute_dtype(), source.device());
+  if (codec_->num_codebooks() != c.num_code_groups || codec_->codebook_size() != c.code_predictor.vocab_size) {
+    fail(ErrorCode::InvalidFormat, "{}: the codec has {} codebooks of {} codes, but {} has {} of {}", codec_dir,
+         codec_->num_codebooks(), codec_->codebook_size(), hf.path(), c.num_code_groups, c.code_predictor.vocab_size);
+  }
+
+  spec_.produces_audio = true;
+  spec_.output_sample_rate = codec_->sample_rate();
+  spec_.num_codebooks = c.num_code_groups;
+  // Codebook 0 never takes a control id, except the end of speech.
+  for (int64_t id = std::max<int64_t>(0, t.vocab_size - 1024); id < t.vocab_size; ++id) {
+    if (id != c.codec_eos) spec_.suppressed_token_ids.push_back(static_cast<int32_t>(id));
+  }
+  for (const auto& [name, id] : c.speakers) spec_.speakers.push_back(name);
+  for (const auto& [name, id] : c.languages) spec_.languages.push_back(name);
+  spec_.decode_weight_bytes = codec_head_.weight_bytes() + code_predictor_->weight_bytes_per_frame();
+  for (const DecoderLayer& layer : layers_) spec_.decode_weight_bytes += layer.weight_bytes();
+}
+
+std::vector<LayerCacheSpec> Qwen3TtsForConditionalGeneration::cache_layout() const {
+  std::vector<LayerCacheSpec> layout;
+  for (const DecoderLayer& layer : layers_) layout.push_back(layer.cache_spec());
+  return layout;
+}
+
+at::Tensor Qwen3TtsForConditionalGeneration::text_track(const std::vector<int64_t>& ids,
+                                                        const ForwardContext& ctx) const {
+  const at::Tensor x = text_embedding_(ids_tensor(ids, ctx.input_ids.device()), ctx.dtype);
+  return text_fc2_(at::silu(text_fc1_(x, ctx)), ctx);
+}
+
+at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardContext& ctx) const {
+  const int32_t groups = config_.num_code_groups;
+  std::vector<int64_t> text_rows, text_ids, codec_rows, codec_ids, frame_rows;
+  std::vector<std::vector<int64_t>> frame_codes(static_cast<size_t>(groups));
+  for (const SeqSlice& s : ctx.seqs) {
+    const Qwen3TtsRequestState& state = tts_state(s.state);
+    const TtsPrompt& prompt = state.prompt;
+    const int64_t prompt_len = static_cast<int64_t>(prompt.positions.size());
+    for (int64_t i = 0; i < s.length; ++i) {
+      const int64_t pos = s.start_pos + i, row = s.offset + i;
+      if (pos < prompt_len) {
+        const TtsPosition& p = prompt.positions[static_cast<size_t>(pos)];
+        if (p.text >= 0) text_rows.push_back(row), text_ids.push_back(p.text);
+        if (p.codec >= 0) codec_rows.push_back(row), codec_ids.push_back(p.codec);
+        continue;
+      }
+      const size_t frame = static_cast<size_t>(pos - prompt_len);
+      IZWI_CHECK(frame < state.frames.size(), "position {} has no frame ({} generated)", pos, state.frames.size());
+      frame_rows.push_back(row);
+      for (int32_t k = 0; k < groups; ++k) frame_codes[static_cast<size_t>(k)].push_back(state.frames[frame][k]);
+      text_rows.push_back(row);
+      text_ids.push_back(frame < prompt.trailing_text.size() ? prompt.trailing_text[frame] : config_.tts_pad);
+    }
+  }
+  const at::Device device = ctx.input_ids.device();
+  at::Tensor h =
+      at::zeros({ctx.num_tokens, config_.talker.hidden_size}, at::TensorOptions().dtype(ctx.dtype).device(device));
+  if (!frame_rows.empty()) {
+    at::Tensor frames = codec_embedding_(ids_tensor(frame_codes[0], device), ctx.dtype);
+    for (int32_t k = 1; k < groups; ++k) {
+      frames.add_(code_predictor_->embed(k, ids_tensor(frame_codes[static_cast<size_t>(k)], device), ctx.dtype));
+    }
+    h.index_add_(0, ids_tensor(frame_rows, device), frames);
+  }
+  if (!codec_rows.empty()) {
+    h.index_add_(0, ids_tensor(codec_rows, device), codec_embedding_(ids_tensor(codec_ids, device), ctx.dtype));
+  }
+  if (!text_rows.empty()) h.index_add_(0, ids_tensor(text_rows, device), text_track(text_ids, ctx));
+  return h;
+}
+
+at::Tensor Qwen3TtsForConditionalGeneration::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
+  at::Tensor h = input_embeddings(ctx);
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, cache.layer(i), ctx);
+  return norm_(h, ctx);
+}
+
+at::Tensor Qwen3TtsForConditionalGeneration::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
+  return codec_head_(hidden, ctx);
+}
+
+std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tensor& hidden,
+                                                                 const std::vector<SampleRow>& rows,
+                                                                 const ForwardContext& ctx, CacheBuffers& cache,
+                                                                 Sampler& sampler) const {
+  const at::Tensor logits_cpu = logits(hidden, ctx).to(at::kCPU, at::kFloat).contiguous();
+  const int32_t vocab = static_cast<int32_t>(logits_cpu.size(1));
+  std::vector<StepOutput> outputs(rows.size());
+  std::vector<int64_t> frame_rows, code0;
+  std::vector<SamplingState*> subtalker;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int32_t token =
+        sampler.sample(logits_cpu[static_cast<int64_t>(i)].data_ptr<float>(), vocab, *rows[i].sampling);
+    outputs[i].token = token;
+    if (token == config_.codec_eos) continue;  // the end of speech gets no other codebooks
+    frame_rows.push_back(static_cast<int64_t>(i));
+    code0.push_back(token);
+    subtalker.push_back(&tts_state(rows[i].state).subtalker);
+  }
+  if (frame_rows.empty()) return outputs;
+  // The code predictor completes every frame of the step in one batch.
+  const at::Device device = hidden.device();
+  const at::Tensor frame_hidden = hidden.index_select(0, ids_tensor(frame_rows, device));
+  const std::vector<std::vector<int32_t>> rest = code_predictor_->predict(
+      frame_hidden, codec_embedding_(ids_tensor(code0, device), ctx.dtype), subtalker, sampler, cache, ctx);
+  for (size_t j = 0; j < frame_rows.size(); ++j) {
+    const size_t i = static_cast<size_t>(frame_rows[j]);
+    Qwen3TtsRequestState& state = tts_state(rows[i].state);
+    std::vector<int32_t> frame{static_cast<int32_t>(code0[j])};
+    frame.insert(frame.end(), rest[j].begin(), rest[j].end());
+    state.frames.push_back(frame);
+    if (state.record_hidden) state.hidden.push_back(frame_hidden[static_cast<int64_t>(j)].to(at::kCPU, at::kFloat));
+    outputs[i].codes = std::move(frame);
+  }
+  return outputs;
+}
+
+SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest& request,
+                                                             const Tokenizer* tokenizer) const {
+  const Qwen3TtsConfig& c = config_;
+  TtsPromptInputs in;
+  in.text_ids = resolve_text(request.text, request.text_ids, "text", "<|im_start|>assistant\n",
+                             "<|im_end|>\n<|im_start|>assistant\n", tokenizer);
+  if (in.text_ids.empty()) fail(ErrorCode::InvalidArgument, "text is empty: give text or text_ids");
+  in.instruct_ids =
+      resolve_text(request.instruct, request.instruct_ids, "instruct", "<|im_start|>user\n", "<|im_end|>\n", tokenizer);
+  if (c.ignores_instruct()) in.instruct_ids.clear();  // as the released 0.6B CustomVoice wrapper does
+  in.speaker = lower(request.speaker);
+  in.language = request.language.empty() ? "auto" : lower(request.language);
+  in.streaming_text = request.text_mode == SpeechTextMode::Streaming;  // Default: the whole text first
+
+  const SpeechParams& sp = request.params;
+  if (sp.max_frames < 1) fail(ErrorCode::InvalidArgument, "params.max_frames = {} must be >= 1", sp.max_frames);
+  if (sp.min_frames < 0) fail(ErrorCode::InvalidArgument, "params.min_frames = {} must be >= 0", sp.min_frames);
+  SpeechPrompt out;
+  GenerationParams& p = out.params;
+  p.max_tokens = sp.max_frames;
+  p.min_tokens = std::min(sp.min_frames, sp.max_frames);
+  p.temperature = sp.temperature.value_or(defaults_.do_sample ? defaults_.temperature : 0.0f);
+  p.top_k = sp.top_k.value_or(defaults_.top_k);
+  p.top_p = sp.top_p.value_or(defaults_.top_p);
+  p.repetition_penalty = sp.repetition_penalty.value_or(defaults_.repetition_penalty);
+  p.seed = sp.seed;
+
+  auto state = std::make_unique<Qwen3TtsRequestState>();
+  SamplingState& sub = state->subtalker;
+  sub.temperature =
+      sp.subtalker_temperature.value_or(defaults_.subtalker_do_sample ? defaults_.subtalker_temperature : 0.0f);
+  sub.top_k = sp.subtalker_top_k.value_or(defaults_.subtalker_top_k);
+  sub.top_p = sp.subtalker_top_p.value_or(defaults_.subtalker_top_p);
+  check_sampling("subtalker_", sub.temperature, sub.top_k, sub.top_p);
+  // Its own stream of random numbers, derived from the request's seed when there is one.
+  sub.rng.seed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  state->prompt = build_tts_prompt(c, in);
+  for (const TtsPosition& position : state->prompt.positions) {
+    out.keys.push_back(tts_position_key(position, c.talker.vocab_size));
+  }
+  out.state = std::move(state);
+  return out;
+}
+
+std::vector<std::vector<float>> Qwen3TtsForConditionalGeneration::decode_audio(
+    const std::vector<RequestState*>& states, const std::vector<int32_t>& num_frames) const {
+  std::vector<CodecDecoderState*> codec_states;
+  std::vector<at::Tensor> codes;
+  for (size_t i = 0; i < states.size(); ++i) {
+    Qwen3TtsRequestState& state = tts_state(states[i]);
+    if (!state.codec) state.codec = codec_->new_state();
+    const int32_t n = num_frames[i];
+    IZWI_CHECK(state.frames_decoded + n <= static_cast<int32_t>(state.frames.size()), "{} frames to decode, {} pending",
+               n, state.frames.size() - static_cast<size_t>(state.frames_decoded));
+    at::Tensor chunk = at::empty({config_.num_code_groups, n}, at::kLong);
+    auto a = chunk.accessor<int64_t, 2>();
+    for (int32_t f = 0; f < n; ++f) {
+      const std::vector<int32_t>& frame = state.frames[static_cast<size_t>(state.frames_decoded + f)];
+      for (int32_t k = 0; k < config_.num_code_groups; ++k) a[k][f] = frame[static_cast<size_t>(k)];
+    }
+    state.frames_decoded += n;
+    codec_states.push_back(state.codec.get());
+    codes.push_back(chunk);
+  }
+  const std::vector<at::Tensor> pcm = codec_->decode_streaming(codec_states, codes);
+  std::vector<std::vector<float>> out;
+  for (const at::Tensor& samples : pcm) {
+    const at::Tensor s = samples.to(at::kCPU, at::kFloat).contiguous();
+    out.emplace_back(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+  }
+  return out;
+}
+
+}  // namespace izwi

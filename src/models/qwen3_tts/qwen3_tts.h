@@ -1,0 +1,67 @@
+#pragma once
+// Qwen3-TTS 12 Hz (CustomVoice, VoiceDesign): text to speech. The talker, a Qwen3 decoder whose
+// M-RoPE has three equal rows for speech (plain RoPE), reads dual-track inputs (text embedding
+// through text_projection, plus codec embeddings) and samples codebook 0 of each 80 ms frame
+// with codec_head; the code predictor completes the frame; the next input is the sum of the
+// frame's 16 code embeddings plus the next text embedding. The speech tokenizer's decoder in
+// `speech_tokenizer/` turns frames into 24 kHz audio.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codec/codec_decoder.h"
+#include "io/hf_config.h"
+#include "io/weight_source.h"
+#include "layers/decoder_layer.h"
+#include "layers/embedding.h"
+#include "layers/linear.h"
+#include "layers/rms_norm.h"
+#include "layers/rotary_embedding.h"
+#include "models/causal_lm.h"
+#include "models/qwen3_tts/code_predictor.h"
+#include "models/qwen3_tts/qwen3_tts_config.h"
+#include "models/qwen3_tts/qwen3_tts_request_state.h"
+
+namespace izwi {
+
+class Qwen3TtsForConditionalGeneration final : public CausalLM {
+ public:
+  /// Loads the talker from `source` and the codec decoder from `<model_dir>/speech_tokenizer`.
+  Qwen3TtsForConditionalGeneration(const HfConfig& config, WeightSource& source);
+
+  const ModelSpec& spec() const override { return spec_; }
+  std::vector<LayerCacheSpec> cache_layout() const override;
+  at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
+  at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
+  std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
+                                 const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
+  SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const override;
+  std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,
+                                               const std::vector<int32_t>& num_frames) const override;
+
+  const Qwen3TtsConfig& config() const { return config_; }
+  const CodecDecoder& codec() const { return *codec_; }
+
+ private:
+  /// Inputs of the batch's new positions [T, hidden]: prompt positions from their two tracks,
+  /// generated positions from their frame plus the text fed at that frame.
+  at::Tensor input_embeddings(const ForwardContext& ctx) const;
+  /// text_projection(text_embedding(ids)): ids [N] -> [N, hidden].
+  at::Tensor text_track(const std::vector<int64_t>& ids, const ForwardContext& ctx) const;
+
+  Qwen3TtsConfig config_;
+  Qwen3TtsSamplingDefaults defaults_;
+  ModelSpec spec_;
+  Embedding codec_embedding_;
+  Embedding text_embedding_;
+  Linear text_fc1_, text_fc2_;
+  std::vector<DecoderLayer> layers_;
+  RMSNorm norm_;
+  Linear codec_head_;
+  std::unique_ptr<RotaryEmbedding> rope_;
+  std::unique_ptr<Qwen3TtsCodePredictor> code_predictor_;
+  std::unique_ptr<CodecDecoder> codec_;
+};
+
+}  // namespace izwi

@@ -1,0 +1,97 @@
+#include "models/qwen3_tts/qwen3_tts_prompt.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/check.h"
+
+namespace izwi {
+
+namespace {
+
+std::vector<std::string> keys_of(const std::map<std::string, int32_t>& map) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : map) keys.push_back(key);
+  return keys;
+}
+
+void check_text_ids(const Qwen3TtsConfig& c, const std::vector<int32_t>& ids, const char* field) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= c.text_vocab_size) {
+      fail(ErrorCode::InvalidArgument, "{}[{}] = {} is outside the text vocabulary [0, {})", field, i, ids[i],
+           c.text_vocab_size);
+    }
+  }
+}
+
+}  // namespace
+
+TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
+  // The text ids are `<|im_start|>assistant\n` (3), the text, then 5 closing ids.
+  constexpr size_t kRole = 3, kClosing = 5;
+  if (in.text_ids.size() < kRole + kClosing + 1) {
+    fail(ErrorCode::InvalidArgument, "text is empty: text_ids has {} ids, the chat framing alone takes {}",
+         in.text_ids.size(), kRole + kClosing);
+  }
+  check_text_ids(c, in.text_ids, "text_ids");
+  check_text_ids(c, in.instruct_ids, "instruct_ids");
+
+  int32_t language = -1;  // "auto": no language id
+  if (in.language != "auto") {
+    auto it = c.languages.find(in.language);
+    if (it == c.languages.end()) {
+      fail(ErrorCode::InvalidArgument, "language '{}' is not supported (auto, {})", in.language,
+           fmt::join(keys_of(c.languages), ", "));
+    }
+    language = it->second;
+  }
+  int32_t speaker = -1;
+  if (!in.speaker.empty()) {
+    auto it = c.speakers.find(in.speaker);
+    if (it == c.speakers.end()) {
+      fail(ErrorCode::InvalidArgument, "speaker '{}' is not supported ({})", in.speaker,
+           c.speakers.empty() ? std::string("this model has no named speakers")
+                              : fmt::format("{}", fmt::join(keys_of(c.speakers), ", ")));
+    }
+    speaker = it->second;
+    // A dialect speaker speaks its dialect where the language is Chinese or left to the model.
+    auto dialect = c.speaker_dialects.find(in.speaker);
+    if (dialect != c.speaker_dialects.end() && (in.language == "chinese" || in.language == "auto")) {
+      language = c.languages.at(dialect->second);
+    }
+  }
+
+  TtsPrompt prompt;
+  std::vector<TtsPosition>& p = prompt.positions;
+  for (int32_t id : in.instruct_ids) p.push_back({id, -1});
+  for (size_t i = 0; i < kRole; ++i) p.push_back({in.text_ids[i], -1});
+  // Codec prefix: think tags with the language (or nothink), the speaker, then pad; its bos is
+  // held back for the first text position. The text track is tts_pad, then tts_bos on the last.
+  std::vector<int32_t> codec =
+      language < 0 ? std::vector<int32_t>{c.codec_nothink, c.codec_think_bos, c.codec_think_eos}
+                   : std::vector<int32_t>{c.codec_think, c.codec_think_bos, language, c.codec_think_eos};
+  if (speaker >= 0) codec.push_back(speaker);
+  codec.push_back(c.codec_pad);
+  for (size_t i = 0; i < codec.size(); ++i) p.push_back({i + 1 == codec.size() ? c.tts_bos : c.tts_pad, codec[i]});
+
+  const auto text_begin = in.text_ids.begin() + kRole, text_end = in.text_ids.end() - kClosing;
+  if (in.streaming_text) {
+    p.push_back({*text_begin, c.codec_bos});
+    prompt.trailing_text.assign(text_begin + 1, text_end);
+    prompt.trailing_text.push_back(c.tts_eos);
+  } else {
+    for (auto it = text_begin; it != text_end; ++it) p.push_back({*it, c.codec_pad});
+    p.push_back({c.tts_eos, c.codec_pad});
+    p.push_back({c.tts_pad, c.codec_bos});
+  }
+  return prompt;
+}
+
+int32_t tts_position_key(const TtsPosition& position, int64_t codec_vocab_size) {
+  // (text + 1) * (codec_vocab + 1) + (codec + 1): at most ~4.7e8 for the released vocabularies.
+  const int64_t key = static_cast<int64_t>(position.text + 1) * (codec_vocab_size + 1) + (position.codec + 1);
+  IZWI_CHECK(key <= std::numeric_limits<int32_t>::max(), "prompt position key {} overflows", key);
+  return static_cast<int32_t>(key);
+}
+
+}  // namespace izwi

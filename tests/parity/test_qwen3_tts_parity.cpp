@@ -1,0 +1,109 @@
+// Qwen3-TTS against the released code (fixture qwen3-tts-tiny): prompts built from the text ids,
+// speaker, language and text mode; greedy talker and code predictor with repetition penalty 1.05
+// and the control ids suppressed. Every code of every frame equal, the talker hidden state that
+// produced each frame within 1e-4.
+
+#include <gtest/gtest.h>
+
+#include "common/model_runner.h"
+#include "common/reference.h"
+#include "engine/request_processor.h"
+#include "models/qwen3_tts/qwen3_tts.h"
+
+namespace izwi {
+namespace {
+
+using testing::FeedRequest;
+using testing::max_abs_diff;
+using testing::ModelRunner;
+using testing::ReferenceTensors;
+
+struct TtsCase {
+  const char* speaker;
+  const char* language;
+  SpeechTextMode mode;
+};
+
+// As reference.json lists them: streaming text for cases 0 and 1, the whole text first for case 2.
+const TtsCase kCases[] = {{"alice", "english", SpeechTextMode::Streaming},
+                          {"bob", "auto", SpeechTextMode::Streaming},
+                          {"alice", "chinese", SpeechTextMode::Full}};
+
+class Qwen3TtsParity : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Qwen3TtsParity, GreedyFramesAndTalkerHiddenMatchTheReleasedCode) {
+  const ReferenceTensors ref("qwen3-tts-tiny");
+  ModelRunner runner("qwen3-tts-tiny", GetParam());
+  for (int c = 0; c < 3; ++c) {
+    const std::string k = "case" + std::to_string(c);
+    const at::Tensor codes = ref.get(k + ".codes");
+    SpeechRequest request;
+    request.text_ids = ref.ids(k + ".input_ids");
+    request.speaker = kCases[c].speaker;
+    request.language = kCases[c].language;
+    request.text_mode = kCases[c].mode;
+    request.params.temperature = 0.0f;
+    request.params.subtalker_temperature = 0.0f;
+    request.params.max_frames = static_cast<int32_t>(codes.size(0));
+    SpeechPrompt prompt = runner.model().speech_prompt(request, nullptr);
+    auto& state = dynamic_cast<Qwen3TtsRequestState&>(*prompt.state);
+    state.record_hidden = true;
+
+    SamplingState sampling = make_sampling_state(prompt.params, runner.spec().eos_token_ids);
+    sampling.suppressed = runner.spec().suppressed_token_ids;
+    std::vector<int32_t> tokens = prompt.keys;
+    sampling.history = &tokens;
+    sampling.history_begin = tokens.size();  // the penalty sees generated codebook-0 ids only
+    const uint64_t seq = static_cast<uint64_t>(c + 1);
+    int32_t fed = 0;
+    while (static_cast<int64_t>(state.frames.size()) < codes.size(0)) {
+      const int32_t count = static_cast<int32_t>(tokens.size()) - fed;
+      StepOutput out = runner.sample({FeedRequest{seq, &tokens, fed, count, &state, &sampling}})[0];
+      fed += count;
+      tokens.push_back(out.token);
+      ++sampling.num_generated;
+      ASSERT_FALSE(out.codes.empty()) << k << ": ended after " << state.frames.size() << " frames";
+    }
+    runner.free(seq);
+
+    for (int64_t f = 0; f < codes.size(0); ++f) {
+      std::vector<int32_t> expected;
+      for (int64_t j = 0; j < codes.size(1); ++j) expected.push_back(static_cast<int32_t>(codes[f][j].item<int64_t>()));
+      EXPECT_EQ(state.frames[static_cast<size_t>(f)], expected) << k << " frame " << f;
+    }
+    const at::Tensor hidden = ref.get(k + ".talker_hidden");
+    ASSERT_EQ(static_cast<int64_t>(state.hidden.size()), hidden.size(0));
+    EXPECT_LT(max_abs_diff(at::stack(state.hidden), hidden), 1e-4) << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Qwen3TtsParity, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fast" : "Plain"; });
+
+TEST(Qwen3TtsPrompt, NamesUnknownSpeakersAndLanguagesWithTheValidOnes) {
+  ModelRunner runner("qwen3-tts-tiny", true);
+  SpeechRequest request;
+  request.text_ids = ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids");
+  request.speaker = "carol";
+  try {
+    runner.model().speech_prompt(request, nullptr);
+    FAIL() << "unknown speaker accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("speaker 'carol' is not supported (alice, bob)"), std::string::npos)
+        << e.what();
+  }
+  request.speaker = "Alice";  // names are matched without case, as released
+  request.language = "klingon";
+  try {
+    runner.model().speech_prompt(request, nullptr);
+    FAIL() << "unknown language accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("language 'klingon' is not supported (auto, chinese, english)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace izwi
