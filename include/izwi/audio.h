@@ -4,6 +4,7 @@
 /// float WAV. Errors are izwi::Error (see errors.h) whose message names the file or parameter.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,26 @@ std::vector<float> load_audio_mono(const std::string& path, int target_rate);
 
 /// Writes mono samples as a 32-bit float WAV file.
 void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate);
+
+/// A mono 32-bit float WAV file written chunk by chunk, as streamed speech arrives. The header
+/// is completed by close() (or the destructor, which cannot report a failure).
+class WavWriter {
+ public:
+  /// Throws InvalidArgument naming the file when it cannot be created or the rate is not positive.
+  WavWriter(const std::string& path, int sample_rate);
+  ~WavWriter();
+  WavWriter(const WavWriter&) = delete;
+  WavWriter& operator=(const WavWriter&) = delete;
+
+  /// Appends samples; throws InvalidArgument naming the file for non-finite samples or a write error.
+  void write(const float* samples, size_t count);
+  /// Finishes the file; idempotent.
+  void close();
+
+ private:
+  struct File;
+  std::unique_ptr<File> file_;
+  std::string path_;
+};
 
 }  // namespace izwi

@@ -1,0 +1,128 @@
+// izwi-speak: text to speech with a speech synthesis model (Qwen3-TTS).
+//
+//   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME] [--language L]
+//              [--instruct S] [--text-mode streaming|full] [--temperature T] [--top-k K]
+//              [--top-p P] [--repetition-penalty R] [--subtalker-temperature T] [--seed N]
+//              [--max-frames N] [--out FILE.wav] [--stream] [--json]
+//
+// --text-ids are the complete talker text ids (`<|im_start|>assistant\n` + text +
+// `<|im_end|>\n<|im_start|>assistant\n`). --temperature sets both heads unless
+// --subtalker-temperature is given; 0 is greedy. --stream plays the streaming path: the WAV is
+// written chunk by chunk as frames are decoded, and first_audio_ms is the latency of the first
+// chunk. With --json one line: {"codes":[[...] per frame],"frames":N,"sample_rate":24000,
+// "audio_seconds":x,"rtf":y,"first_audio_ms":z}.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli_main.h"
+#include "common/cli_parsing.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Speak text with an izwi speech model"};
+  std::string model_dir, text_ids, text_mode, out_path;
+  bool stream = false, json = false;
+  izwi::SpeechRequest request;
+  izwi::SpeechParams& p = request.params;
+  float temperature = 0, top_p = 1, repetition_penalty = 1, subtalker_temperature = 0;
+  int32_t top_k = 0;
+  uint64_t seed = 0;
+  app.add_option("--model", model_dir, "Model folder (config.json, model.safetensors, speech_tokenizer/)")->required();
+  auto* text_opt = app.add_option("--text", request.text, "Text to speak (needs the folder's tokenizer)");
+  auto* ids_opt = app.add_option("--text-ids", text_ids, "Complete talker text ids, comma separated");
+  text_opt->excludes(ids_opt);
+  app.add_option("--speaker", request.speaker, "Speaker name (CustomVoice models)");
+  app.add_option("--language", request.language, "Language, or auto")->capture_default_str();
+  app.add_option("--instruct", request.instruct, "Voice or style instruction (VoiceDesign, CustomVoice 1.7B)");
+  app.add_option("--text-mode", text_mode, "streaming (text fed per frame) or full (text first)")
+      ->check(CLI::IsMember({"streaming", "full"}));
+  auto* temperature_opt =
+      app.add_option("--temperature", temperature, "Sampling temperature of both heads; 0 = greedy");
+  auto* top_k_opt = app.add_option("--top-k", top_k, "Top-k of codebook 0");
+  auto* top_p_opt = app.add_option("--top-p", top_p, "Top-p of codebook 0");
+  auto* penalty_opt = app.add_option("--repetition-penalty", repetition_penalty, "Over generated codebook-0 ids");
+  auto* sub_opt = app.add_option("--subtalker-temperature", subtalker_temperature, "Temperature of codebooks 1..");
+  auto* seed_opt = app.add_option("--seed", seed, "Random seed");
+  app.add_option("--max-frames", p.max_frames, "Audio frames at most (80 ms each)")->capture_default_str();
+  app.add_option("--out", out_path, "Write the audio to this WAV file");
+  app.add_flag("--stream", stream, "Stream: write the WAV chunk by chunk as audio is decoded");
+  app.add_flag("--json", json, "Print one JSON object");
+
+  CLI11_PARSE(app, argc, argv);
+
+  return izwi::cli::run_main("izwi-speak", [&] {
+    if (ids_opt->count() > 0) request.text_ids = izwi::cli::parse_id_list(text_ids, "--text-ids");
+    if (text_opt->count() == 0 && ids_opt->count() == 0) {
+      throw izwi::Error(izwi::ErrorCode::InvalidArgument, "give --text or --text-ids");
+    }
+    if (!text_mode.empty()) {
+      request.text_mode = text_mode == "streaming" ? izwi::SpeechTextMode::Streaming : izwi::SpeechTextMode::Full;
+    }
+    if (temperature_opt->count() > 0) p.temperature = p.subtalker_temperature = temperature;
+    if (sub_opt->count() > 0) p.subtalker_temperature = subtalker_temperature;
+    if (top_k_opt->count() > 0) p.top_k = top_k;
+    if (top_p_opt->count() > 0) p.top_p = top_p;
+    if (penalty_opt->count() > 0) p.repetition_penalty = repetition_penalty;
+    if (seed_opt->count() > 0) p.seed = seed;
+
+    izwi::Engine engine(model_dir);
+    const int32_t rate = engine.model_info().output_sample_rate;
+    std::unique_ptr<izwi::WavWriter> wav;
+    if (!out_path.empty()) wav = std::make_unique<izwi::WavWriter>(out_path, rate);
+    const Clock::time_point start = Clock::now();
+    std::optional<double> first_audio_ms;
+    std::vector<std::vector<int32_t>> codes;
+    size_t samples = 0;
+    if (stream) {
+      izwi::StreamHandle handle = engine.synthesize_streaming(request);
+      while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
+        if (!chunk->audio.empty() && !first_audio_ms) first_audio_ms = ms_since(start);
+        if (wav) wav->write(chunk->audio.data(), chunk->audio.size());
+        samples += chunk->audio.size();
+        codes.insert(codes.end(), chunk->audio_codes.begin(), chunk->audio_codes.end());
+        if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
+      }
+    } else {
+      const izwi::Output out = engine.synthesize(request);
+      first_audio_ms = ms_since(start);  // the whole audio arrives at once
+      if (wav) wav->write(out.audio.data(), out.audio.size());
+      samples = out.audio.size();
+      codes = out.audio_codes;
+    }
+    if (wav) wav->close();
+    const double seconds = ms_since(start) / 1000.0;
+    const double audio_seconds = static_cast<double>(samples) / rate;
+    if (json) {
+      nlohmann::json line = {{"codes", codes},
+                             {"frames", codes.size()},
+                             {"sample_rate", rate},
+                             {"audio_seconds", audio_seconds},
+                             {"rtf", audio_seconds > 0 ? seconds / audio_seconds : 0.0},
+                             {"first_audio_ms", first_audio_ms.value_or(0.0)}};
+      std::cout << line.dump() << "\n";
+    } else {
+      std::cout << codes.size() << " frames, " << audio_seconds << " s of audio in " << seconds << " s"
+                << (out_path.empty() ? "" : " -> " + out_path) << "\n";
+    }
+    return 0;
+  });
+}
