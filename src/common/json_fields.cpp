@@ -1,17 +1,14 @@
 #include "common/json_fields.h"
 
-#include <fstream>
-#include <sstream>
+#include "common/regular_file.h"
 
 namespace izwi {
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NotFound, "cannot open '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  // Checked to be a regular file first: a FIFO would block the read forever.
+  const std::string text = read_regular_file(path, "JSON file", kMaxJsonFileBytes);
   try {
-    return nlohmann::json::parse(buffer.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // syntax errors and out-of-range numbers
     fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", path, e.what());
   }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -10,7 +11,11 @@
 
 namespace izwi {
 
-/// Parses a whole file as JSON; NotFound if missing, InvalidFormat if not JSON.
+/// Largest JSON file read_json_file reads (an index of a 1000-shard checkpoint is well under 1 MB).
+constexpr size_t kMaxJsonFileBytes = size_t{64} << 20;
+
+/// Parses a whole file as JSON; NotFound if missing, InvalidFormat if not a regular file or not
+/// JSON; ResourceExhausted above kMaxJsonFileBytes.
 nlohmann::json read_json_file(const std::string& path);
 
 /// Name of a JSON value's type, e.g. "string".

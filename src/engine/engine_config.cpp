@@ -1,11 +1,10 @@
 // EngineConfig validation and JSON loading.
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "common/regular_file.h"
 #include "izwi/config.h"
 
 namespace izwi {
@@ -74,11 +73,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
 }
 
 EngineConfig EngineConfig::from_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NotFound, "cannot open engine config '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return from_json_string(buffer.str(), path);
+  return from_json_string(read_regular_file(path, "engine config", kMaxJsonFileBytes), path);
 }
 
 }  // namespace izwi
