@@ -6,16 +6,29 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/check.h"
 
 namespace izwi {
 
+/// Deepest nesting of arrays and objects accepted in any JSON izwi reads (config.json, the
+/// safetensors index and headers, generation_config.json, engine configs). Real files nest a few
+/// levels; the bound keeps hostile files from exhausting the stack of code that walks the DOM.
+constexpr size_t kMaxJsonDepth = 512;
+
 /// Largest JSON file read_json_file reads (an index of a 1000-shard checkpoint is well under 1 MB).
 constexpr size_t kMaxJsonFileBytes = size_t{64} << 20;
 
-/// Parses a whole file as JSON; NotFound if missing, InvalidFormat if not a regular file or not
-/// JSON; ResourceExhausted above kMaxJsonFileBytes.
+/// Throws InvalidFormat naming `origin` if `text` nests arrays/objects deeper than kMaxJsonDepth
+/// (brackets inside strings do not count). Linear time, no allocation.
+void check_json_depth(std::string_view text, const std::string& origin);
+
+/// check_json_depth, then nlohmann's parser; syntax errors are InvalidFormat naming `origin`.
+nlohmann::json parse_json(std::string_view text, const std::string& origin);
+
+/// Parses a whole file as JSON; NotFound if missing, InvalidFormat if not a regular file, not
+/// JSON, or nested deeper than kMaxJsonDepth; ResourceExhausted above kMaxJsonFileBytes.
 nlohmann::json read_json_file(const std::string& path);
 
 /// Name of a JSON value's type, e.g. "string".

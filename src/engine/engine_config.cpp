@@ -31,12 +31,7 @@ void EngineConfig::validate() const {
 }
 
 EngineConfig EngineConfig::from_json_string(const std::string& json, const std::string& origin) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(ErrorCode::InvalidFormat, "{}: not valid JSON: {}", origin, e.what());
-  }
+  const nlohmann::json doc = parse_json(json, origin);  // bounded nesting depth
   const JsonFields f(doc, origin);
   static const std::set<std::string> known = {
       "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "common/check.h"
+#include "common/json_fields.h"
 
 namespace izwi {
 
@@ -112,6 +114,7 @@ std::vector<StTensorInfo> parse_safetensors(const uint8_t* file, size_t size, co
     fail(ErrorCode::InvalidFormat, "{}: header length {} runs past the end of the {} byte file", origin, header_len, size);
   }
   const char* header_begin = reinterpret_cast<const char*>(file + 8);
+  check_json_depth(std::string_view(header_begin, header_len), origin);
   nlohmann::json header;
   try {
     // nlohmann rejects invalid UTF-8 inside strings while parsing.
