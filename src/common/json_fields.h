@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,10 @@ class JsonFields {
       ok = value.is_boolean();
     } else if constexpr (std::is_integral_v<T>) {
       ok = value.is_number_integer();
+      if (ok && !integer_fits<T>(value)) {
+        fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, outside the range [{}, {}] of its type", origin_, key,
+             value.dump(), std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+      }
     } else if constexpr (std::is_floating_point_v<T>) {
       ok = value.is_number();
     } else if constexpr (std::is_same_v<T, std::string>) {
@@ -92,6 +97,21 @@ class JsonFields {
       return value.get<T>();
     } catch (const nlohmann::json::exception& e) {
       fail(ErrorCode::InvalidFormat, "{}: field '{}': {}", origin_, key, e.what());
+    }
+  }
+
+  // nlohmann's get<T>() narrows silently (4294967297 -> int32 1); check the stored value first.
+  template <typename T>
+  static bool integer_fits(const nlohmann::json& value) {
+    if (value.is_number_unsigned()) {
+      return value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+    }
+    const int64_t v = value.get<int64_t>();
+    if constexpr (std::is_signed_v<T>) {
+      return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             v <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    } else {
+      return v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max());
     }
   }
 

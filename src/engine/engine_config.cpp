@@ -1,5 +1,6 @@
 // EngineConfig validation and JSON loading.
 
+#include <cstdint>
 #include <set>
 
 #include "common/check.h"
@@ -9,18 +10,38 @@
 
 namespace izwi {
 
+namespace {
+
+constexpr int32_t kMaxBatchSize = 4096;
+constexpr int32_t kMaxTokensPerStep = 1 << 20;
+constexpr int32_t kMaxSeqLen = 1 << 24;  // the largest max_position_embeddings a model config may give
+constexpr int32_t kMaxBlockSize = 1024;
+constexpr int32_t kMaxThreads = 1024;
+
+}  // namespace
+
 void EngineConfig::validate() const {
   auto require = [](bool ok, const char* field, const std::string& rule) {
     if (!ok) fail(ErrorCode::InvalidArgument, "EngineConfig.{} {}", field, rule);
   };
-  require(max_batch_size >= 1, "max_batch_size", "must be >= 1");
-  require(max_tokens_per_step >= 1, "max_tokens_per_step", "must be >= 1");
+  // Upper bounds keep a typo (or a hostile config) from sizing buffers, thread pools or the
+  // block table beyond what any machine has; each is far above real use.
+  require(max_batch_size >= 1 && max_batch_size <= kMaxBatchSize, "max_batch_size",
+          fmt::format("must be in [1, {}]", kMaxBatchSize));
+  require(max_tokens_per_step >= 1 && max_tokens_per_step <= kMaxTokensPerStep, "max_tokens_per_step",
+          fmt::format("must be in [1, {}]", kMaxTokensPerStep));
   require(max_tokens_per_step >= max_batch_size, "max_tokens_per_step",
           "must be >= max_batch_size (every running sequence needs a position per step)");
-  require(max_seq_len >= 0, "max_seq_len", "must be >= 0 (0 = the model's limit)");
-  require(block_size >= 1 && block_size <= 1024, "block_size", "must be in [1, 1024]");
+  require(max_seq_len >= 0 && max_seq_len <= kMaxSeqLen, "max_seq_len",
+          fmt::format("must be in [0, {}] (0 = the model's limit)", kMaxSeqLen));
+  require(block_size >= 1 && block_size <= kMaxBlockSize, "block_size",
+          fmt::format("must be in [1, {}]", kMaxBlockSize));
   require(num_kv_blocks >= 1, "num_kv_blocks", "must be >= 1");
-  require(num_threads >= 0, "num_threads", "must be >= 0 (0 = all hardware threads)");
+  // Positions in the pool are int32: num_kv_blocks * block_size must fit.
+  require(static_cast<int64_t>(num_kv_blocks) * block_size <= INT32_MAX, "num_kv_blocks",
+          fmt::format("* block_size must be <= {} (got {} * {})", INT32_MAX, num_kv_blocks, block_size));
+  require(num_threads >= 0 && num_threads <= kMaxThreads, "num_threads",
+          fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           "must be float32, bfloat16 or float16");
   require(weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" ||
