@@ -1,5 +1,6 @@
 #include "io/hf_config.h"
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 
@@ -41,8 +42,11 @@ RopeConfig read_rope_config(const JsonFields& config) {
            rope.type);
     }
   }
-  if (!(rope.theta > 0) || !(rope.factor > 0)) {
-    fail(ErrorCode::InvalidFormat, "{}: rope theta and factor must be positive", config.origin());
+  if (!(rope.theta > 0) || !std::isfinite(rope.theta)) {
+    fail(ErrorCode::InvalidFormat, "{}: rope_theta {} must be positive and finite", config.origin(), rope.theta);
+  }
+  if (!(rope.factor > 0) || !std::isfinite(rope.factor)) {
+    fail(ErrorCode::InvalidFormat, "{}: rope factor {} must be positive and finite", config.origin(), rope.factor);
   }
   return rope;
 }
@@ -67,6 +71,24 @@ int32_t token_id(const nlohmann::json& v, const JsonFields& config, const std::s
 }
 
 }  // namespace
+
+void require_in_range(const std::string& origin, std::initializer_list<FieldRange> fields) {
+  for (const FieldRange& f : fields) {
+    if (f.value < f.lo || f.value > f.hi) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be at least {} and at most {}", origin, f.name,
+           f.value, f.lo, f.hi);
+    }
+  }
+}
+
+void require_finite_non_negative(const std::string& origin,
+                                 std::initializer_list<std::pair<const char*, double>> fields) {
+  for (const auto& [name, value] : fields) {
+    if (!std::isfinite(value) || value < 0) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be finite and non-negative", origin, name, value);
+    }
+  }
+}
 
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key) {
   if (!config.has(key)) return {};

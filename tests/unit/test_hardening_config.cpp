@@ -97,5 +97,123 @@ TEST(HardeningEngineConfig, SizeFieldsHaveUpperBounds) {
   EXPECT_NO_THROW(at_limits.validate());
 }
 
+// ---- model config bounds ----------------------------------------------------------------------
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string write_config(const TempDir& dir, const nlohmann::json& config) {
+  dir.write("config.json", config.dump());
+  return dir.path();
+}
+
+const std::string kData = IZWI_TEST_DATA_DIR;
+
+TEST(HardeningModelConfig, LlamaSizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/llama-tiny/config.json");
+  EXPECT_NO_THROW(LlamaConfig::parse(HfConfig::load(kData + "/llama-tiny"), false));
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {{"max_position_embeddings", int64_t{1} << 31},
+                                                                     {"num_hidden_layers", 1000000000},
+                                                                     {"hidden_size", 1 << 20},
+                                                                     {"num_attention_heads", 4096},
+                                                                     {"vocab_size", int64_t{1} << 30},
+                                                                     {"intermediate_size", int64_t{1} << 40},
+                                                                     {"head_dim", 1 << 20},
+                                                                     {"num_key_value_heads", 4096}};
+  for (const auto& [field, value] : cases) {
+    TempDir dir;
+    nlohmann::json config = base;
+    config[field] = value;
+    expect_error([&] { LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false); },
+                 ErrorCode::InvalidFormat, {"config.json", "'" + field + "'", "at most"});
+  }
+}
+
+TEST(HardeningModelConfig, NormEpsAndRopeThetaMustBeFiniteAndNonNegative) {
+  const nlohmann::json base = read_json(kData + "/llama-tiny/config.json");
+  auto expect_rejected = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& field) {
+    TempDir dir;
+    nlohmann::json config = base;
+    edit(config);
+    expect_error([&] { LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false); },
+                 ErrorCode::InvalidFormat, {"config.json", field});
+  };
+  expect_rejected([](nlohmann::json& c) { c["rms_norm_eps"] = -1e-5; }, "rms_norm_eps");
+  expect_rejected([](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = -500000.0; }, "rope_theta");
+  {  // a value beyond double range never becomes inf: the file is rejected as a whole
+    TempDir dir;
+    nlohmann::json config = base;
+    config["rms_norm_eps"] = 12345.5;
+    std::string text = config.dump();
+    text.replace(text.find("12345.5"), 7, "1e400");
+    dir.write("config.json", text);
+    EXPECT_EQ(error_code_of([&] { HfConfig::load(dir.path()); }), ErrorCode::InvalidFormat);
+  }
+  TempDir dir;
+  nlohmann::json config = base;
+  config["rms_norm_eps"] = 0.0;  // zero is a legal (if unusual) epsilon
+  EXPECT_NO_THROW(LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false));
+}
+
+TEST(HardeningModelConfig, Lfm2SizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/lfm2-tiny/config.json");
+  EXPECT_NO_THROW(Lfm2Config::parse(HfConfig::load(kData + "/lfm2-tiny")));
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"max_position_embeddings", int64_t{1} << 31}, {"vocab_size", int64_t{1} << 30}, {"conv_L_cache", 100000}}) {
+    TempDir dir;
+    nlohmann::json config = base;
+    config[field] = value;
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+                 {"config.json", "'" + field + "'", "at most"});
+  }
+  {
+    TempDir dir;
+    nlohmann::json config = base;
+    config["norm_eps"] = -1.0;
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+                 {"config.json", "norm_eps"});
+  }
+}
+
+TEST(HardeningModelConfig, Lfm2HugeLayerCountFailsBeforeAllocating) {
+  // num_hidden_layers sizes the layer_types table: it must be rejected before, not after.
+  TempDir dir;
+  nlohmann::json config = read_json(kData + "/lfm2-tiny/config.json");
+  config["num_hidden_layers"] = int64_t{1} << 40;
+  expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+               {"'num_hidden_layers'", "at most"});
+}
+
+// Voxtral's decoder and encoder settings are read when the model is built: copy the tiny model
+// with an edited config (the weights by symlink) and build an engine.
+void expect_voxtral_error(const std::function<void(nlohmann::json&)>& edit, const std::vector<std::string>& parts) {
+  TempDir dir;
+  const std::string src = kData + "/voxtral-realtime-tiny";
+  nlohmann::json config = read_json(src + "/config.json");
+  edit(config);
+  dir.write("config.json", config.dump());
+  for (const char* name : {"model.safetensors", "generation_config.json"}) {
+    std::filesystem::create_symlink(src + "/" + name, dir.file(name));
+  }
+  expect_error([&] { Engine engine(dir.path()); }, ErrorCode::InvalidFormat, parts);
+}
+
+TEST(HardeningModelConfig, VoxtralSizesHaveUpperBounds) {
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["num_hidden_layers"] = 1000000000; },
+                       {"text_config", "'num_hidden_layers'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["max_position_embeddings"] = int64_t{1} << 31; },
+                       {"text_config", "'max_position_embeddings'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["num_hidden_layers"] = 1000000000; },
+                       {"audio_config", "'num_hidden_layers'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["num_mel_bins"] = 1 << 20; },
+                       {"audio_config", "'num_mel_bins'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["rms_norm_eps"] = -1.0; },
+                       {"text_config", "rms_norm_eps"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["rms_norm_eps"] = -1.0; },
+                       {"audio_config", "rms_norm_eps"});
+}
+
 }  // namespace
 }  // namespace izwi
