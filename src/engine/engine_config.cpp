@@ -47,6 +47,13 @@ void EngineConfig::validate() const {
   require(weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" ||
               weight_dtype == "float16",
           "weight_dtype", "must be auto, float32, bfloat16 or float16");
+  // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every
+  // request as Internal at its first step. float16 checkpoints still load (converted to dtype).
+  if (dtype == "float16" && (device == "cpu" || device.rfind("cpu:", 0) == 0)) {
+    fail(ErrorCode::Unsupported,
+         "EngineConfig.dtype float16 is not supported on the CPU (no float16 matrix kernels); use float32 or bfloat16 "
+         "(float16 checkpoints load either way)");
+  }
   const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
   require(levels.count(log_level) != 0, "log_level", "must be one of trace, debug, info, warn, error, off");
 }
