@@ -70,5 +70,22 @@ TEST(CliErrors, HelpStillExitsWithZero) {
   }
 }
 
+// izwi-asr-bench runs one thread per stream: an error in one must reach the contract, not abort.
+TEST(CliErrors, AsrBenchReportsPerStreamErrors) {
+  const std::string voxtral = testing::fixture_dir("voxtral-realtime-tiny");
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--model " + testing::fixture_dir("llama-tiny") + " --streams 1,2 --seconds 0.5", "audio"},
+           {"--model " + voxtral + " --pad-id 99999 --streams 2 --seconds 0.5", "99999"},
+       }) {
+    const testing::CliRun run = testing::run_built("benchmarks/izwi-asr-bench", c.args);
+    EXPECT_EQ(run.exit_code, 1) << c.args << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("izwi-asr-bench: ", 0), 0u) << c.args << " printed: " << run.err;
+    EXPECT_NE(run.err.find(c.expected), std::string::npos) << c.args << " printed: " << run.err;
+  }
+}
+
 }  // namespace
 }  // namespace izwi
