@@ -14,8 +14,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <random>
@@ -48,6 +50,9 @@ std::vector<float> synthetic_audio(size_t samples, uint32_t seed) {
   return audio;
 }
 
+// One stream: a producer thread pushes the audio in real time while this thread reads tokens.
+// Errors on either side (an invalid pad id, a failed step) are rethrown here, after the producer
+// has stopped, so the caller can report them; nothing escapes a thread.
 StreamResult run_stream(izwi::Engine& engine, const std::vector<float>& audio, size_t chunk, int32_t pad_id,
                         Clock::time_point start) {
   izwi::TranscriptionOptions options;
@@ -58,33 +63,49 @@ StreamResult run_stream(izwi::Engine& engine, const std::vector<float>& audio, s
 
   std::mutex mutex;
   std::vector<std::pair<size_t, Clock::time_point>> arrivals;  // samples pushed so far, when
+  std::atomic<bool> stop{false};
+  std::exception_ptr producer_error;
   std::thread producer([&] {
-    for (size_t pos = 0; pos < audio.size(); pos += chunk) {
-      std::this_thread::sleep_until(start + std::chrono::duration<double>(double(pos + chunk) / rate));
-      const size_t n = std::min(chunk, audio.size() - pos);
-      stream.push_audio(audio.data() + pos, n, rate);
-      std::lock_guard<std::mutex> lock(mutex);
-      arrivals.emplace_back(pos + n, Clock::now());
+    try {
+      for (size_t pos = 0; pos < audio.size() && !stop; pos += chunk) {
+        std::this_thread::sleep_until(start + std::chrono::duration<double>(double(pos + chunk) / rate));
+        const size_t n = std::min(chunk, audio.size() - pos);
+        stream.push_audio(audio.data() + pos, n, rate);
+        std::lock_guard<std::mutex> lock(mutex);
+        arrivals.emplace_back(pos + n, Clock::now());
+      }
+      stream.finish_audio();
+    } catch (...) {
+      producer_error = std::current_exception();
+      stream.abort();  // ends the reader's loop
     }
-    stream.finish_audio();
   });
 
   StreamResult result;
   size_t generated = 0;
   Clock::time_point last_token = start;
-  while (std::optional<izwi::StreamChunk> piece = stream.next()) {
-    const Clock::time_point now = Clock::now();
-    std::lock_guard<std::mutex> lock(mutex);
-    for (size_t i = 0; i < piece->tokens.size(); ++i, ++generated) {
-      // The token sampled at position prompt_len - 1 + g needs the audio of that position.
-      const size_t needed = (prompt_len + generated) * kSamplesPerPosition + kStftLookahead;
-      auto arrived = std::find_if(arrivals.begin(), arrivals.end(), [&](const auto& a) { return a.first >= needed; });
-      const Clock::time_point at = arrived == arrivals.end() ? arrivals.back().second : arrived->second;
-      result.latencies_ms.push_back(std::chrono::duration<double, std::milli>(now - at).count());
-      last_token = now;
+  std::exception_ptr reader_error;
+  try {
+    while (std::optional<izwi::StreamChunk> piece = stream.next()) {
+      const Clock::time_point now = Clock::now();
+      std::lock_guard<std::mutex> lock(mutex);
+      for (size_t i = 0; i < piece->tokens.size(); ++i, ++generated) {
+        // The token sampled at position prompt_len - 1 + g needs the audio of that position.
+        const size_t needed = (prompt_len + generated) * kSamplesPerPosition + kStftLookahead;
+        auto arrived = std::find_if(arrivals.begin(), arrivals.end(), [&](const auto& a) { return a.first >= needed; });
+        const Clock::time_point at =
+            arrived == arrivals.end() ? (arrivals.empty() ? start : arrivals.back().second) : arrived->second;
+        result.latencies_ms.push_back(std::chrono::duration<double, std::milli>(now - at).count());
+        last_token = now;
+      }
     }
+  } catch (...) {
+    reader_error = std::current_exception();
+    stop = true;
   }
   producer.join();
+  if (reader_error) std::rethrow_exception(reader_error);  // the cause; the producer may then fail as Aborted
+  if (producer_error) std::rethrow_exception(producer_error);
   const auto audio_end = start + std::chrono::duration<double>(double(audio.size()) / rate);
   result.end_lag_ms = std::chrono::duration<double, std::milli>(last_token - audio_end).count();
   return result;
@@ -113,8 +134,11 @@ int main(int argc, char** argv) {
     const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
     config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
     izwi::Engine engine(model_dir, config);
+    if (!engine.model_info().accepts_audio) {
+      throw izwi::Error(izwi::ErrorCode::Unsupported, "--model '" + model_dir + "' does not transcribe audio");
+    }
     const int32_t rate = engine.model_info().audio_sample_rate;
-    const size_t chunk = static_cast<size_t>(chunk_ms * rate / 1000.0);
+    const size_t chunk = std::max<size_t>(1, static_cast<size_t>(chunk_ms * rate / 1000.0));
     const std::vector<float> audio = synthetic_audio(static_cast<size_t>(seconds * rate), 7);
 
     fmt::print("{:>8} {:>14} {:>14} {:>14} {:>14} {:>10}\n", "streams", "latency p50 ms", "latency p90 ms",
@@ -124,11 +148,21 @@ int main(int argc, char** argv) {
     for (int32_t n : stream_counts) {
       const Clock::time_point start = Clock::now() + std::chrono::milliseconds(50);
       std::vector<StreamResult> per_stream(static_cast<size_t>(n));
+      std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
       std::vector<std::thread> threads;
       for (int32_t i = 0; i < n; ++i) {
-        threads.emplace_back([&, i] { per_stream[static_cast<size_t>(i)] = run_stream(engine, audio, chunk, pad_id, start); });
+        threads.emplace_back([&, i] {
+          try {
+            per_stream[static_cast<size_t>(i)] = run_stream(engine, audio, chunk, pad_id, start);
+          } catch (...) {  // an exception leaving a thread would abort the process
+            errors[static_cast<size_t>(i)] = std::current_exception();
+          }
+        });
       }
       for (std::thread& t : threads) t.join();
+      for (const std::exception_ptr& error : errors) {
+        if (error) std::rethrow_exception(error);  // run_main reports it: "izwi-asr-bench: <kind>: <what>", exit 1
+      }
       std::vector<double> latencies;
       double worst_end_lag = 0;
       for (const StreamResult& r : per_stream) {

@@ -46,10 +46,13 @@ struct EngineConfig {
   // Logging
   std::string log_level = "warn";      ///< trace, debug, info, warn, error, off.
 
-  /// Throws izwi::Error(InvalidArgument) naming the first field out of range.
+  /// Throws izwi::Error(InvalidArgument) naming the first field out of range. Upper bounds:
+  /// max_batch_size <= 4096, max_tokens_per_step <= 2^20, max_seq_len <= 2^24, block_size <= 1024,
+  /// num_kv_blocks * block_size <= 2^31 - 1, num_threads <= 1024.
   void validate() const;
 
-  /// Reads a JSON object whose keys are the field names above; unknown keys are an error.
+  /// Reads a JSON object whose keys are the field names above; unknown keys are an error, and so
+  /// is an integer that does not fit its field (InvalidFormat naming it).
   static EngineConfig from_json_file(const std::string& path);
   /// Same as from_json_file, from a JSON string; `origin` names it in error messages.
   static EngineConfig from_json_string(const std::string& json, const std::string& origin = "<string>");

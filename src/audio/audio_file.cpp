@@ -83,6 +83,11 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
     fail(ErrorCode::InvalidFormat, "audio file '{}' declares {} channels at {} Hz", name, info.channels,
          info.samplerate);
   }
+  // A corrupt rate (1 Hz) would make resampling to the model's rate multiply the samples.
+  if (info.samplerate < kMinSampleRate || info.samplerate > kMaxSampleRate) {
+    fail(ErrorCode::InvalidFormat, "audio file '{}' declares a sample rate of {} Hz, outside [{}, {}] Hz", name,
+         info.samplerate, kMinSampleRate, kMaxSampleRate);
+  }
   const auto channels = static_cast<size_t>(info.channels);
   // SF_COUNT_MAX means libsndfile cannot tell, e.g. for an Ogg stream without its end page.
   const bool length_known = info.frames >= 0 && info.frames < SF_COUNT_MAX;

@@ -10,14 +10,28 @@
 
 namespace izwi {
 
+/// Sample rates izwi accepts anywhere (files, push_audio, resampling). Below 1 kHz is not speech
+/// audio (a header saying 1 Hz is corrupt: resampling it to 16 kHz would multiply the samples by
+/// 16,000); 768 kHz is the highest rate audio interfaces use.
+constexpr int kMinSampleRate = 1000;
+constexpr int kMaxSampleRate = 768000;
+
 /// Whether a zero-length chunk is acceptable: streaming pushes may be empty, whole inputs not.
 enum class EmptySamples { Reject, Allow };
 
 /// Index of the first NaN or infinite sample, if any.
 std::optional<size_t> first_non_finite(const float* samples, size_t count);
 
-/// Throws InvalidArgument "<context>: <parameter> <rate> must be positive" unless rate > 0.
+/// Throws InvalidArgument "<context>: <parameter> <rate> must be positive" unless rate > 0, and
+/// "<context>: <parameter> <rate> Hz is outside [1000, 768000] Hz" outside the supported range.
 void check_sample_rate(int rate, std::string_view parameter, std::string_view context);
+
+/// Samples resampling `count` samples from `from_rate` to `to_rate` produces (rounded up).
+size_t max_resampled_samples(size_t count, int from_rate, int to_rate);
+
+/// Throws ResourceExhausted naming `context` if resampling `count` samples would produce more
+/// than kMaxAudioSamples.
+void check_resampled_length(size_t count, int from_rate, int to_rate, std::string_view context);
 
 /// Throws InvalidArgument naming `context` for null, empty (when rejected) or non-finite samples.
 void check_samples(const float* samples, size_t count, std::string_view context,

@@ -27,6 +27,7 @@ StreamingResampler::~StreamingResampler() = default;
 std::vector<float> StreamingResampler::push(const float* samples, size_t count) {
   check_samples(samples, count, "StreamingResampler::push", EmptySamples::Allow);
   if (count == 0) return {};
+  check_resampled_length(count, in_rate_, out_rate_, "StreamingResampler::push");
   if (!soxr_) return std::vector<float>(samples, samples + count);
   return process(samples, count);
 }
@@ -60,6 +61,7 @@ std::vector<float> resample(const std::vector<float>& mono, int from_rate, int t
   check_samples(mono.data(), mono.size(), "resample");
   check_sample_rate(from_rate, "from_rate", "resample");
   check_sample_rate(to_rate, "to_rate", "resample");
+  check_resampled_length(mono.size(), from_rate, to_rate, "resample");
   StreamingResampler resampler(from_rate, to_rate);
   std::vector<float> out = resampler.push(mono.data(), mono.size());
   const std::vector<float> tail = resampler.flush();

@@ -1,20 +1,44 @@
 #include "common/json_fields.h"
 
-#include <fstream>
-#include <sstream>
+#include "common/regular_file.h"
 
 namespace izwi {
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NotFound, "cannot open '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::exception& e) {  // syntax errors and out-of-range numbers
-    fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", path, e.what());
+void check_json_depth(std::string_view text, const std::string& origin) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        fail(ErrorCode::InvalidFormat, "'{}': JSON nesting depth exceeds the limit of {} (at byte {})", origin,
+             kMaxJsonDepth, i);
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;  // unbalanced brackets are the parser's to report
+    }
   }
+}
+
+nlohmann::json parse_json(std::string_view text, const std::string& origin) {
+  check_json_depth(text, origin);
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {  // syntax errors and out-of-range numbers
+    fail(ErrorCode::InvalidFormat, "'{}' is not valid JSON: {}", origin, e.what());
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  return parse_json(read_regular_file(path, "JSON file", kMaxJsonFileBytes), path);
 }
 
 const char* json_type_name(const nlohmann::json& value) { return value.type_name(); }

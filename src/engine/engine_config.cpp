@@ -1,43 +1,65 @@
 // EngineConfig validation and JSON loading.
 
-#include <fstream>
+#include <cstdint>
 #include <set>
-#include <sstream>
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "common/regular_file.h"
 #include "izwi/config.h"
 
 namespace izwi {
+
+namespace {
+
+constexpr int32_t kMaxBatchSize = 4096;
+constexpr int32_t kMaxTokensPerStep = 1 << 20;
+constexpr int32_t kMaxSeqLen = 1 << 24;  // the largest max_position_embeddings a model config may give
+constexpr int32_t kMaxBlockSize = 1024;
+constexpr int32_t kMaxThreads = 1024;
+
+}  // namespace
 
 void EngineConfig::validate() const {
   auto require = [](bool ok, const char* field, const std::string& rule) {
     if (!ok) fail(ErrorCode::InvalidArgument, "EngineConfig.{} {}", field, rule);
   };
-  require(max_batch_size >= 1, "max_batch_size", "must be >= 1");
-  require(max_tokens_per_step >= 1, "max_tokens_per_step", "must be >= 1");
+  // Upper bounds keep a typo (or a hostile config) from sizing buffers, thread pools or the
+  // block table beyond what any machine has; each is far above real use.
+  require(max_batch_size >= 1 && max_batch_size <= kMaxBatchSize, "max_batch_size",
+          fmt::format("must be in [1, {}]", kMaxBatchSize));
+  require(max_tokens_per_step >= 1 && max_tokens_per_step <= kMaxTokensPerStep, "max_tokens_per_step",
+          fmt::format("must be in [1, {}]", kMaxTokensPerStep));
   require(max_tokens_per_step >= max_batch_size, "max_tokens_per_step",
           "must be >= max_batch_size (every running sequence needs a position per step)");
-  require(max_seq_len >= 0, "max_seq_len", "must be >= 0 (0 = the model's limit)");
-  require(block_size >= 1 && block_size <= 1024, "block_size", "must be in [1, 1024]");
+  require(max_seq_len >= 0 && max_seq_len <= kMaxSeqLen, "max_seq_len",
+          fmt::format("must be in [0, {}] (0 = the model's limit)", kMaxSeqLen));
+  require(block_size >= 1 && block_size <= kMaxBlockSize, "block_size",
+          fmt::format("must be in [1, {}]", kMaxBlockSize));
   require(num_kv_blocks >= 1, "num_kv_blocks", "must be >= 1");
-  require(num_threads >= 0, "num_threads", "must be >= 0 (0 = all hardware threads)");
+  // Positions in the pool are int32: num_kv_blocks * block_size must fit.
+  require(static_cast<int64_t>(num_kv_blocks) * block_size <= INT32_MAX, "num_kv_blocks",
+          fmt::format("* block_size must be <= {} (got {} * {})", INT32_MAX, num_kv_blocks, block_size));
+  require(num_threads >= 0 && num_threads <= kMaxThreads, "num_threads",
+          fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           "must be float32, bfloat16 or float16");
   require(weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" ||
               weight_dtype == "float16",
           "weight_dtype", "must be auto, float32, bfloat16 or float16");
+  // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every
+  // request as Internal at its first step. float16 checkpoints still load (converted to dtype).
+  if (dtype == "float16" && (device == "cpu" || device.rfind("cpu:", 0) == 0)) {
+    fail(ErrorCode::Unsupported,
+         "EngineConfig.dtype float16 is not supported on the CPU (no float16 matrix kernels); use float32 or bfloat16 "
+         "(float16 checkpoints load either way)");
+  }
   const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
   require(levels.count(log_level) != 0, "log_level", "must be one of trace, debug, info, warn, error, off");
 }
 
 EngineConfig EngineConfig::from_json_string(const std::string& json, const std::string& origin) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(ErrorCode::InvalidFormat, "{}: not valid JSON: {}", origin, e.what());
-  }
+  const nlohmann::json doc = parse_json(json, origin);  // bounded nesting depth
   const JsonFields f(doc, origin);
   static const std::set<std::string> known = {
       "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",
@@ -74,11 +96,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
 }
 
 EngineConfig EngineConfig::from_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NotFound, "cannot open engine config '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return from_json_string(buffer.str(), path);
+  return from_json_string(read_regular_file(path, "engine config", kMaxJsonFileBytes), path);
 }
 
 }  // namespace izwi

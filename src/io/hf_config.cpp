@@ -1,5 +1,7 @@
 #include "io/hf_config.h"
 
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 
 namespace izwi {
@@ -40,8 +42,11 @@ RopeConfig read_rope_config(const JsonFields& config) {
            rope.type);
     }
   }
-  if (!(rope.theta > 0) || !(rope.factor > 0)) {
-    fail(ErrorCode::InvalidFormat, "{}: rope theta and factor must be positive", config.origin());
+  if (!(rope.theta > 0) || !std::isfinite(rope.theta)) {
+    fail(ErrorCode::InvalidFormat, "{}: rope_theta {} must be positive and finite", config.origin(), rope.theta);
+  }
+  if (!(rope.factor > 0) || !std::isfinite(rope.factor)) {
+    fail(ErrorCode::InvalidFormat, "{}: rope factor {} must be positive and finite", config.origin(), rope.factor);
   }
   return rope;
 }
@@ -52,15 +57,48 @@ void require_positive(const std::string& origin, std::initializer_list<std::pair
   }
 }
 
+namespace {
+
+// A token id as stored in the file; ids outside [0, 2^31) would wrap to small, valid-looking ids.
+int32_t token_id(const nlohmann::json& v, const JsonFields& config, const std::string& key) {
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t{INT32_MAX}
+                                           : v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT32_MAX;
+  if (!fits) {
+    fail(ErrorCode::InvalidFormat, "{}: field '{}' holds token id {}, outside [0, {}]", config.origin(), key, v.dump(),
+         INT32_MAX);
+  }
+  return static_cast<int32_t>(v.get<int64_t>());
+}
+
+}  // namespace
+
+void require_in_range(const std::string& origin, std::initializer_list<FieldRange> fields) {
+  for (const FieldRange& f : fields) {
+    if (f.value < f.lo || f.value > f.hi) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be at least {} and at most {}", origin, f.name,
+           f.value, f.lo, f.hi);
+    }
+  }
+}
+
+void require_finite_non_negative(const std::string& origin,
+                                 std::initializer_list<std::pair<const char*, double>> fields) {
+  for (const auto& [name, value] : fields) {
+    if (!std::isfinite(value) || value < 0) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be finite and non-negative", origin, name, value);
+    }
+  }
+}
+
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key) {
   if (!config.has(key)) return {};
   const nlohmann::json& value = config.json().at(key);
-  if (value.is_number_integer()) return {value.get<int32_t>()};
+  if (value.is_number_integer()) return {token_id(value, config, key)};
   if (value.is_array()) {
     std::vector<int32_t> ids;
     for (const auto& v : value) {
       if (!v.is_number_integer()) fail(ErrorCode::InvalidFormat, "{}: field '{}' must hold integers", config.origin(), key);
-      ids.push_back(v.get<int32_t>());
+      ids.push_back(token_id(v, config, key));
     }
     return ids;
   }

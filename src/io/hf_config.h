@@ -47,6 +47,35 @@ RopeConfig read_rope_config(const JsonFields& config);
 /// Throws InvalidFormat naming the first field whose value is not positive.
 void require_positive(const std::string& origin, std::initializer_list<std::pair<const char*, int64_t>> fields);
 
+/// Upper bounds on model sizes, checked before anything is allocated from them. Each is well above
+/// every released checkpoint (Llama 3.1 405B: 126 layers, hidden 16384, 128 heads, intermediate
+/// 53248, vocab 128256, 131072 positions) and small enough that no product of them overflows int64.
+constexpr int64_t kMaxLayers = 1024;                 ///< num_hidden_layers
+constexpr int64_t kMaxHiddenSize = 65536;            ///< hidden_size
+constexpr int64_t kMaxIntermediateSize = 1 << 20;    ///< intermediate_size
+constexpr int64_t kMaxHeads = 1024;                  ///< num_attention_heads, num_key_value_heads
+constexpr int64_t kMaxHeadDim = 4096;                ///< head_dim
+constexpr int64_t kMaxVocabSize = int64_t{1} << 24;  ///< vocab_size
+constexpr int64_t kMaxPositions = int64_t{1} << 24;  ///< max_position_embeddings (RoPE tables are sized by it)
+constexpr int64_t kMaxConvKernel = 64;               ///< conv_L_cache (LFM2)
+constexpr int64_t kMaxMelBins = 1024;                ///< num_mel_bins (audio encoders)
+
+/// A config field and the range [lo, hi] its value must lie in.
+struct FieldRange {
+  const char* name;
+  int64_t value;
+  int64_t lo;
+  int64_t hi;
+};
+
+/// Throws InvalidFormat naming `origin` and the first field outside its range.
+void require_in_range(const std::string& origin, std::initializer_list<FieldRange> fields);
+
+/// Throws InvalidFormat naming `origin` and the first field that is negative or not finite
+/// (epsilons of normalisation layers).
+void require_finite_non_negative(const std::string& origin,
+                                 std::initializer_list<std::pair<const char*, double>> fields);
+
 /// A token id field that may be an integer, a list of integers or null.
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key);
 

@@ -9,18 +9,13 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/regular_file.h"
 
 namespace izwi {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(ErrorCode::NotFound, "cannot open '{}': {}", path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(ErrorCode::InvalidFormat, "'{}' is not a regular file", path);
-  }
-  size_ = static_cast<size_t>(st.st_size);
+  // A FIFO in place of a shard would block open() forever; open_regular_file cannot block.
+  const int fd = open_regular_file(path, "file", &size_);
   if (size_ > 0) {
     void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapped == MAP_FAILED) {

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <string_view>
 
 #include "common/check.h"
+#include "common/json_fields.h"
 
 namespace izwi {
 
@@ -112,10 +115,30 @@ std::vector<StTensorInfo> parse_safetensors(const uint8_t* file, size_t size, co
     fail(ErrorCode::InvalidFormat, "{}: header length {} runs past the end of the {} byte file", origin, header_len, size);
   }
   const char* header_begin = reinterpret_cast<const char*>(file + 8);
+  check_json_depth(std::string_view(header_begin, header_len), origin);
+  // A DOM keeps only the last of repeated keys; the format forbids them, so the parser callback
+  // tracks the keys of every open object and rejects a repeat (a tensor named twice above all).
+  std::vector<std::set<std::string>> open_objects;
+  const nlohmann::json::parser_callback_t reject_duplicates = [&](int, nlohmann::json::parse_event_t event,
+                                                                  nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == nlohmann::json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == nlohmann::json::parse_event_t::key) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!open_objects.back().insert(key).second) {
+        if (open_objects.size() == 1)
+          fail(ErrorCode::InvalidFormat, "{}: tensor '{}' appears more than once", origin, key);
+        fail(ErrorCode::InvalidFormat, "{}: key '{}' appears more than once in one header entry", origin, key);
+      }
+    }
+    return true;
+  };
   nlohmann::json header;
   try {
     // nlohmann rejects invalid UTF-8 inside strings while parsing.
-    header = nlohmann::json::parse(header_begin, header_begin + header_len);
+    header = nlohmann::json::parse(header_begin, header_begin + header_len, reject_duplicates);
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorCode::InvalidFormat, "{}: header is not valid UTF-8 JSON: {}", origin, e.what());
   }

@@ -13,9 +13,15 @@ int64_t lfm2_ffn_dim(const JsonFields& f, int64_t intermediate) {
   if (!f.get_or<bool>("block_auto_adjust_ff_dim", false)) return intermediate;
   int64_t dim = 2 * intermediate / 3;
   if (auto multiplier = f.get_optional<double>("block_ffn_dim_multiplier")) {
-    dim = static_cast<int64_t>(*multiplier * static_cast<double>(dim));
+    const double scaled = *multiplier * static_cast<double>(dim);  // checked before the cast to int64
+    if (!(scaled >= 1 && scaled <= static_cast<double>(kMaxIntermediateSize))) {
+      fail(ErrorCode::InvalidFormat,
+           "{}: field 'block_ffn_dim_multiplier' {} gives a feed-forward width outside [1, {}]", f.origin(),
+           *multiplier, kMaxIntermediateSize);
+    }
+    dim = static_cast<int64_t>(scaled);
     const int64_t multiple = f.get<int64_t>("block_multiple_of");
-    if (multiple <= 0) fail(ErrorCode::InvalidFormat, "{}: block_multiple_of must be positive", f.origin());
+    require_in_range(f.origin(), {{"block_multiple_of", multiple, 1, kMaxIntermediateSize}});
     dim = multiple * ((dim + multiple - 1) / multiple);
   }
   return dim;
@@ -28,7 +34,10 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
   Lfm2Config c;
   c.vocab_size = f.get<int64_t>("vocab_size");
   c.hidden_size = f.get<int64_t>("hidden_size");
-  c.intermediate_size = lfm2_ffn_dim(f, f.get<int64_t>("intermediate_size"));
+  const int64_t intermediate = f.get<int64_t>("intermediate_size");
+  // Checked before lfm2_ffn_dim derives the feed-forward width from it.
+  require_in_range(hf.path(), {{"intermediate_size", intermediate, 1, kMaxIntermediateSize}});
+  c.intermediate_size = lfm2_ffn_dim(f, intermediate);
   c.num_layers = f.get<int64_t>("num_hidden_layers");
   c.num_heads = f.get<int64_t>("num_attention_heads");
   c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
@@ -39,10 +48,15 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
   c.rope = read_rope_config(f);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", true);
 
-  require_positive(hf.path(), {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
-                             {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_layers},
-                             {"num_attention_heads", c.num_heads}, {"num_key_value_heads", c.num_kv_heads},
-                             {"max_position_embeddings", c.max_positions}, {"conv_L_cache", c.conv_kernel}});
+  require_in_range(hf.path(), {{"vocab_size", c.vocab_size, 1, kMaxVocabSize},
+                               {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
+                               {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
+                               {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
+                               {"num_attention_heads", c.num_heads, 1, kMaxHeads},
+                               {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
+                               {"max_position_embeddings", c.max_positions, 1, kMaxPositions},
+                               {"conv_L_cache", c.conv_kernel, 1, kMaxConvKernel}});
+  require_finite_non_negative(hf.path(), {{"norm_eps", c.norm_eps}});
   if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide", hf.path());
   }

@@ -23,10 +23,15 @@ VoxtralEncoderConfig VoxtralEncoderConfig::parse(const JsonFields& a, int64_t do
   c.rope = read_rope_config(a);
   c.downsample = downsample;
   c.text_hidden_size = text_hidden_size;
-  require_positive(a.origin(), {{"hidden_size", c.hidden_size}, {"intermediate_size", c.intermediate_size},
-                             {"num_hidden_layers", c.num_layers}, {"num_attention_heads", c.num_heads},
-                             {"num_key_value_heads", c.num_kv_heads}, {"head_dim", c.head_dim},
-                             {"num_mel_bins", c.mel_bins}});
+  require_in_range(a.origin(), {{"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
+                                {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
+                                {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
+                                {"num_attention_heads", c.num_heads, 1, kMaxHeads},
+                                {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
+                                {"head_dim", c.head_dim, 1, kMaxHeadDim},
+                                {"num_mel_bins", c.mel_bins, 1, kMaxMelBins},
+                                {"sliding_window", c.sliding_window, 0, kMaxPositions}});
+  require_finite_non_negative(a.origin(), {{"rms_norm_eps", c.rms_norm_eps}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads is not a multiple of num_key_value_heads", a.origin());
   }

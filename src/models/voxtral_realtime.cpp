@@ -24,14 +24,15 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   const int64_t head_dim = text->get_or<int64_t>("head_dim", heads > 0 ? hidden / heads : 0);
   const int64_t max_positions = text->get<int64_t>("max_position_embeddings");
   const double eps = text->get_or<double>("rms_norm_eps", 1e-5);
-  require_positive(text->origin(), {{"vocab_size", vocab},
-                                    {"hidden_size", hidden},
-                                    {"intermediate_size", intermediate},
-                                    {"num_hidden_layers", num_layers},
-                                    {"num_attention_heads", heads},
-                                    {"num_key_value_heads", kv_heads},
-                                    {"head_dim", head_dim},
-                                    {"max_position_embeddings", max_positions}});
+  require_in_range(text->origin(), {{"vocab_size", vocab, 1, kMaxVocabSize},
+                                    {"hidden_size", hidden, 1, kMaxHiddenSize},
+                                    {"intermediate_size", intermediate, 1, kMaxIntermediateSize},
+                                    {"num_hidden_layers", num_layers, 1, kMaxLayers},
+                                    {"num_attention_heads", heads, 1, kMaxHeads},
+                                    {"num_key_value_heads", kv_heads, 1, kMaxHeads},
+                                    {"head_dim", head_dim, 1, kMaxHeadDim},
+                                    {"max_position_embeddings", max_positions, 1, kMaxPositions}});
+  require_finite_non_negative(text->origin(), {{"rms_norm_eps", eps}});
   if (heads % kv_heads != 0 || hidden % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: text_config head counts or hidden_size do not divide", hf.path());
   }

@@ -49,7 +49,20 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
       if (id >= 0 && id < vocab) logits[id] = kNegInf;
     }
   }
-  if (s.temperature <= 0.0f) return argmax(logits, vocab);
+  if (!(s.temperature > 0.0f)) return argmax(logits, vocab);
+
+  // A temperature so small that some logit / temperature overflows float (1e-39, or 1e-30 with
+  // logits near 1e10) would turn the probabilities into inf - inf = NaN. The distribution's limit
+  // as the temperature goes to 0 is the argmax, so decode greedily then (top-k and top-p keep the
+  // argmax, so they change nothing).
+  float max_abs = 0.0f;
+  for (int32_t i = 0; i < vocab; ++i) {
+    if (std::isfinite(logits[i])) max_abs = std::max(max_abs, std::fabs(logits[i]));
+  }
+  if (static_cast<double>(max_abs) / static_cast<double>(s.temperature) >
+      static_cast<double>(std::numeric_limits<float>::max())) {
+    return argmax(logits, vocab);
+  }
 
   for (int32_t i = 0; i < vocab; ++i) logits[i] /= s.temperature;
 

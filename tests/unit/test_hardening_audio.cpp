@@ -1,0 +1,96 @@
+// Sample rates far from audio's (a WAV header saying 1 Hz) would make resampling to 16 kHz
+// produce thousands of times the input: rates are bounded, and so is the resampled length.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "audio/sample_checks.h"
+#include "audio/streaming_resampler.h"
+#include "common/error_message.h"
+#include "common/temp_dir.h"
+#include "izwi/audio.h"
+#include "izwi/errors.h"
+
+namespace izwi {
+namespace {
+
+using testing::error_code_of;
+using testing::error_message;
+using testing::TempDir;
+
+// A mono 16-bit PCM WAV of `frames` zero samples whose header claims `rate` Hz.
+std::string wav_bytes(uint32_t rate, uint32_t frames) {
+  std::string b;
+  auto u32 = [&](uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u16 = [&](uint16_t v) { b.append(reinterpret_cast<const char*>(&v), 2); };
+  const uint32_t data = frames * 2;
+  b += "RIFF";
+  u32(36 + data);
+  b += "WAVEfmt ";
+  u32(16);
+  u16(1);  // PCM
+  u16(1);  // mono
+  u32(rate);
+  u32(rate * 2);
+  u16(2);
+  u16(16);
+  b += "data";
+  u32(data);
+  b.append(data, '\0');
+  return b;
+}
+
+TEST(HardeningAudio, WavAtOneHertzIsRejectedNamingFileAndRate) {
+  TempDir dir;
+  const std::string path = dir.write("slow.wav", wav_bytes(1, 400));
+  for (auto fn : std::vector<std::function<void()>>{[&] { read_audio(path); }, [&] { load_audio_mono(path, 16000); }}) {
+    const std::string message = error_message(fn);
+    EXPECT_EQ(error_code_of(fn), ErrorCode::InvalidFormat) << message;
+    EXPECT_NE(message.find("slow.wav"), std::string::npos) << message;
+    EXPECT_NE(message.find("1 Hz"), std::string::npos) << message;
+  }
+  const std::string bytes = wav_bytes(999, 100);
+  const std::string message = error_message([&] { read_audio_from_memory(bytes.data(), bytes.size(), "mem.wav"); });
+  EXPECT_NE(message.find("mem.wav"), std::string::npos) << message;
+  EXPECT_NE(message.find("999 Hz"), std::string::npos) << message;
+}
+
+TEST(HardeningAudio, WavAtTheRateBoundsStillReads) {
+  TempDir dir;
+  EXPECT_EQ(read_audio(dir.write("a.wav", wav_bytes(1000, 100))).sample_rate, 1000);
+  EXPECT_EQ(read_audio(dir.write("b.wav", wav_bytes(768000, 100))).sample_rate, 768000);
+  EXPECT_EQ(error_code_of([&] { read_audio(dir.write("c.wav", wav_bytes(768001, 100))); }), ErrorCode::InvalidFormat);
+}
+
+TEST(HardeningAudio, PushedRatesAreBounded) {
+  // check_sample_rate is what push_audio, resample and StreamingResampler share.
+  for (int rate : {1, 999, 768001, 1 << 30}) {
+    const std::string message = error_message([&] { check_sample_rate(rate, "sample_rate", "push_audio"); });
+    EXPECT_EQ(error_code_of([&] { check_sample_rate(rate, "sample_rate", "push_audio"); }), ErrorCode::InvalidArgument);
+    EXPECT_NE(message.find("push_audio: sample_rate " + std::to_string(rate)), std::string::npos) << message;
+    EXPECT_NE(message.find("[1000, 768000]"), std::string::npos) << message;
+    EXPECT_EQ(error_code_of([&] { StreamingResampler(rate, 16000); }), ErrorCode::InvalidArgument);
+    EXPECT_EQ(error_code_of([&] { resample({0.0f}, rate, 16000); }), ErrorCode::InvalidArgument);
+  }
+  EXPECT_NO_THROW(check_sample_rate(1000, "sample_rate", "push_audio"));
+  EXPECT_NO_THROW(check_sample_rate(768000, "sample_rate", "push_audio"));
+  // The old messages for non-positive rates stay.
+  EXPECT_NE(
+      error_message([] { check_sample_rate(0, "sample_rate", "ctx"); }).find("ctx: sample_rate 0 must be positive"),
+      std::string::npos);
+}
+
+TEST(HardeningAudio, ResampledLengthIsBounded) {
+  EXPECT_EQ(max_resampled_samples(1000, 1000, 768000), size_t{768000});
+  EXPECT_EQ(error_code_of([] { check_resampled_length(kMaxAudioSamples, 1000, 16000, "resample"); }),
+            ErrorCode::ResourceExhausted);
+  EXPECT_NO_THROW(check_resampled_length(kMaxAudioSamples, 16000, 16000, "resample"));
+  EXPECT_NO_THROW(check_resampled_length(kMaxAudioSamples, 48000, 16000, "resample"));
+}
+
+}  // namespace
+}  // namespace izwi

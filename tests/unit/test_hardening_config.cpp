@@ -1,0 +1,219 @@
+// Config values that do not fit: token ids beyond int32, integers wider than their field, engine
+// sizes without an upper bound, model sizes that would allocate before failing.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "common/error_message.h"
+#include "common/temp_dir.h"
+#include "io/hf_config.h"
+#include "izwi/config.h"
+#include "izwi/engine.h"
+#include "izwi/errors.h"
+#include "models/lfm2.h"
+#include "models/llama.h"
+
+namespace izwi {
+namespace {
+
+using testing::error_code_of;
+using testing::error_message;
+using testing::TempDir;
+
+void expect_error(const std::function<void()>& fn, ErrorCode code, const std::vector<std::string>& parts) {
+  const std::string message = error_message(fn);
+  EXPECT_EQ(error_code_of(fn), code) << message;
+  for (const auto& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+}
+
+// ---- token ids ----------------------------------------------------------------------------
+
+TEST(HardeningTokenIds, IdsOutsideInt32AreInvalidFormat) {
+  for (const char* doc :
+       {R"({"eos_token_id": 4294967299})", R"({"eos_token_id": [2, 4294967299]})", R"({"eos_token_id": -1})",
+        R"({"eos_token_id": 2147483648})", R"({"eos_token_id": 18446744073709551615})"}) {
+    const nlohmann::json j = nlohmann::json::parse(doc);
+    const JsonFields f(j, "config.json");
+    expect_error([&] { read_token_ids(f, "eos_token_id"); }, ErrorCode::InvalidFormat, {"config.json", "eos_token_id"});
+  }
+  const nlohmann::json ok = nlohmann::json::parse(R"({"eos_token_id": [0, 2147483647]})");
+  EXPECT_EQ(read_token_ids(JsonFields(ok, "cfg"), "eos_token_id"), (std::vector<int32_t>{0, 2147483647}));
+}
+
+// ---- integer narrowing ----------------------------------------------------------------------
+
+TEST(HardeningEngineConfig, IntegerThatDoesNotFitIsInvalidFormat) {
+  expect_error([] { EngineConfig::from_json_string(R"({"max_batch_size": 4294967297})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"engine.json", "max_batch_size", "4294967297"});
+  expect_error([] { EngineConfig::from_json_string(R"({"num_threads": -4294967296})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"num_threads"});
+  expect_error([] { EngineConfig::from_json_string(R"({"block_size": 18446744073709551615})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"block_size"});
+  // The generic accessor: unsigned fields reject negatives, narrow fields reject wide values.
+  const nlohmann::json j = nlohmann::json::parse(R"({"neg": -1, "big": 300, "ok": 7})");
+  const JsonFields f(j, "f.json");
+  expect_error([&] { f.get<uint32_t>("neg"); }, ErrorCode::InvalidFormat, {"f.json", "'neg'"});
+  expect_error([&] { f.get<int8_t>("big"); }, ErrorCode::InvalidFormat, {"'big'"});
+  EXPECT_EQ(f.get<uint8_t>("ok"), 7);
+  EXPECT_EQ(f.get<int64_t>("neg"), -1);
+}
+
+// ---- EngineConfig upper bounds ----------------------------------------------------------------
+
+TEST(HardeningEngineConfig, SizeFieldsHaveUpperBounds) {
+  auto expect_field = [](const std::function<void(EngineConfig&)>& set, const std::string& field,
+                         const std::string& bound) {
+    EngineConfig c;
+    set(c);
+    expect_error([&] { c.validate(); }, ErrorCode::InvalidArgument, {"EngineConfig." + field, bound});
+  };
+  expect_field([](EngineConfig& c) { c.num_threads = 100000; }, "num_threads", "1024");
+  expect_field(
+      [](EngineConfig& c) {
+        c.max_batch_size = 5000;
+        c.max_tokens_per_step = 8192;
+      },
+      "max_batch_size", "4096");
+  expect_field([](EngineConfig& c) { c.max_tokens_per_step = 2000000; }, "max_tokens_per_step", "1048576");
+  expect_field([](EngineConfig& c) { c.max_seq_len = 20000000; }, "max_seq_len", "16777216");
+  expect_field([](EngineConfig& c) { c.block_size = 5000; }, "block_size", "1024");
+  expect_field([](EngineConfig& c) { c.num_kv_blocks = 2000000000; }, "num_kv_blocks", "2147483647");
+  expect_error([] { EngineConfig::from_json_string(R"({"num_threads": 100000})", "engine.json"); },
+               ErrorCode::InvalidArgument, {"num_threads"});
+  EngineConfig at_limits;
+  at_limits.num_threads = 1024;
+  at_limits.max_batch_size = 4096;
+  at_limits.max_tokens_per_step = 1 << 20;
+  at_limits.max_seq_len = 1 << 24;
+  at_limits.block_size = 1024;
+  at_limits.num_kv_blocks = (1 << 21) - 1;
+  EXPECT_NO_THROW(at_limits.validate());
+}
+
+// ---- model config bounds ----------------------------------------------------------------------
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string write_config(const TempDir& dir, const nlohmann::json& config) {
+  dir.write("config.json", config.dump());
+  return dir.path();
+}
+
+const std::string kData = IZWI_TEST_DATA_DIR;
+
+TEST(HardeningModelConfig, LlamaSizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/llama-tiny/config.json");
+  EXPECT_NO_THROW(LlamaConfig::parse(HfConfig::load(kData + "/llama-tiny"), false));
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {{"max_position_embeddings", int64_t{1} << 31},
+                                                                     {"num_hidden_layers", 1000000000},
+                                                                     {"hidden_size", 1 << 20},
+                                                                     {"num_attention_heads", 4096},
+                                                                     {"vocab_size", int64_t{1} << 30},
+                                                                     {"intermediate_size", int64_t{1} << 40},
+                                                                     {"head_dim", 1 << 20},
+                                                                     {"num_key_value_heads", 4096}};
+  for (const auto& [field, value] : cases) {
+    TempDir dir;
+    nlohmann::json config = base;
+    config[field] = value;
+    expect_error([&] { LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false); },
+                 ErrorCode::InvalidFormat, {"config.json", "'" + field + "'", "at most"});
+  }
+}
+
+TEST(HardeningModelConfig, NormEpsAndRopeThetaMustBeFiniteAndNonNegative) {
+  const nlohmann::json base = read_json(kData + "/llama-tiny/config.json");
+  auto expect_rejected = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& field) {
+    TempDir dir;
+    nlohmann::json config = base;
+    edit(config);
+    expect_error([&] { LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false); },
+                 ErrorCode::InvalidFormat, {"config.json", field});
+  };
+  expect_rejected([](nlohmann::json& c) { c["rms_norm_eps"] = -1e-5; }, "rms_norm_eps");
+  expect_rejected([](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = -500000.0; }, "rope_theta");
+  {  // a value beyond double range never becomes inf: the file is rejected as a whole
+    TempDir dir;
+    nlohmann::json config = base;
+    config["rms_norm_eps"] = 12345.5;
+    std::string text = config.dump();
+    text.replace(text.find("12345.5"), 7, "1e400");
+    dir.write("config.json", text);
+    EXPECT_EQ(error_code_of([&] { HfConfig::load(dir.path()); }), ErrorCode::InvalidFormat);
+  }
+  TempDir dir;
+  nlohmann::json config = base;
+  config["rms_norm_eps"] = 0.0;  // zero is a legal (if unusual) epsilon
+  EXPECT_NO_THROW(LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false));
+}
+
+TEST(HardeningModelConfig, Lfm2SizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/lfm2-tiny/config.json");
+  EXPECT_NO_THROW(Lfm2Config::parse(HfConfig::load(kData + "/lfm2-tiny")));
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"max_position_embeddings", int64_t{1} << 31}, {"vocab_size", int64_t{1} << 30}, {"conv_L_cache", 100000}}) {
+    TempDir dir;
+    nlohmann::json config = base;
+    config[field] = value;
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+                 {"config.json", "'" + field + "'", "at most"});
+  }
+  {
+    TempDir dir;
+    nlohmann::json config = base;
+    config["norm_eps"] = -1.0;
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+                 {"config.json", "norm_eps"});
+  }
+}
+
+TEST(HardeningModelConfig, Lfm2HugeLayerCountFailsBeforeAllocating) {
+  // num_hidden_layers sizes the layer_types table: it must be rejected before, not after.
+  TempDir dir;
+  nlohmann::json config = read_json(kData + "/lfm2-tiny/config.json");
+  config["num_hidden_layers"] = int64_t{1} << 40;
+  expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+               {"'num_hidden_layers'", "at most"});
+}
+
+// Voxtral's decoder and encoder settings are read when the model is built: copy the tiny model
+// with an edited config (the weights by symlink) and build an engine.
+void expect_voxtral_error(const std::function<void(nlohmann::json&)>& edit, const std::vector<std::string>& parts) {
+  TempDir dir;
+  const std::string src = kData + "/voxtral-realtime-tiny";
+  nlohmann::json config = read_json(src + "/config.json");
+  edit(config);
+  dir.write("config.json", config.dump());
+  for (const char* name : {"model.safetensors", "generation_config.json"}) {
+    std::filesystem::create_symlink(src + "/" + name, dir.file(name));
+  }
+  expect_error([&] { Engine engine(dir.path()); }, ErrorCode::InvalidFormat, parts);
+}
+
+TEST(HardeningModelConfig, VoxtralSizesHaveUpperBounds) {
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["num_hidden_layers"] = 1000000000; },
+                       {"text_config", "'num_hidden_layers'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["max_position_embeddings"] = int64_t{1} << 31; },
+                       {"text_config", "'max_position_embeddings'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["num_hidden_layers"] = 1000000000; },
+                       {"audio_config", "'num_hidden_layers'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["num_mel_bins"] = 1 << 20; },
+                       {"audio_config", "'num_mel_bins'", "at most"});
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["rms_norm_eps"] = -1.0; },
+                       {"text_config", "rms_norm_eps"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["rms_norm_eps"] = -1.0; },
+                       {"audio_config", "rms_norm_eps"});
+}
+
+}  // namespace
+}  // namespace izwi
