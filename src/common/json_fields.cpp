@@ -19,7 +19,7 @@ void check_json_depth(std::string_view text, const std::string& origin) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth) {
-        fail(ErrorCode::InvalidFormat, "'{}': JSON nesting depth exceeds the limit of {} (at byte {})", origin,
+        fail(ErrorCode::InvalidFormat, "'{}': JSON nesting depth exceeds {} levels (at byte {})", origin,
              kMaxJsonDepth, i);
       }
     } else if ((c == ']' || c == '}') && depth > 0) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error_message.h"
+#include "common/json_fields.h"
 #include "common/tokenizer_files.h"
 #include "izwi/tokenizer.h"
 
@@ -26,11 +27,11 @@ std::string nested_json(int depth) {
 }
 
 void expect_rejected_deep(const std::string& dir, const std::string& file, int depth) {
-  SCOPED_TRACE(file);
+  SCOPED_TRACE(file + " nested " + std::to_string(depth) + " deep");
   EXPECT_EQ(error_code_of([&] { Tokenizer::from_dir(dir); }), ErrorCode::InvalidFormat);
   const std::string message = error_message([&] { Tokenizer::from_dir(dir); });
   EXPECT_TRUE(contains(message, file)) << message;
-  EXPECT_TRUE(contains(message, std::to_string(depth) + " levels")) << message;
+  EXPECT_TRUE(contains(message, "exceeds " + std::to_string(kMaxJsonDepth) + " levels")) << message;
 }
 
 TEST(TokenizerHostileInput, DeeplyNestedJsonIsInvalidFormatInEveryFile) {
