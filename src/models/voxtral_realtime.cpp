@@ -103,8 +103,9 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::ffn_scales(int64_t delay, co
 void VoxtralRealtimeForConditionalGeneration::encode_new_audio(const ForwardContext& ctx) const {
   std::vector<VoxtralAudioEncoder::Job> jobs;
   std::vector<VoxtralStreamingInput*> streams;
-  for (const SeqSlice& s : ctx.seqs) {
-    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.state);
+  for (size_t i = 0; i < ctx.seqs.size(); ++i) {
+    const SeqSlice& s = ctx.seqs[i];
+    auto* audio = dynamic_cast<VoxtralStreamingInput*>(ctx.states[i]);
     if (audio == nullptr) continue;
     if (std::optional<VoxtralAudioEncoder::Job> job = audio->encoding_job(s.start_pos + s.length)) {
       jobs.push_back(*job);
@@ -122,8 +123,9 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::forward(const ForwardContext
   // Audio embeddings are added position by position; each row's FFN scale follows its delay.
   std::map<int64_t, at::Tensor> scales_by_delay;
   std::vector<int64_t> row_delay(static_cast<size_t>(ctx.num_tokens), spec_.default_delay_tokens);
-  for (const SeqSlice& s : ctx.seqs) {
-    auto* audio = dynamic_cast<VoxtralStreamingInput*>(s.state);
+  for (size_t i = 0; i < ctx.seqs.size(); ++i) {
+    const SeqSlice& s = ctx.seqs[i];
+    auto* audio = dynamic_cast<VoxtralStreamingInput*>(ctx.states[i]);
     const int64_t delay = audio != nullptr ? audio->delay_tokens() : spec_.default_delay_tokens;
     if (audio != nullptr) h.narrow(0, s.offset, s.length).add_(audio->embeddings(s.start_pos, s.length, ctx));
     std::fill(row_delay.begin() + s.offset, row_delay.begin() + s.offset + s.length, delay);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "layers/step/forward_context.h"
+#include "kernels/seq_slice.h"
 
 namespace izwi {
 

@@ -25,7 +25,6 @@ ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, 
     slice.state_slot = s.state_slot;
     slice.fresh_state = s.fresh_state;
     slice.restore_block = s.restore_block;
-    slice.state = s.state;
     const std::vector<int32_t>& table = *s.block_table;
     for (int32_t i = 0; i < s.num_tokens; ++i) {
       const int64_t pos = s.start_pos + i;
@@ -36,6 +35,7 @@ ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, 
       slots.push_back(static_cast<int64_t>(table[logical]) * block_size + pos % block_size);
     }
     ctx.seqs.push_back(slice);
+    ctx.states.push_back(s.state);
   }
   auto options = at::TensorOptions().dtype(at::kLong);
   ctx.input_ids = at::tensor(ids, options).to(device);

@@ -118,8 +118,9 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
   const int32_t groups = config_.num_code_groups;
   std::vector<int64_t> text_rows, text_ids, codec_rows, codec_ids, frame_rows;
   std::vector<std::vector<int64_t>> frame_codes(static_cast<size_t>(groups));
-  for (const SeqSlice& s : ctx.seqs) {
-    const Qwen3TtsRequestState& state = tts_state(s.state);
+  for (size_t seq = 0; seq < ctx.seqs.size(); ++seq) {
+    const SeqSlice& s = ctx.seqs[seq];
+    const Qwen3TtsRequestState& state = tts_state(ctx.states[seq]);
     const TtsPrompt& prompt = state.prompt;
     const int64_t prompt_len = static_cast<int64_t>(prompt.positions.size());
     for (int64_t i = 0; i < s.length; ++i) {
