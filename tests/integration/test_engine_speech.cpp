@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -236,6 +239,24 @@ TEST_F(EngineSpeech, AMissingCodecFolderIsNamed) {
   }
   const std::string message = testing::error_message([&] { Engine engine(dir.path()); });
   EXPECT_NE(message.find("speech_tokenizer"), std::string::npos) << message;
+}
+
+TEST_F(EngineSpeech, WidthsThatDisagreeWithTheWeightsNameTheTensor) {
+  testing::TempDir dir;
+  std::filesystem::copy_file(fixture_dir(kFixture) + "/model.safetensors", dir.file("model.safetensors"));
+  std::filesystem::copy(fixture_dir(kFixture) + "/speech_tokenizer", dir.file("speech_tokenizer"));
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(fixture_dir(kFixture) + "/config.json"));
+  config["talker_config"]["text_hidden_size"] = 32;  // the checkpoint's text embedding is 48 wide
+  dir.write("config.json", config.dump());
+  const std::string message = testing::error_message([&] { Engine engine(dir.path()); });
+  EXPECT_NE(message.find("talker.model.text_embedding.weight"), std::string::npos) << message;
+  // A codec whose codebooks do not fit the talker's.
+  config["talker_config"]["text_hidden_size"] = 48;
+  config["talker_config"]["num_code_groups"] = 8;
+  config["talker_config"]["code_predictor_config"]["num_code_groups"] = 8;
+  dir.write("config.json", config.dump());
+  const std::string codec_message = testing::error_message([&] { Engine engine(dir.path()); });
+  EXPECT_NE(codec_message.find("the codec has 16 codebooks of 2048 codes"), std::string::npos) << codec_message;
 }
 
 TEST_F(EngineSpeech, TextRequestsOnAnotherEngineRunAlongside) {
