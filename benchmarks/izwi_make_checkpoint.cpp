@@ -1,7 +1,7 @@
 // izwi-make-checkpoint: writes a random-weight checkpoint of a real model shape, so benchmarks
-// run without downloading weights.
+// run without downloading weights (a qwen3_tts folder also gets speech_tokenizer/, its codec).
 //
-//   izwi-make-checkpoint --arch llama|qwen3|lfm2 --preset NAME --dtype f32|bf16 --out DIR [--seed S]
+//   izwi-make-checkpoint --arch ARCH --preset NAME --dtype f32|bf16 --out DIR [--seed S]
 //   izwi-make-checkpoint --list
 
 #include <CLI/CLI.hpp>
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::string arch, preset, dtype = "f32", out;
   uint64_t seed = 0;
   bool list = false;
-  app.add_option("--arch", arch, "llama, qwen3 or lfm2");
+  app.add_option("--arch", arch, "llama, qwen3, lfm2, voxtral_realtime or qwen3_tts");
   app.add_option("--preset", preset, "Shape preset (see --list)");
   app.add_option("--dtype", dtype, "f32 or bf16")->capture_default_str();
   app.add_option("--out", out, "Output folder");

@@ -5,12 +5,52 @@
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "io/safetensors.h"
+#include "io/weight_loader.h"
 
 namespace izwi {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Names of every tensor stored in the checkpoint in `dir` (single file or sharded index).
+std::vector<std::string> stored_tensor_names(const std::string& dir) {
+  std::vector<std::string> names;
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (fs::exists(single)) {
+    const SafetensorsFile file(single.string());
+    for (const StTensorInfo& info : file.tensors()) names.push_back(info.name);
+  } else if (fs::exists(index)) {
+    const nlohmann::json json = read_json_file(index.string());
+    if (json.contains("weight_map") && json["weight_map"].is_object()) {
+      for (auto it = json["weight_map"].begin(); it != json["weight_map"].end(); ++it) names.push_back(it.key());
+    }
+  }
+  return names;
+}
+
+/// Builds the decoder from the checkpoint in `dir`: tensors under `prefix`, those under
+/// `skip_prefix` (the encoder's) ignored, any other one reported by finish().
+std::unique_ptr<CodecDecoder> load_qwen3_tts_decoder(const std::string& dir, const Qwen3TtsCodecConfig& config,
+                                                     const std::string& prefix, const std::string& skip_prefix,
+                                                     at::ScalarType dtype, const at::Device& device) {
+  WeightLoader weights(dir, dtype, dtype, device);
+  if (!skip_prefix.empty()) {
+    for (const std::string& name : stored_tensor_names(dir)) {
+      if (name.compare(0, skip_prefix.size(), skip_prefix) == 0) weights.skip(name);
+    }
+  }
+  auto decoder = std::make_unique<Qwen3TtsCodecDecoder>(weights, config, prefix);
+  weights.finish();
+  return decoder;
+}
+
+}  // namespace
+
 std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype,
                                                  const at::Device& device) {
-  namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "codec folder '{}' does not exist", dir);
   fs::path folder(dir);
   // A Qwen3-TTS model folder keeps its codec in speech_tokenizer/.
@@ -24,13 +64,13 @@ std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::Sca
   if (const std::optional<JsonFields> nested = top.object("decoder_config")) {
     // The released speech_tokenizer folder: decoder.* tensors, encoder.* (unused here) skipped.
     const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(*nested, &top);
-    return std::make_unique<Qwen3TtsCodecDecoder>(folder.string(), config, "decoder.", "encoder.", dtype, device);
+    return load_qwen3_tts_decoder(folder.string(), config, "decoder.", "encoder.", dtype, device);
   }
   if (!top.has("upsample_rates")) {
     fail(ErrorCode::Unsupported, "{}: not a codec config (neither 'decoder_config' nor 'upsample_rates')", config_path);
   }
   const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(top, nullptr);
-  return std::make_unique<Qwen3TtsCodecDecoder>(folder.string(), config, "", "", dtype, device);
+  return load_qwen3_tts_decoder(folder.string(), config, "", "", dtype, device);
 }
 
 }  // namespace izwi

@@ -2,18 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <map>
 
 #include "common/check.h"
 #include "common/json_fields.h"
-#include "io/safetensors.h"
-#include "io/weight_loader.h"
+#include "io/weight_source.h"
 
 namespace izwi {
 namespace {
-
-namespace fs = std::filesystem;
 
 class Qwen3TtsCodecState final : public CodecDecoderState {
  public:
@@ -21,23 +17,6 @@ class Qwen3TtsCodecState final : public CodecDecoderState {
   int64_t position = 0;             ///< Frames decoded so far.
   std::vector<at::Tensor> tensors;  ///< Batch-1 carry-overs, in the decoder's fixed order.
 };
-
-/// Names of every tensor stored in the checkpoint in `dir` (single file or sharded index).
-std::vector<std::string> stored_tensor_names(const std::string& dir) {
-  std::vector<std::string> names;
-  const fs::path single = fs::path(dir) / "model.safetensors";
-  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  if (fs::exists(single)) {
-    const SafetensorsFile file(single.string());
-    for (const StTensorInfo& info : file.tensors()) names.push_back(info.name);
-  } else if (fs::exists(index)) {
-    const nlohmann::json json = read_json_file(index.string());
-    if (json.contains("weight_map") && json["weight_map"].is_object()) {
-      for (auto it = json["weight_map"].begin(); it != json["weight_map"].end(); ++it) names.push_back(it.key());
-    }
-  }
-  return names;
-}
 
 }  // namespace
 
@@ -116,16 +95,11 @@ int64_t Qwen3TtsCodecConfig::samples_per_frame() const {
   return total;
 }
 
-Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(const std::string& dir, const Qwen3TtsCodecConfig& config,
-                                           const std::string& prefix, const std::string& skip_prefix,
-                                           at::ScalarType dtype, const at::Device& device)
-    : config_(config), device_(device), options_(at::TensorOptions().dtype(dtype).device(device)) {
-  WeightLoader weights(dir, dtype, dtype, device);
-  if (!skip_prefix.empty()) {
-    for (const std::string& name : stored_tensor_names(dir)) {
-      if (name.compare(0, skip_prefix.size(), skip_prefix) == 0) weights.skip(name);
-    }
-  }
+Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(WeightSource& weights, const Qwen3TtsCodecConfig& config,
+                                           const std::string& prefix)
+    : config_(config),
+      device_(weights.device()),
+      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())) {
   const Qwen3TtsCodecConfig& c = config_;
   quantizer_ = SplitRvqDecoder(weights, prefix + "quantizer", c.num_quantizers, c.codebook_size, c.codebook_dim / 2,
                                c.codebook_dim);
@@ -160,7 +134,6 @@ Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(const std::string& dir, const Qwen3Tt
   const size_t n = c.upsample_rates.size();
   final_act_ = SnakeBeta(weights, fmt::format("{}decoder.{}", prefix, n + 1), out_dim);
   decoder_out_ = CausalConv1d(weights, fmt::format("{}decoder.{}.conv", prefix, n + 2), out_dim, 1, 7);
-  weights.finish();
 
   weight_bytes_ = quantizer_.weight_bytes() + pre_conv_.weight_bytes() + pre_transformer_.weight_bytes() +
                   decoder_in_.weight_bytes() + final_act_.weight_bytes() + decoder_out_.weight_bytes();

@@ -21,6 +21,7 @@
 namespace izwi {
 
 class JsonFields;
+class WeightSource;
 
 struct Qwen3TtsCodecConfig {
   int64_t codebook_size = 2048;
@@ -41,10 +42,9 @@ struct Qwen3TtsCodecConfig {
 
 class Qwen3TtsCodecDecoder final : public CodecDecoder {
  public:
-  /// Loads `<dir>/model.safetensors` with tensor names under `prefix` ("" or "decoder."); any
-  /// other stored tensor (the encoder's) must be named in `skip_prefix` to be ignored.
-  Qwen3TtsCodecDecoder(const std::string& dir, const Qwen3TtsCodecConfig& config, const std::string& prefix,
-                       const std::string& skip_prefix, at::ScalarType dtype, const at::Device& device);
+  /// Takes its tensors from `weights` under `prefix` ("" or "decoder."), in the source's compute
+  /// dtype on its device; the caller skips any other stored tensor and calls finish().
+  Qwen3TtsCodecDecoder(WeightSource& weights, const Qwen3TtsCodecConfig& config, const std::string& prefix);
 
   int32_t num_codebooks() const override { return static_cast<int32_t>(config_.num_quantizers); }
   int32_t codebook_size() const override { return static_cast<int32_t>(config_.codebook_size); }

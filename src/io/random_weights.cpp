@@ -19,9 +19,10 @@ at::Tensor RandomWeights::read(const std::string& name, const std::vector<int64_
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed_ ^ std::hash<std::string>{}(name));
     t = at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)) / std::sqrt(static_cast<double>(fan_in));
   } else {
-    // Vectors are norm scales (ones) or biases (zeros).
-    const bool is_norm = name.find("norm") != std::string::npos;
-    t = is_norm ? at::ones(shape, at::kFloat) : at::zeros(shape, at::kFloat);
+    // Vectors are norm scales (ones), codebook usage counts (ones: the codec divides by them) or
+    // biases and other scales (zeros).
+    const bool is_one = name.find("norm") != std::string::npos || name.find("cluster_usage") != std::string::npos;
+    t = is_one ? at::ones(shape, at::kFloat) : at::zeros(shape, at::kFloat);
   }
   tensors_.emplace_back(name, t.to(record_dtype_));
   return tensors_.back().second;

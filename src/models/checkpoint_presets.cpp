@@ -60,6 +60,113 @@ json voxtral(int text_hidden, int text_ffn, int text_layers, int text_heads, int
           {"default_num_delay_tokens", 6}, {"tie_word_embeddings", true}};
 }
 
+// Qwen3-TTS 12 Hz CustomVoice in the released config.json layout, plus its speech tokenizer's
+// config under kSpeechTokenizerKey. The codec ids, languages and speakers are the released ones.
+struct Qwen3TtsShape {
+  int hidden, intermediate, layers, heads, kv_heads, head_dim;                    // talker
+  int cp_hidden, cp_intermediate, cp_layers, cp_heads, cp_kv_heads, cp_head_dim;  // code predictor
+  int text_vocab, text_hidden;
+  int im_start, im_end, tts_pad, tts_bos, tts_eos;
+  std::string size;
+  // Codec decoder
+  int codebook_dim, latent_dim, decoder_dim, codec_hidden, codec_layers, codec_heads, codec_head_dim,
+      codec_intermediate, sliding_window;
+};
+
+json qwen3_tts(const Qwen3TtsShape& s) {
+  const json rope = {{"rope_type", "default"}, {"rope_theta", 1000000.0}};
+  const json predictor = {{"model_type", "qwen3_tts_talker_code_predictor"},
+                          {"hidden_size", s.cp_hidden},
+                          {"intermediate_size", s.cp_intermediate},
+                          {"num_hidden_layers", s.cp_layers},
+                          {"num_attention_heads", s.cp_heads},
+                          {"num_key_value_heads", s.cp_kv_heads},
+                          {"head_dim", s.cp_head_dim},
+                          {"vocab_size", 2048},
+                          {"num_code_groups", 16},
+                          {"max_position_embeddings", 65536},
+                          {"rms_norm_eps", 1e-6},
+                          {"hidden_act", "silu"},
+                          {"attention_bias", false},
+                          {"tie_word_embeddings", false},
+                          {"rope_theta", 1000000.0},
+                          {"rope_parameters", rope}};
+  const json talker = {
+      {"model_type", "qwen3_tts_talker"},
+      {"hidden_size", s.hidden},
+      {"intermediate_size", s.intermediate},
+      {"num_hidden_layers", s.layers},
+      {"num_attention_heads", s.heads},
+      {"num_key_value_heads", s.kv_heads},
+      {"head_dim", s.head_dim},
+      {"vocab_size", 3072},
+      {"num_code_groups", 16},
+      {"text_vocab_size", s.text_vocab},
+      {"text_hidden_size", s.text_hidden},
+      {"max_position_embeddings", 32768},
+      {"rms_norm_eps", 1e-6},
+      {"hidden_act", "silu"},
+      {"attention_bias", false},
+      {"tie_word_embeddings", false},
+      {"rope_theta", 1000000.0},
+      {"rope_parameters",
+       {{"rope_type", "default"},
+        {"rope_theta", 1000000.0},
+        {"mrope_section", {s.head_dim / 2 - 2 * (s.head_dim * 5 / 32), s.head_dim * 5 / 32, s.head_dim * 5 / 32}},
+        {"interleaved", true}}},
+      {"codec_pad_id", 2148},
+      {"codec_bos_id", 2149},
+      {"codec_eos_token_id", 2150},
+      {"codec_think_id", 2154},
+      {"codec_nothink_id", 2155},
+      {"codec_think_bos_id", 2156},
+      {"codec_think_eos_id", 2157},
+      {"codec_language_id", {{"english", 2050}, {"chinese", 2055}}},
+      {"spk_id", {{"ryan", 3061}, {"vivian", 3065}}},
+      {"spk_is_dialect", {{"ryan", false}, {"vivian", false}}},
+      {"code_predictor_config", predictor}};
+  const json decoder = {{"codebook_size", 2048},
+                        {"codebook_dim", s.codebook_dim},
+                        {"latent_dim", s.latent_dim},
+                        {"decoder_dim", s.decoder_dim},
+                        {"hidden_size", s.codec_hidden},
+                        {"num_hidden_layers", s.codec_layers},
+                        {"num_attention_heads", s.codec_heads},
+                        {"num_key_value_heads", s.codec_heads},
+                        {"head_dim", s.codec_head_dim},
+                        {"intermediate_size", s.codec_intermediate},
+                        {"sliding_window", s.sliding_window},
+                        {"upsample_rates", {8, 5, 4, 3}},
+                        {"upsampling_ratios", {2, 2}},
+                        {"num_quantizers", 16},
+                        {"hidden_act", "silu"},
+                        {"attention_bias", false},
+                        {"layer_scale_initial_scale", 0.01},
+                        {"max_position_embeddings", 8000},
+                        {"rms_norm_eps", 1e-5},
+                        {"rope_theta", 10000.0}};
+  const json speech_tokenizer = {{"architectures", {"Qwen3TTSTokenizerV2Model"}},
+                                 {"model_type", "qwen3_tts_tokenizer_12hz"},
+                                 {"encoder_valid_num_quantizers", 16},
+                                 {"input_sample_rate", 24000},
+                                 {"output_sample_rate", 24000},
+                                 {"encode_downsample_rate", 1920},
+                                 {"decode_upsample_rate", 1920},
+                                 {"decoder_config", decoder}};
+  return {{"architectures", {"Qwen3TTSForConditionalGeneration"}},
+          {"model_type", "qwen3_tts"},
+          {"tts_model_type", "custom_voice"},
+          {"tts_model_size", s.size},
+          {"tokenizer_type", "qwen3_tts_tokenizer_12hz"},
+          {"im_start_token_id", s.im_start},
+          {"im_end_token_id", s.im_end},
+          {"tts_pad_token_id", s.tts_pad},
+          {"tts_bos_token_id", s.tts_bos},
+          {"tts_eos_token_id", s.tts_eos},
+          {"talker_config", talker},
+          {kSpeechTokenizerKey, speech_tokenizer}};
+}
+
 std::vector<std::string> lfm2_layers(const std::vector<int>& attention, int count) {
   std::vector<std::string> types(static_cast<size_t>(count), "conv");
   for (int i : attention) types[static_cast<size_t>(i)] = "full_attention";
@@ -73,8 +180,12 @@ const std::map<std::pair<std::string, std::string>, json>& presets() {
        llama(768, 2048, 12, 12, 4, 32000, 4096, {{"rope_type", "default"}, {"rope_theta", 10000.0}})},
       {{"llama", "llama-3.2-1b"},
        llama(2048, 8192, 16, 32, 8, 128256, 131072,
-             {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 32.0}, {"low_freq_factor", 1.0},
-              {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}})},
+             {{"rope_type", "llama3"},
+              {"rope_theta", 500000.0},
+              {"factor", 32.0},
+              {"low_freq_factor", 1.0},
+              {"high_freq_factor", 4.0},
+              {"original_max_position_embeddings", 8192}})},
       {{"qwen3", "tiny"}, qwen3(64, 160, 2, 4, 2, 32, 512, 512)},
       {{"qwen3", "100m"}, qwen3(768, 2048, 12, 12, 4, 64, 32000, 4096)},
       {{"qwen3", "qwen3-0.6b"}, qwen3(1024, 3072, 28, 16, 8, 128, 151936, 40960)},
@@ -84,6 +195,12 @@ const std::map<std::pair<std::string, std::string>, json>& presets() {
       {{"voxtral_realtime", "tiny"}, voxtral(64, 128, 2, 4, 2, 16, 512, 64, 128, 2, 4, 16)},
       // About a twelfth of the real model: encoder and decoder scaled down in width and depth.
       {{"voxtral_realtime", "small"}, voxtral(1024, 3072, 8, 16, 4, 64, 131072, 512, 2048, 8, 8, 750)},
+      // Text vocabulary 3000 with <|im_start|> = 1 and <|im_end|> = 2, as tests/data/tokenizer-qwen2-style.
+      {{"qwen3_tts", "tiny"}, qwen3_tts({64, 128,  2,    4,    2,     16, 32, 64, 2,  4, 2, 16, 3000, 48, 1,
+                                         2,  2997, 2998, 2999, "0b6", 32, 64, 64, 64, 2, 4, 16, 128,  8})},
+      {{"qwen3_tts", "qwen3-tts-0.6b"},
+       qwen3_tts({1024,   3072,   28,     16,     8,     128, 1024, 3072, 5,   16, 8,  128, 151936, 2048, 151644,
+                  151645, 151671, 151672, 151673, "0b6", 512, 1024, 1536, 512, 8,  16, 64,  1024,   72})},
       {{"voxtral_realtime", "voxtral-mini-4b-realtime"},
        voxtral(3072, 9216, 26, 32, 8, 128, 131072, 1280, 5120, 32, 32, 750)},
   };

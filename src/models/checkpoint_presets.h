@@ -10,7 +10,11 @@
 
 namespace izwi {
 
-/// The config.json for `preset` of `arch` (llama, qwen3, lfm2). InvalidArgument naming the
+/// Key of a preset holding the config.json of a subfolder `speech_tokenizer/` (qwen3_tts); it is
+/// not part of the model's own config.json.
+inline constexpr const char* kSpeechTokenizerKey = "speech_tokenizer";
+
+/// The config.json for `preset` of `arch` (llama, qwen3, lfm2, voxtral_realtime, qwen3_tts). InvalidArgument naming the
 /// available presets when the pair is unknown.
 nlohmann::json checkpoint_preset(const std::string& arch, const std::string& preset);
 

@@ -3,34 +3,70 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
+#include "common/json_fields.h"
 #include "io/hf_config.h"
 #include "io/random_weights.h"
 #include "io/safetensors_writer.h"
+#include "models/checkpoint_presets.h"
 #include "models/model_registry.h"
 
 namespace izwi {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_json(const nlohmann::json& json, const fs::path& path) {
+  std::ofstream out(path);
+  out << json.dump(2) << "\n";
+  if (!out) fail(ErrorCode::ResourceExhausted, "cannot write '{}'", path.string());
+}
+
+/// Writes `dir`/config.json (the released speech-tokenizer layout with a nested decoder_config)
+/// and `dir`/model.safetensors with the decoder's tensors (`decoder.` names, float32 as released).
+int64_t write_speech_tokenizer(const nlohmann::json& config, const fs::path& dir, uint64_t seed) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(ErrorCode::InvalidArgument, "cannot create '{}': {}", dir.string(), ec.message());
+  write_json(config, dir / "config.json");
+  const std::string origin = (dir / "config.json").string();
+  const JsonFields top(config, origin);
+  const std::optional<JsonFields> decoder = top.object("decoder_config");
+  if (!decoder) fail(ErrorCode::InvalidArgument, "{}: the preset's speech tokenizer has no decoder_config", origin);
+  RandomWeights weights(seed, at::kMeta, at::kFloat);
+  const Qwen3TtsCodecDecoder recorded(weights, Qwen3TtsCodecConfig::parse(*decoder, &top), "decoder.");
+  (void)recorded;
+  write_safetensors((dir / "model.safetensors").string(), weights.tensors(), at::kFloat);
+  int64_t parameters = 0;
+  for (const auto& [name, t] : weights.tensors()) parameters += t.numel();
+  return parameters;
+}
+
+}  // namespace
+
 RandomCheckpointInfo write_random_checkpoint(const nlohmann::json& config, const std::string& out_dir,
                                              at::ScalarType dtype, uint64_t seed) {
-  namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) fail(ErrorCode::InvalidArgument, "cannot create '{}': {}", out_dir, ec.message());
   nlohmann::json stored = config;
   stored["dtype"] = dtype == at::kBFloat16 ? "bfloat16" : "float32";
-  {
-    std::ofstream out(fs::path(out_dir) / "config.json");
-    out << stored.dump(2) << "\n";
-    if (!out) fail(ErrorCode::ResourceExhausted, "cannot write '{}/config.json'", out_dir);
+  RandomCheckpointInfo info;
+  if (stored.contains(kSpeechTokenizerKey)) {
+    // Written first: the model loads its codec from the folder while it is built below.
+    info.codec_parameters =
+        write_speech_tokenizer(stored[kSpeechTokenizerKey], fs::path(out_dir) / "speech_tokenizer", seed ^ 0x5eedc0dec);
+    stored.erase(kSpeechTokenizerKey);
   }
+  write_json(stored, fs::path(out_dir) / "config.json");
   // Building the model on the meta device records every tensor it asks for without keeping a
   // second copy of the weights.
   RandomWeights weights(seed, at::kMeta, dtype);
   build_causal_lm(HfConfig::load(out_dir), weights);
   const std::string path = (fs::path(out_dir) / "model.safetensors").string();
   write_safetensors(path, weights.tensors(), dtype);
-  RandomCheckpointInfo info;
   for (const auto& [name, t] : weights.tensors()) info.parameters += t.numel();
   info.file_bytes = static_cast<int64_t>(fs::file_size(path));
   return info;

@@ -1,0 +1,93 @@
+// The izwi-tts-bench command line contract: on a random tiny Qwen3-TTS checkpoint from
+// izwi-make-checkpoint, the JSON report holds every key outside checks read; bad arguments exit 1.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "common/cli_run.h"
+#include "common/temp_dir.h"
+
+namespace izwi {
+namespace {
+
+std::string last_line(const std::string& out) {
+  const size_t end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return {};
+  const size_t begin = out.rfind('\n', end);
+  return out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
+  testing::TempDir dir;
+  const std::string model = dir.path() + "/qwen3-tts-tiny-random";
+  const testing::CliRun made = testing::run_built("benchmarks/izwi-make-checkpoint",
+                                                  "--arch qwen3_tts --preset tiny --dtype f32 --seed 3 --out " + model);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(std::filesystem::exists(model + "/config.json"));
+  EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
+  EXPECT_TRUE(std::filesystem::exists(model + "/speech_tokenizer/config.json"));
+  EXPECT_TRUE(std::filesystem::exists(model + "/speech_tokenizer/model.safetensors"));
+
+  const testing::CliRun run =
+      testing::run_built("benchmarks/izwi-tts-bench",
+                         "--model " + model + " --concurrency 1,2 --frames 12 --chunk-frames 2 --threads 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(last_line(run.out));
+  EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
+  EXPECT_EQ(report.at("bandwidth_samples_gbps").size(), 2u);
+  EXPECT_GT(report.at("weight_bytes_per_frame").get<int64_t>(), 0);
+  EXPECT_GT(report.at("roofline_frames_per_s").get<double>(), 0.0);
+  EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
+  EXPECT_GT(report.at("codec_ms_per_frame").get<double>(), 0.0);
+  EXPECT_GT(report.at("frame_ms").get<double>(), 0.0);
+  EXPECT_GT(report.at("codec_share").get<double>(), 0.0);
+  EXPECT_EQ(report.at("frames").get<int>(), 12);
+  EXPECT_EQ(report.at("chunk_frames").get<int>(), 2);
+  EXPECT_EQ(report.at("samples_per_frame").get<int>(), 1920);
+  EXPECT_EQ(report.at("sample_rate").get<int>(), 24000);
+  EXPECT_GT(report.at("threads").get<int>(), 0);
+  const nlohmann::json& results = report.at("results");
+  ASSERT_EQ(results.size(), 2u);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const nlohmann::json& r = results[i];
+    EXPECT_EQ(r.at("concurrency").get<int>(), static_cast<int>(i + 1));
+    EXPECT_GT(r.at("frames_per_s").get<double>(), 0.0);
+    EXPECT_GT(r.at("frames_per_s_per_stream").get<double>(), 0.0);
+    EXPECT_GT(r.at("wall_frames_per_s").get<double>(), 0.0);
+    EXPECT_GT(r.at("rtf_p50").get<double>(), 0.0);
+    EXPECT_GE(r.at("rtf_max").get<double>(), r.at("rtf_p50").get<double>());
+    EXPECT_GT(r.at("rtf_aggregate").get<double>(), 0.0);
+    EXPECT_GT(r.at("ttfa_p50_ms").get<double>(), 0.0);
+    EXPECT_GE(r.at("ttfa_p99_ms").get<double>(), r.at("ttfa_p50_ms").get<double>());
+    EXPECT_GT(r.at("wall_s").get<double>(), 0.0);
+    EXPECT_GT(r.at("speedup_vs_1").get<double>(), 0.0);
+  }
+}
+
+TEST(CliTtsBench, BadArgumentsAreNamed) {
+  testing::TempDir dir;
+  const testing::CliRun no_model =
+      testing::run_built("benchmarks/izwi-tts-bench", "--model " + dir.path() + "/missing --concurrency 1");
+  EXPECT_EQ(no_model.exit_code, 1);
+  EXPECT_NE(no_model.err.find("missing"), std::string::npos) << no_model.err;
+  const testing::CliRun bad_frames =
+      testing::run_built("benchmarks/izwi-tts-bench", "--model " + dir.path() + " --frames 1");
+  EXPECT_EQ(bad_frames.exit_code, 1);
+  EXPECT_NE(bad_frames.err.find("--frames"), std::string::npos) << bad_frames.err;
+  const testing::CliRun bad_levels =
+      testing::run_built("benchmarks/izwi-tts-bench", "--model " + dir.path() + " --concurrency 1,x");
+  EXPECT_EQ(bad_levels.exit_code, 1);
+  EXPECT_NE(bad_levels.err.find("--concurrency"), std::string::npos) << bad_levels.err;
+  // A text model is not a speech synthesis model.
+  const std::string llama = dir.path() + "/llama";
+  ASSERT_EQ(
+      testing::run_built("benchmarks/izwi-make-checkpoint", "--arch llama --preset tiny --out " + llama).exit_code, 0);
+  const testing::CliRun text_model = testing::run_built("benchmarks/izwi-tts-bench", "--model " + llama);
+  EXPECT_EQ(text_model.exit_code, 1);
+  EXPECT_NE(text_model.err.find("speech"), std::string::npos) << text_model.err;
+}
+
+}  // namespace
+}  // namespace izwi
