@@ -61,12 +61,15 @@ struct Options {
   // (4 threads x 1 < 8); --held-transcriptions 2 --asr-max-batch 4 reproduces the starvation.
   size_t held_transcriptions = 1;
   int32_t asr_max_batch = 8;
+  bool repro_starvation = false;  // run only the deterministic reproducer of that starvation
+  int32_t paused = -1;             // paused streams in the reproducer; -1 = asr_max_batch
 };
 
 [[noreturn]] void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--ops N] [--seed S] [--threads T] [--round R] [--hang-s X] [--max-rss-growth-mb M]\n"
-               "          [--no-speech] [--no-tts] [--held-transcriptions N] [--asr-max-batch B]\n",
+               "          [--no-speech] [--no-tts] [--held-transcriptions N] [--asr-max-batch B]\n"
+               "          [--repro-starvation [--paused N]]\n",
                argv0);
   std::exit(2);
 }
@@ -90,6 +93,8 @@ Options parse_options(int argc, char** argv) {
       else if (a == "--no-tts") o.tts = false;
       else if (a == "--held-transcriptions") o.held_transcriptions = std::stoull(value());
       else if (a == "--asr-max-batch") o.asr_max_batch = std::stoi(value());
+      else if (a == "--repro-starvation") o.repro_starvation = true;
+      else if (a == "--paused") o.paused = std::stoi(value());
       else usage(argv[0]);
     } catch (const std::logic_error&) {
       usage(argv[0]);
@@ -573,6 +578,31 @@ void check_engine(const char* name, Engine& engine, uint64_t accepted) {
   if (used != 0) die(std::string(name) + ": " + std::to_string(used) + " KV blocks leaked");
 }
 
+// --paused (default --asr-max-batch) live streams each get 0.1 s of audio and then nothing (a paused client); one more
+// stream gets 1 s of audio and finish_audio(). Its transcript must still arrive: a stream waiting
+// for audio is meant not to block others (docs/architecture.md). Exits 1 (through the watchdog)
+// when it does not.
+int repro_starvation(World& world) {
+  std::vector<TranscriptionStream> paused;
+  TranscriptionOptions options;
+  options.pad_token_id = 32;
+  const int32_t paused_count = world.options.paused >= 0 ? world.options.paused : world.options.asr_max_batch;
+  for (int32_t i = 0; i < paused_count; ++i) {
+    paused.push_back(world.asr->start_transcription(options));
+    paused.back().push_audio(world.audio.data(), 1600, 16000);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let them be admitted and catch up
+  TranscriptionStream late = world.asr->start_transcription(options);
+  late.push_audio(world.audio.data(), 16000, 16000);
+  late.finish_audio();
+  Watch watch(world.activity[0], "next() of a finished stream while the batch holds paused streams");
+  size_t tokens = 0;
+  while (std::optional<StreamChunk> chunk = late.next()) tokens += chunk->tokens.size();
+  std::printf("repro-starvation: the late stream finished with %zu tokens beside %d paused streams (batch %d): OK\n",
+              tokens, paused_count, world.options.asr_max_batch);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -619,6 +649,14 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
+
+  if (o.repro_starvation) {
+    if (!world.asr) usage(argv[0]);
+    const int status = repro_starvation(world);
+    world.stop_watchdog = true;
+    watchdog.join();
+    return status;
+  }
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int t = 0; t < o.threads; ++t) workers.push_back(std::make_unique<Worker>(world, t));
