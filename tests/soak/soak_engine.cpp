@@ -52,7 +52,7 @@ struct Options {
   int threads = 4;
   uint64_t round = 2000;
   double hang_s = 30;
-  double max_rss_growth_mb = 256;
+  double max_rss_growth_mb = 64;
   bool speech = true;
   bool tts = true;
   // Live transcription streams each thread may keep open without pushing (fed by later
