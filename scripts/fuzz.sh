@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh [seconds-per-target] [target...]      (default: 60 s, every target)
 #
 # Environment: IZWI_FUZZ_BUILD (build folder, default build-fuzz), JOBS (build jobs, default 2),
+# FUZZ_NO_BUILD=1 (run the binaries as built, e.g. while another build runs in the folder),
 # FUZZ_OUT (where each run's corpus, log and crash files are kept, default $IZWI_FUZZ_BUILD/fuzz-runs).
 # New corpus entries are not copied back: add the interesting ones (always the crashing ones) to
 # tests/fuzz/corpus/<name>/ by hand. Exit status 1 if any target crashed.
@@ -47,9 +48,11 @@ if [[ ! -f $build/build.ninja ]]; then
         -DCMAKE_CXX_FLAGS="$ubsan" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=undefined" \
         -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=undefined"
 fi
-build_targets=()
-for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
-cmake --build "$build" -j"${JOBS:-2}" --target "${build_targets[@]}"
+if [[ -z ${FUZZ_NO_BUILD:-} ]]; then
+  build_targets=()
+  for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
+  cmake --build "$build" -j"${JOBS:-2}" --target "${build_targets[@]}"
+fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -68,8 +71,8 @@ for t in "${targets[@]}"; do
       "$work/corpus" >"$work/log" 2>&1
   status=$?
   set -e
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -1 | grep -o '[0-9]*$')
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -1 | grep -o '[0-9]*$' || true)
   after=$(find "$work/corpus" -type f | wc -l)
   crashes=$(find "$work/artifacts" -type f | wc -l)
   if [[ $status -ne 0 || $crashes -gt 0 ]]; then failed=1; fi
