@@ -57,7 +57,8 @@ class Engine {
   /// Loads config.json + safetensors from `model_dir`. Throws izwi::Error naming the bad file,
   /// field or tensor.
   explicit Engine(const std::string& model_dir, const EngineConfig& config = EngineConfig{});
-  /// Calls shutdown().
+  /// Calls shutdown(). May run inside the engine's own stream callback (see generate_streaming):
+  /// it then stops the engine without waiting for the worker, which frees it after the current step.
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -61,9 +61,11 @@ void TranscriptionStream::finish_audio() {
 }
 
 Engine::Engine(const std::string& model_dir, const EngineConfig& config)
-    : impl_(std::make_shared<EngineImpl>(model_dir, config)) {}
+    : impl_(EngineImpl::create(model_dir, config)) {}
 
-Engine::~Engine() { shutdown(); }
+// On the worker thread (an Engine dropped in its own stream callback) this only asks the loop to
+// stop; the worker frees the engine when the loop has returned.
+Engine::~Engine() { impl_->shutdown(); }
 
 Output Engine::generate(const Request& request) { return impl_->submit(request, RequestChannel::Mode::Unary)->wait(); }
 

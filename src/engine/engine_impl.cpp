@@ -49,24 +49,41 @@ constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
 
 }  // namespace
 
-EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config) : config_(config) {
+namespace {
+// The engine whose worker loop runs on this thread (null on host threads).
+thread_local const EngineImpl* current_worker = nullptr;
+}  // namespace
+
+std::shared_ptr<EngineImpl> EngineImpl::create(const std::string& model_dir, const EngineConfig& config) {
+  auto engine = std::make_shared<EngineImpl>(config);
+  engine->start(model_dir);
+  return engine;
+}
+
+EngineImpl::EngineImpl(const EngineConfig& config) : config_(config) {
   config_.validate();
   set_log_level(config_.log_level);
+}
+
+void EngineImpl::start(const std::string& model_dir) {
   // The model loads on the worker thread so that all of the engine's libtorch work starts OpenMP
   // regions from that one thread. libgomp keeps a thread pool per thread that starts parallel work,
   // and once it manages more threads than there are cores it stops spinning between regions: every
   // kernel then waits for a futex wake-up (a fifth of the decode speed on 2 cores, docs/benchmarks.md).
   std::promise<void> loaded;
   std::future<void> ready = loaded.get_future();
-  worker_ = std::thread([this, model_dir, loaded = std::move(loaded)]() mutable {
+  // The worker keeps the engine alive while its loop runs: a callback that drops the last Engine
+  // only asks the loop to stop, and the engine is freed on the worker once the loop has returned.
+  worker_ = std::thread([self = shared_from_this(), model_dir, loaded = std::move(loaded)]() mutable {
+    current_worker = self.get();
     try {
-      load(model_dir);
+      self->load(model_dir);
     } catch (...) {
       loaded.set_exception(std::current_exception());
       return;
     }
     loaded.set_value();
-    worker_loop();
+    self->worker_loop();
   });
   try {
     ready.get();
@@ -75,6 +92,8 @@ EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config)
     throw;
   }
 }
+
+bool EngineImpl::on_worker_thread() const { return current_worker == this; }
 
 void EngineImpl::load(const std::string& model_dir) {
   TorchExecutorOptions options;
@@ -136,7 +155,12 @@ void EngineImpl::load(const std::string& model_dir) {
                  config_.block_size);
 }
 
-EngineImpl::~EngineImpl() { shutdown(); }
+EngineImpl::~EngineImpl() {
+  shutdown();
+  // Only the worker itself can drop the last reference while it runs (after its loop returned):
+  // a thread cannot join itself, and nothing of the engine is touched after this.
+  if (worker_.joinable()) worker_.detach();
+}
 
 std::string EngineImpl::next_id() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -346,7 +370,8 @@ void EngineImpl::shutdown() {
     }
   }
   wake_.notify_one();
-  if (worker_.joinable() && std::this_thread::get_id() != worker_.get_id()) worker_.join();
+  if (on_worker_thread()) return;  // the loop stops at its next command drain; it cannot join itself
+  if (worker_.joinable()) worker_.join();
 }
 
 void EngineImpl::worker_loop() {

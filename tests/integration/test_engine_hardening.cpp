@@ -1,0 +1,71 @@
+// Findings of the hostile review ("Hardening"): each misuse ends in a typed izwi::Error or in
+// safe behaviour, within bounded time and memory, never in a crash or a hang.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "common/cli_run.h"
+#include "common/engine_checks.h"
+#include "common/reference.h"
+#include "engine/engine_impl.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+
+namespace izwi {
+namespace {
+
+using namespace std::chrono_literals;
+using detail::EngineImpl;
+
+Request text_request(int32_t max_tokens) {
+  Request r;
+  r.prompt_ids = {1, 15, 30, 42};
+  r.params.max_tokens = max_tokens;
+  r.params.min_tokens = max_tokens;
+  return r;
+}
+
+// A deadlock must fail the test, not hang the suite: give up on the whole process.
+template <typename T>
+void wait_or_die(std::future<T>& future, const char* what) {
+  if (future.wait_for(120s) != std::future_status::ready) {
+    std::fprintf(stderr, "%s: still waiting after 120 s (deadlock)\n", what);
+    std::_Exit(1);
+  }
+}
+
+// Finding 2: dropping the last Engine inside its own callback made the worker join itself.
+TEST(EngineHardening, DroppingTheEngineInsideItsOwnCallbackEndsEveryRequest) {
+  auto holder = std::make_unique<Engine>(testing::fixture_dir("llama-tiny"));
+  const std::weak_ptr<EngineImpl> impl = EngineImpl::of(*holder).weak_from_this();
+  StreamHandle bystander = holder->generate_streaming(text_request(400));
+  std::promise<FinishReason> done;
+  std::future<FinishReason> finished = done.get_future();
+  int chunks = 0;
+  holder->generate_streaming(text_request(400), [&](const StreamChunk& chunk) {
+    if (++chunks == 3) holder.reset();  // the last reference, on the worker thread
+    if (chunk.finished) done.set_value(chunk.finish_reason);
+  });
+  wait_or_die(finished, "callback request");
+  EXPECT_EQ(finished.get(), FinishReason::Abort);
+  StreamChunk last;
+  testing::drain(bystander, &last);
+  EXPECT_EQ(last.finish_reason, FinishReason::Abort);
+  // The worker frees the engine once its loop has returned.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!impl.expired() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(impl.expired());
+}
+
+}  // namespace
+}  // namespace izwi
