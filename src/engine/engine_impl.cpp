@@ -95,6 +95,15 @@ void EngineImpl::start(const std::string& model_dir) {
 
 bool EngineImpl::on_worker_thread() const { return current_worker == this; }
 
+void EngineImpl::check_not_on_worker(const char* what) const {
+  if (on_worker_thread()) {
+    fail(ErrorCode::InvalidArgument,
+         "{} called from a stream callback (the engine's worker thread): this would deadlock; "
+         "use generate_streaming, abort or metrics there, or hand the work to another thread",
+         what);
+  }
+}
+
 void EngineImpl::load(const std::string& model_dir) {
   TorchExecutorOptions options;
   options.device = parse_device(config_.device);
@@ -328,6 +337,7 @@ void EngineImpl::run_on_worker(const std::function<void(EngineCore&)>& fn) {
 }
 
 void EngineImpl::run_on_worker_until(const std::function<bool(EngineCore&)>& fn) {
+  check_not_on_worker("run_on_worker");
   auto call = std::make_shared<RepeatedCall>();
   call->fn = fn;
   std::future<void> result = call->done.get_future();

@@ -35,6 +35,9 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
 
   /// True on this engine's worker thread (inside a stream callback or a run_on_worker function).
   bool on_worker_thread() const;
+  /// Throws InvalidArgument when called on this engine's worker thread: `what` would wait for the
+  /// worker, which is busy running the caller, and so never return.
+  void check_not_on_worker(const char* what) const;
 
   /// Validates on the caller's thread, then queues the request.
   std::shared_ptr<RequestChannel> submit(const Request& request, RequestChannel::Mode mode,

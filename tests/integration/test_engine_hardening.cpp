@@ -44,6 +44,56 @@ void wait_or_die(std::future<T>& future, const char* what) {
   }
 }
 
+// Finding 1: a blocking call from a stream callback waited for the worker that runs the callback.
+TEST(EngineHardening, BlockingCallsInsideACallbackThrowInsteadOfDeadlocking) {
+  Engine engine(testing::fixture_dir("llama-tiny"));
+  struct Seen {
+    std::vector<ErrorCode> codes;
+    std::vector<std::string> messages;
+    std::string nested_id;
+  } seen;
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  bool first = true;
+  engine.generate_streaming(text_request(4), [&](const StreamChunk& chunk) {
+    if (first) {
+      first = false;
+      const auto expect_error = [&](const std::function<void()>& call) {
+        try {
+          call();
+          seen.codes.push_back(ErrorCode::Internal);  // returned: not what we want
+          seen.messages.push_back("returned");
+        } catch (const Error& e) {
+          seen.codes.push_back(e.code());
+          seen.messages.push_back(e.what());
+        }
+      };
+      expect_error([&] { engine.generate(text_request(2)); });
+      expect_error([&] { engine.transcribe(std::vector<float>(1600, 0.0f), 16000); });
+      expect_error([&] { engine.synthesize(SpeechRequest{}); });
+      expect_error([&] { engine.shutdown(); });
+      expect_error([&] { EngineImpl::of(engine).run_on_worker([](EngineCore&) {}); });
+      StreamHandle other = engine.generate_streaming(text_request(2));
+      expect_error([&] { other.next(); });
+      // Calls that only queue work stay allowed.
+      seen.nested_id = engine.generate_streaming(text_request(2), [](const StreamChunk&) {});
+      engine.abort(seen.nested_id);
+      (void)engine.metrics();
+    }
+    if (chunk.finished) done.set_value();
+  });
+  wait_or_die(finished, "callback request");
+  ASSERT_EQ(seen.codes.size(), 6u);
+  for (size_t i = 0; i < seen.codes.size(); ++i) {
+    EXPECT_EQ(seen.codes[i], ErrorCode::InvalidArgument) << seen.messages[i];
+    EXPECT_NE(seen.messages[i].find("would deadlock"), std::string::npos) << seen.messages[i];
+  }
+  EXPECT_FALSE(seen.nested_id.empty());
+  // The engine is still fully usable from a host thread.
+  EXPECT_EQ(engine.generate(text_request(3)).tokens.size(), 3u);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
 // Finding 2: dropping the last Engine inside its own callback made the worker join itself.
 TEST(EngineHardening, DroppingTheEngineInsideItsOwnCallbackEndsEveryRequest) {
   auto holder = std::make_unique<Engine>(testing::fixture_dir("llama-tiny"));
