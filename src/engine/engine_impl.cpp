@@ -46,6 +46,7 @@ std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
 }
 
 constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
+constexpr int32_t kMaxDelayTokens = 512;  ///< 41 s of delay; the released model uses 6.
 
 }  // namespace
 
@@ -229,8 +230,23 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const TranscriptionOptions& options) {
   if (!info_.accepts_audio) fail(ErrorCode::Unsupported, "model_type '{}' does not transcribe audio", info_.model_type);
+  // Every option is checked before anything is sized from it: the prompt holds delay_tokens pads.
+  if (options.delay_tokens < -1 || options.delay_tokens > kMaxDelayTokens) {
+    fail(ErrorCode::InvalidArgument,
+         "TranscriptionOptions.delay_tokens = {} must be -1 (the model's default) or in [0, {}]", options.delay_tokens,
+         kMaxDelayTokens);
+  }
   TranscriptionSettings settings;
   settings.delay_tokens = options.delay_tokens >= 0 ? options.delay_tokens : model_->spec().default_delay_tokens;
+  if (settings.delay_tokens < 0 || settings.delay_tokens > kMaxDelayTokens) {
+    fail(ErrorCode::InvalidArgument, "the model's default_num_delay_tokens = {} is outside [0, {}]",
+         settings.delay_tokens, kMaxDelayTokens);
+  }
+  if (settings.delay_tokens + 1 > limits_.max_seq_len) {
+    fail(ErrorCode::InvalidArgument,
+         "TranscriptionOptions.delay_tokens = {}: the prompt of {} positions exceeds max_seq_len {}",
+         settings.delay_tokens, settings.delay_tokens + 1, limits_.max_seq_len);
+  }
   std::optional<int32_t> pad = options.pad_token_id;
   if (!pad && tokenizer_) pad = tokenizer_->token_to_id(kStreamingPadToken);
   if (!pad) {
@@ -250,8 +266,6 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   r.params.temperature = options.temperature;
   r.params.seed = options.seed;
   r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
-  if (settings.delay_tokens > 512)
-    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.delay_tokens = {} is too large", settings.delay_tokens);
   // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
   // pool fails with ResourceExhausted when it gets there.
   RequestLimits limits = limits_;

@@ -117,5 +117,38 @@ TEST(EngineHardening, DroppingTheEngineInsideItsOwnCallbackEndsEveryRequest) {
   EXPECT_TRUE(impl.expired());
 }
 
+// Finding 5: a huge delay_tokens sized the prompt (delay_tokens pad ids) before it was checked.
+TEST(EngineHardening, HugeDelayTokensIsRejectedBeforeAnythingIsAllocated) {
+  Engine engine(testing::fixture_dir("voxtral-realtime-tiny"));
+  for (int32_t delay :
+       {2000000000, std::numeric_limits<int32_t>::max(), 513, -2, std::numeric_limits<int32_t>::min()}) {
+    TranscriptionOptions o;
+    o.pad_token_id = 32;
+    o.delay_tokens = delay;
+    try {
+      engine.start_transcription(o);
+      ADD_FAILURE() << "delay_tokens = " << delay << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("delay_tokens"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(engine.transcribe(std::vector<float>(16000, 0.0f), 16000, o), Error);
+  }
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
+TEST(EngineHardening, CliHugeDelayTokensExitsWithOne) {
+  const std::string dir = testing::fixture_dir("voxtral-realtime-tiny");
+  for (const char* delay : {"2000000000", "2e9", "-7"}) {
+    for (const char* mode : {"", " --stream"}) {
+      const testing::CliRun run =
+          testing::run_example("izwi-transcribe", "--model " + dir + " --audio " + dir +
+                                                      "/audio.wav --pad-id 32 --delay-tokens " + delay + mode);
+      EXPECT_EQ(run.exit_code, 1) << delay << mode << ": " << run.err;
+      EXPECT_NE(run.err.find("delay"), std::string::npos) << delay << mode << ": " << run.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace izwi
