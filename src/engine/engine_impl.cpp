@@ -404,7 +404,14 @@ void EngineImpl::worker_loop() {
     std::vector<Command> batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return !commands_.empty() || (core_->has_unfinished() && !wait_for_command); });
+      const auto ready = [&] { return !commands_.empty() || (core_->has_unfinished() && !wait_for_command); };
+      // An idle live stream may have to give its batch slot to a waiting request at a set time.
+      const std::optional<Clock::time_point> deadline = wait_for_command ? core_->next_deadline() : std::nullopt;
+      if (deadline) {
+        wake_.wait_until(lock, *deadline, ready);
+      } else {
+        wake_.wait(lock, ready);
+      }
       batch.swap(commands_);
     }
     for (Command& command : batch) {

@@ -117,6 +117,70 @@ TEST(EngineHardening, DroppingTheEngineInsideItsOwnCallbackEndsEveryRequest) {
   EXPECT_TRUE(impl.expired());
 }
 
+TranscriptionOptions voxtral_options() {
+  TranscriptionOptions o;
+  o.pad_token_id = 32;  // the fixture's stand-in for the streaming pad token
+  o.delay_tokens = 6;
+  return o;
+}
+
+std::vector<int32_t> read_all(TranscriptionStream& stream) {
+  std::vector<int32_t> tokens;
+  while (std::optional<StreamChunk> piece = stream.next()) {
+    tokens.insert(tokens.end(), piece->tokens.begin(), piece->tokens.end());
+  }
+  return tokens;
+}
+
+// Finding 3: live streams waiting for audio (finish_audio never called) kept their batch slots,
+// so max_batch_size of them starved every other request.
+TEST(EngineHardening, IdleLiveStreamsGiveTheirSlotsToWaitingRequests) {
+  EngineConfig config;
+  config.max_batch_size = 2;
+  config.stream_idle_timeout_ms = 200;
+  const std::string dir = testing::fixture_dir("voxtral-realtime-tiny");
+  Engine engine(dir, config);
+  const std::vector<float> audio = load_audio_mono(dir + "/audio.wav", 16000);
+  const std::vector<int32_t> expected = testing::ReferenceTensors("voxtral-realtime-tiny").ids("generated");
+  const size_t first_part = 16000;  // 1 s of the 2.37 s
+  std::vector<TranscriptionStream> streams;
+  std::vector<std::vector<int32_t>> tokens(2);
+  for (int i = 0; i < 2; ++i) {
+    streams.push_back(engine.start_transcription(voxtral_options()));
+    streams.back().push_audio(audio.data(), first_part, 16000);
+    std::optional<StreamChunk> piece = streams.back().next();  // running, then waiting for audio
+    ASSERT_TRUE(piece.has_value());
+    tokens[i] = piece->tokens;
+  }
+  Request text;
+  text.prompt_ids = {1, 40, 41, 42};
+  text.params.max_tokens = 8;
+  text.params.min_tokens = 8;
+  auto done = std::async(std::launch::async, [&] { return engine.generate(text); });
+  wait_or_die(done, "text request behind two idle streams");
+  EXPECT_EQ(done.get().tokens.size(), 8u);
+  int parked = 0;
+  EngineImpl::of(engine).run_on_worker([&](EngineCore& core) {
+    for (const TranscriptionStream& s : streams) parked += core.find(s.id())->parked ? 1 : 0;
+  });
+  EXPECT_GE(parked, 1);  // at least one gave its slot (both when the text request arrived first)
+  // The parked streams resume when their audio comes, with the same tokens as offline.
+  for (int i = 0; i < 2; ++i) {
+    streams[i].push_audio(audio.data() + first_part, audio.size() - first_part, 16000);
+    streams[i].finish_audio();
+    const std::vector<int32_t> rest = read_all(streams[i]);
+    tokens[i].insert(tokens[i].end(), rest.begin(), rest.end());
+    EXPECT_EQ(tokens[i], expected) << "stream " << i;
+  }
+  EXPECT_EQ(testing::check_idle(engine), "");
+
+  EngineConfig bad;
+  bad.stream_idle_timeout_ms = -1;
+  EXPECT_THROW(bad.validate(), Error);
+  EXPECT_THROW(EngineConfig::from_json_string(R"({"stream_idle_timeout_ms": -5})"), Error);
+  EXPECT_EQ(EngineConfig::from_json_string(R"({"stream_idle_timeout_ms": 5})").stream_idle_timeout_ms, 5);
+}
+
 // Finding 5: a huge delay_tokens sized the prompt (delay_tokens pad ids) before it was checked.
 TEST(EngineHardening, HugeDelayTokensIsRejectedBeforeAnythingIsAllocated) {
   Engine engine(testing::fixture_dir("voxtral-realtime-tiny"));
