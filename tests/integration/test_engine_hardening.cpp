@@ -181,6 +181,45 @@ TEST(EngineHardening, IdleLiveStreamsGiveTheirSlotsToWaitingRequests) {
   EXPECT_EQ(EngineConfig::from_json_string(R"({"stream_idle_timeout_ms": 5})").stream_idle_timeout_ms, 5);
 }
 
+// Peak resident memory of this process so far, in bytes.
+int64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+// Finding 4: the audio encoder attended over a whole pushed file at once: memory grew with the
+// square of its length (0.5 GB for 1 min, 4.9 GB for 4 min on this fixture).
+TEST(EngineHardening, LongAudioIsEncodedInBoundedPassesWithTheSameTokens) {
+  Engine engine(testing::fixture_dir("voxtral-realtime-tiny"));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise(0.0f, 0.01f);
+  std::vector<float> audio(60 * 16000);
+  for (float& x : audio) x = noise(rng);
+
+  const int64_t before = peak_rss_bytes();
+  ASSERT_GT(before, 0);
+  const Output whole = engine.transcribe(audio, 16000, voxtral_options());
+  const int64_t growth = peak_rss_bytes() - before;
+  // 750 positions. Linear state: 6,000 mel frames (3 MB), 3,000 encoder frames, 750 embeddings,
+  // the decoder's KV and prefill chunks of 512 positions: tens of MB. One unbounded pass over the
+  // 3,000 encoder frames needs its [heads, 3000, 3000] scores several times over (0.5 GB).
+  EXPECT_LT(growth, int64_t{160} << 20) << "peak RSS grew by " << (growth >> 20) << " MiB";
+  std::printf("60 s of audio at once: peak RSS grew by %lld MiB\n", static_cast<long long>(growth >> 20));
+  EXPECT_GE(whole.tokens.size(), 700u);  // one per 80 ms after the 7-position prompt
+
+  TranscriptionStream stream = engine.start_transcription(voxtral_options());
+  for (size_t pos = 0; pos < audio.size(); pos += 1280) {  // 80 ms
+    stream.push_audio(audio.data() + pos, std::min<size_t>(1280, audio.size() - pos), 16000);
+  }
+  stream.finish_audio();
+  EXPECT_EQ(read_all(stream), whole.tokens);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
 // Finding 5: a huge delay_tokens sized the prompt (delay_tokens pad ids) before it was checked.
 TEST(EngineHardening, HugeDelayTokensIsRejectedBeforeAnythingIsAllocated) {
   Engine engine(testing::fixture_dir("voxtral-realtime-tiny"));
