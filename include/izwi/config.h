@@ -23,6 +23,12 @@ struct EngineConfig {
   bool enable_preemption = true;       ///< Evict the lowest-priority sequence when blocks run out.
   SchedulingPolicy policy = SchedulingPolicy::Fcfs;
   int32_t max_seq_len = 0;             ///< Prompt + output limit; 0 = the model's max positions.
+  /// A live transcription stream that has waited this long for audio (no position left to
+  /// compute, finish_audio() not called) gives up its batch slot and KV blocks when requests are
+  /// waiting for a slot in a full batch; when its audio comes it is queued again and recomputes its
+  /// positions from its kept audio embeddings (same tokens). 0 = as soon as a request waits.
+  /// A stream fed every 80 ms never waits that long. At most one hour.
+  int32_t stream_idle_timeout_ms = 1000;
 
   // KV cache
   int32_t block_size = 16;             ///< Positions per KV block.

@@ -57,20 +57,32 @@ class Engine {
   /// Loads config.json + safetensors from `model_dir`. Throws izwi::Error naming the bad file,
   /// field or tensor.
   explicit Engine(const std::string& model_dir, const EngineConfig& config = EngineConfig{});
-  /// Calls shutdown().
+  /// Calls shutdown(). May run inside the engine's own stream callback (see generate_streaming):
+  /// it then stops the engine without waiting for the worker, which frees it after the current step.
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   /// Blocks until the request finishes. Throws izwi::Error for invalid input (before anything
   /// runs) and for failures inside the engine; an aborted request returns FinishReason::Abort.
+  /// Throws InvalidArgument inside a stream callback of this engine (it would deadlock).
   Output generate(const Request& request);
 
   /// Returns at once with a handle yielding chunks as tokens are produced.
   StreamHandle generate_streaming(const Request& request);
 
   /// Callback form: `on_chunk` runs on the engine's worker thread for every chunk, the last one
-  /// with finished == true; keep it short. Returns the request id.
+  /// with finished == true; keep it short (every other request waits while it runs). Returns the
+  /// request id. A callback that throws aborts its own request only.
+  ///
+  /// Re-entrancy: inside `on_chunk` the calls that only queue work are allowed on the same engine
+  /// (generate_streaming with a callback, start_transcription, push_audio / finish_audio, abort,
+  /// metrics, pending_requests, running_requests, model_info). Calls that wait for the worker
+  /// (generate, transcribe, synthesize, shutdown, and StreamHandle / TranscriptionStream::next on
+  /// a stream that has nothing ready) would wait for the thread that is running the callback: they
+  /// throw izwi::Error(InvalidArgument) instead of deadlocking. Destroying the last Engine inside its
+  /// own callback is allowed: every live request then ends with FinishReason::Abort and the worker
+  /// frees the engine after the current step.
   using ChunkCallback = std::function<void(const StreamChunk&)>;
   std::string generate_streaming(const Request& request, ChunkCallback on_chunk);
 
@@ -94,6 +106,7 @@ class Engine {
   int32_t running_requests() const;  ///< Holding KV blocks.
 
   /// Stops the worker; every in-flight request finishes with FinishReason::Abort. Idempotent.
+  /// Waits for the worker, so it throws InvalidArgument inside a stream callback.
   void shutdown();
 
   const ModelInfo& model_info() const;

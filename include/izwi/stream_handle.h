@@ -30,6 +30,8 @@ class StreamHandle {
   /// The request id (assigned by the engine if the request had none).
   const std::string& id() const;
   /// Blocks for the next chunk; std::nullopt once the finished chunk has been returned.
+  /// Inside a stream callback of the same engine it throws InvalidArgument when it would block
+  /// (the worker that produces the chunk is the thread running the callback).
   std::optional<StreamChunk> next();
   /// Asks the engine to abort; the stream then ends with FinishReason::Abort. Idempotent.
   void abort();

@@ -22,7 +22,7 @@ class AudioFeed;
 struct TranscriptionOptions {
   std::string id;  ///< Unique among live requests; empty = engine assigns one.
   int32_t priority = 0;
-  int32_t delay_tokens = -1;            ///< Streaming delay in positions (80 ms each); -1 = model default.
+  int32_t delay_tokens = -1;            ///< Streaming delay in positions (80 ms each), 0..512; -1 = model default.
   std::optional<int32_t> pad_token_id;  ///< Streaming pad token; default from the model's tokenizer.
   bool continue_after_audio = false;    ///< After the audio's positions, keep decoding text until EOS...
   int32_t max_tokens_after_audio = 64;  ///< ...or this many extra positions.

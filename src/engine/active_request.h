@@ -30,6 +30,12 @@ struct ActiveRequest {
   Clock::time_point first_scheduled;
   Clock::time_point first_token;
   bool scheduled_once = false;
+  /// Last time the request computed positions or received audio (live streams' idle time).
+  Clock::time_point last_active;
+  /// A live stream parked while waiting for audio: out of the scheduler, no KV blocks; it is queued
+  /// again once it has positions past `parked_computed` (the positions it had computed).
+  bool parked = false;
+  int32_t parked_computed = 0;
   size_t delivered = 0;              ///< Generated tokens already handed to the channel.
   std::unique_ptr<TextStream> text;  ///< Null when the model folder has no tokenizer.
   size_t text_pushed = 0;            ///< Generated tokens already given to `text`.

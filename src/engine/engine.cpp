@@ -34,6 +34,7 @@ const std::string& StreamHandle::id() const {
 
 std::optional<StreamChunk> StreamHandle::next() {
   if (!channel_) return std::nullopt;
+  if (auto engine = engine_.lock(); engine && !channel_->ready()) engine->check_not_on_worker("StreamHandle::next");
   return channel_->next();
 }
 
@@ -61,11 +62,16 @@ void TranscriptionStream::finish_audio() {
 }
 
 Engine::Engine(const std::string& model_dir, const EngineConfig& config)
-    : impl_(std::make_shared<EngineImpl>(model_dir, config)) {}
+    : impl_(EngineImpl::create(model_dir, config)) {}
 
-Engine::~Engine() { shutdown(); }
+// On the worker thread (an Engine dropped in its own stream callback) this only asks the loop to
+// stop; the worker frees the engine when the loop has returned.
+Engine::~Engine() { impl_->shutdown(); }
 
-Output Engine::generate(const Request& request) { return impl_->submit(request, RequestChannel::Mode::Unary)->wait(); }
+Output Engine::generate(const Request& request) {
+  impl_->check_not_on_worker("Engine::generate");
+  return impl_->submit(request, RequestChannel::Mode::Unary)->wait();
+}
 
 StreamHandle Engine::generate_streaming(const Request& request) {
   return StreamHandle(impl_->submit(request, RequestChannel::Mode::Stream), impl_);
@@ -83,6 +89,7 @@ TranscriptionStream Engine::start_transcription(const TranscriptionOptions& opti
 }
 
 Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate, const TranscriptionOptions& options) {
+  impl_->check_not_on_worker("Engine::transcribe");
   check_samples(samples.data(), samples.size(), "transcribe");
   TranscriptionStream stream = start_transcription(options);
   stream.push_audio(samples.data(), samples.size(), sample_rate);
@@ -101,6 +108,7 @@ Output Engine::transcribe(const std::vector<float>& samples, int32_t sample_rate
 }
 
 Output Engine::synthesize(const SpeechRequest& request) {
+  impl_->check_not_on_worker("Engine::synthesize");
   return impl_->submit_speech(request, RequestChannel::Mode::Unary)->wait();
 }
 
@@ -116,7 +124,10 @@ int32_t Engine::pending_requests() const { return impl_->pending_requests(); }
 
 int32_t Engine::running_requests() const { return impl_->metrics().running_requests; }
 
-void Engine::shutdown() { impl_->shutdown(); }
+void Engine::shutdown() {
+  impl_->check_not_on_worker("Engine::shutdown");
+  impl_->shutdown();
+}
 
 const ModelInfo& Engine::model_info() const { return impl_->model_info(); }
 

@@ -17,6 +17,7 @@ constexpr int32_t kMaxTokensPerStep = 1 << 20;
 constexpr int32_t kMaxSeqLen = 1 << 24;  // the largest max_position_embeddings a model config may give
 constexpr int32_t kMaxBlockSize = 1024;
 constexpr int32_t kMaxThreads = 1024;
+constexpr int32_t kMaxStreamIdleTimeoutMs = 3600 * 1000;
 
 }  // namespace
 
@@ -34,6 +35,8 @@ void EngineConfig::validate() const {
           "must be >= max_batch_size (every running sequence needs a position per step)");
   require(max_seq_len >= 0 && max_seq_len <= kMaxSeqLen, "max_seq_len",
           fmt::format("must be in [0, {}] (0 = the model's limit)", kMaxSeqLen));
+  require(stream_idle_timeout_ms >= 0 && stream_idle_timeout_ms <= kMaxStreamIdleTimeoutMs, "stream_idle_timeout_ms",
+          fmt::format("must be in [0, {}]", kMaxStreamIdleTimeoutMs));
   require(block_size >= 1 && block_size <= kMaxBlockSize, "block_size",
           fmt::format("must be in [1, {}]", kMaxBlockSize));
   require(num_kv_blocks >= 1, "num_kv_blocks", "must be >= 1");
@@ -64,7 +67,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   static const std::set<std::string> known = {
       "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",
       "max_seq_len", "block_size", "num_kv_blocks", "enable_prefix_cache", "device", "dtype", "weight_dtype", "num_threads",
-      "use_fast_kernels", "log_level"};
+      "use_fast_kernels", "log_level", "stream_idle_timeout_ms"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (known.count(it.key()) == 0) fail(ErrorCode::InvalidArgument, "{}: unknown field '{}'", origin, it.key());
   }
@@ -74,6 +77,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.enable_chunked_prefill = f.get_or("enable_chunked_prefill", c.enable_chunked_prefill);
   c.enable_preemption = f.get_or("enable_preemption", c.enable_preemption);
   c.max_seq_len = f.get_or("max_seq_len", c.max_seq_len);
+  c.stream_idle_timeout_ms = f.get_or("stream_idle_timeout_ms", c.stream_idle_timeout_ms);
   c.block_size = f.get_or("block_size", c.block_size);
   c.num_kv_blocks = f.get_or("num_kv_blocks", c.num_kv_blocks);
   c.enable_prefix_cache = f.get_or("enable_prefix_cache", c.enable_prefix_cache);

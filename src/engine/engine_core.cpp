@@ -30,7 +30,9 @@ EngineCore::EngineCore(std::unique_ptr<ModelExecutor> executor, const EngineConf
              executor_->spec().needs_state_slots ? config.max_batch_size : 0),
       scheduler_(scheduler_config(config), cache_),
       metrics_(metrics),
-      on_done_(std::move(on_done)) {
+      on_done_(std::move(on_done)),
+      max_batch_size_(config.max_batch_size),
+      stream_idle_timeout_(std::chrono::milliseconds(config.stream_idle_timeout_ms)) {
   executor_->allocate_cache(config.num_kv_blocks, config.block_size,
                             executor_->spec().needs_state_slots ? config.max_batch_size : 0);
   record_queues();
@@ -42,6 +44,7 @@ void EngineCore::add(std::unique_ptr<ActiveRequest> request) {
   r.seq.arrival = next_seq_id_;
   ++next_seq_id_;
   r.sampling.history = &r.seq.tokens;
+  r.last_active = Clock::now();
   by_seq_[r.seq.id] = &r;
   scheduler_.add(&r.seq);
   requests_.emplace(r.id, std::move(request));
@@ -75,6 +78,8 @@ void EngineCore::push_audio(const std::string& id, const std::vector<float>& sam
     return;
   }
   r.seq.input_limit = r.input_limit();
+  r.last_active = Clock::now();
+  unpark_if_runnable(r);
   advance(r);  // tokens that waited for this audio are final now
 }
 
@@ -89,11 +94,13 @@ void EngineCore::finish_audio(const std::string& id) {
     return;
   }
   r.seq.input_limit = r.input_limit();
+  r.last_active = Clock::now();
   // Audio shorter than the prompt (or already fully decoded) ends the request now.
   const int32_t end = r.end_of_audio();
   if (static_cast<int32_t>(r.seq.tokens.size()) >= end) {
     finish(r, FinishReason::Length);
   } else {
+    unpark_if_runnable(r);  // continue_after_audio lifts the input limit
     advance(r);  // a token that waited for more audio is final now
   }
 }
@@ -108,6 +115,7 @@ void EngineCore::fail_all(const Error& error) {
 }
 
 bool EngineCore::step() {
+  park_idle_streams(Clock::now());
   ScheduleResult plan = scheduler_.schedule();
   for (Sequence* seq : plan.unfittable) {
     ActiveRequest& r = *by_seq_.at(seq->id);
@@ -134,6 +142,7 @@ bool EngineCore::step() {
       r.first_scheduled = start;
       metrics_.record_admission(r.seq.prompt_len, r.seq.prefix_hit_tokens);
     }
+    r.last_active = start;
     StepSequence step;
     step.seq_id = s.seq->id;
     step.start_pos = s.seq->num_computed;
@@ -290,6 +299,7 @@ void EngineCore::fail(ActiveRequest& r, const Error& error) {
 
 void EngineCore::remove(ActiveRequest& r) {
   const std::string id = r.id;  // r (and r.id) die in the erase below
+  if (r.parked) --num_parked_;
   scheduler_.remove(&r.seq);
   by_seq_.erase(r.seq.id);
   on_done_(id);
@@ -309,18 +319,81 @@ void EngineCore::fail_stalled() {
                       "request '" + victim->id + "': the KV cache is full and preemption is disabled"));
 }
 
+bool EngineCore::parkable(const ActiveRequest& r) const {
+  return r.takes_audio() && !r.parked && r.seq.status == SequenceStatus::Running && r.seq.runnable_tokens() == 0;
+}
+
+int32_t EngineCore::admissible_waiting() const {
+  int32_t n = 0;
+  for (const auto& [id, r] : requests_) {
+    if (!r->parked && r->seq.status == SequenceStatus::Waiting && r->seq.runnable_tokens() > 0) ++n;
+  }
+  return n;
+}
+
+void EngineCore::park_idle_streams(Clock::time_point now) {
+  if (num_running() < max_batch_size_) return;
+  int32_t wanted = admissible_waiting() - (max_batch_size_ - num_running());
+  if (wanted <= 0) return;
+  // Longest idle first.
+  std::vector<ActiveRequest*> idle;
+  for (Sequence* seq : scheduler_.running()) {
+    ActiveRequest* r = by_seq_.at(seq->id);
+    if (parkable(*r) && now - r->last_active >= stream_idle_timeout_) idle.push_back(r);
+  }
+  std::sort(idle.begin(), idle.end(),
+            [](const ActiveRequest* a, const ActiveRequest* b) { return a->last_active < b->last_active; });
+  for (ActiveRequest* r : idle) {
+    if (wanted-- == 0) break;
+    Sequence& seq = r->seq;
+    r->parked = true;
+    r->parked_computed = seq.num_computed;
+    scheduler_.remove(&seq);  // frees its blocks; recomputed like a preempted sequence
+    seq.status = SequenceStatus::Waiting;
+    seq.num_computed = 0;
+    seq.fresh_state = false;
+    seq.restore_block = -1;
+    ++seq.num_preemptions;
+    ++num_parked_;
+    logger()->debug("request '{}': parked while waiting for audio", r->id);
+  }
+  record_queues();
+}
+
+void EngineCore::unpark_if_runnable(ActiveRequest& r) {
+  if (!r.parked) return;
+  const int32_t known = std::min(static_cast<int32_t>(r.seq.tokens.size()), r.seq.input_limit);
+  if (known <= r.parked_computed) return;  // still nothing new to compute
+  r.parked = false;
+  --num_parked_;
+  scheduler_.add(&r.seq);
+  record_queues();
+}
+
+std::optional<Clock::time_point> EngineCore::next_deadline() const {
+  if (num_running() < max_batch_size_ || admissible_waiting() == 0) return std::nullopt;
+  std::optional<Clock::time_point> first;
+  for (Sequence* seq : scheduler_.running()) {
+    const ActiveRequest& r = *by_seq_.at(seq->id);
+    if (parkable(r) && (!first || r.last_active + stream_idle_timeout_ < *first)) {
+      first = r.last_active + stream_idle_timeout_;
+    }
+  }
+  return first;
+}
+
 void EngineCore::record_queues() {
   const KVCacheStats stats = cache_.stats();
-  metrics_.record_queues(scheduler_.num_waiting(), scheduler_.num_running(), stats.total_blocks, stats.free_blocks,
-                         stats.cached_blocks);
+  metrics_.record_queues(scheduler_.num_waiting() + num_parked_, scheduler_.num_running(), stats.total_blocks,
+                         stats.free_blocks, stats.cached_blocks);
 }
 
 std::string EngineCore::check_invariants() const {
   std::string problem = cache_.check_invariants();
   if (!problem.empty()) return problem;
-  const size_t queued = static_cast<size_t>(scheduler_.num_waiting() + scheduler_.num_running());
+  const size_t queued = static_cast<size_t>(scheduler_.num_waiting() + scheduler_.num_running() + num_parked_);
   if (queued != requests_.size()) {
-    return fmt::format("{} live requests but {} in the scheduler's queues", requests_.size(), queued);
+    return fmt::format("{} live requests but {} in the scheduler's queues or parked", requests_.size(), queued);
   }
   return {};
 }

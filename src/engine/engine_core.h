@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -34,6 +35,9 @@ class EngineCore {
   void fail_all(const Error& error);
   /// Runs one step. Returns false when nothing could be done (all live requests wait for input).
   bool step();
+  /// When the worker must step again although no command came: the moment an idle live stream
+  /// may be parked to make room for a waiting request (EngineConfig::stream_idle_timeout_ms).
+  std::optional<Clock::time_point> next_deadline() const;
 
   bool has_unfinished() const { return !requests_.empty(); }
   /// The live request with this id, or nullptr.
@@ -59,6 +63,14 @@ class EngineCore {
   /// Frees the request's cache, forgets it and reports it done; the caller is resolved after.
   void remove(ActiveRequest& request);
   void fail_stalled();
+  /// Live streams that wait for audio give their batch slot to requests waiting for one, once idle
+  /// for stream_idle_timeout_ms: out of the scheduler, KV freed (recomputed from the kept audio
+  /// embeddings when their audio comes, as after a preemption).
+  void park_idle_streams(Clock::time_point now);
+  /// Requests waiting for a batch slot with positions they could compute now.
+  int32_t admissible_waiting() const;
+  bool parkable(const ActiveRequest& r) const;
+  void unpark_if_runnable(ActiveRequest& r);
   void record_queues();
 
   std::unique_ptr<ModelExecutor> executor_;
@@ -69,6 +81,9 @@ class EngineCore {
   std::unordered_map<std::string, std::unique_ptr<ActiveRequest>> requests_;
   std::unordered_map<uint64_t, ActiveRequest*> by_seq_;
   uint64_t next_seq_id_ = 1;
+  int32_t max_batch_size_;
+  Clock::duration stream_idle_timeout_;
+  int32_t num_parked_ = 0;
 };
 
 }  // namespace izwi

@@ -46,33 +46,62 @@ std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
 }
 
 constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
+constexpr int32_t kMaxDelayTokens = 512;  ///< 41 s of delay; the released model uses 6.
 
 }  // namespace
 
-EngineImpl::EngineImpl(const std::string& model_dir, const EngineConfig& config) : config_(config) {
+namespace {
+// The engine whose worker loop runs on this thread (null on host threads).
+thread_local const EngineImpl* current_worker = nullptr;
+}  // namespace
+
+std::shared_ptr<EngineImpl> EngineImpl::create(const std::string& model_dir, const EngineConfig& config) {
+  auto engine = std::make_shared<EngineImpl>(config);
+  engine->start(model_dir);
+  return engine;
+}
+
+EngineImpl::EngineImpl(const EngineConfig& config) : config_(config) {
   config_.validate();
   set_log_level(config_.log_level);
+}
+
+void EngineImpl::start(const std::string& model_dir) {
   // The model loads on the worker thread so that all of the engine's libtorch work starts OpenMP
   // regions from that one thread. libgomp keeps a thread pool per thread that starts parallel work,
   // and once it manages more threads than there are cores it stops spinning between regions: every
   // kernel then waits for a futex wake-up (a fifth of the decode speed on 2 cores, docs/benchmarks.md).
   std::promise<void> loaded;
   std::future<void> ready = loaded.get_future();
-  worker_ = std::thread([this, model_dir, loaded = std::move(loaded)]() mutable {
+  // The worker keeps the engine alive while its loop runs: a callback that drops the last Engine
+  // only asks the loop to stop, and the engine is freed on the worker once the loop has returned.
+  worker_ = std::thread([self = shared_from_this(), model_dir, loaded = std::move(loaded)]() mutable {
+    current_worker = self.get();
     try {
-      load(model_dir);
+      self->load(model_dir);
     } catch (...) {
       loaded.set_exception(std::current_exception());
       return;
     }
     loaded.set_value();
-    worker_loop();
+    self->worker_loop();
   });
   try {
     ready.get();
   } catch (...) {
     worker_.join();
     throw;
+  }
+}
+
+bool EngineImpl::on_worker_thread() const { return current_worker == this; }
+
+void EngineImpl::check_not_on_worker(const char* what) const {
+  if (on_worker_thread()) {
+    fail(ErrorCode::InvalidArgument,
+         "{} called from a stream callback (the engine's worker thread): this would deadlock; "
+         "use generate_streaming, abort or metrics there, or hand the work to another thread",
+         what);
   }
 }
 
@@ -136,7 +165,12 @@ void EngineImpl::load(const std::string& model_dir) {
                  config_.block_size);
 }
 
-EngineImpl::~EngineImpl() { shutdown(); }
+EngineImpl::~EngineImpl() {
+  shutdown();
+  // Only the worker itself can drop the last reference while it runs (after its loop returned):
+  // a thread cannot join itself, and nothing of the engine is touched after this.
+  if (worker_.joinable()) worker_.detach();
+}
 
 std::string EngineImpl::next_id() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -196,8 +230,23 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const TranscriptionOptions& options) {
   if (!info_.accepts_audio) fail(ErrorCode::Unsupported, "model_type '{}' does not transcribe audio", info_.model_type);
+  // Every option is checked before anything is sized from it: the prompt holds delay_tokens pads.
+  if (options.delay_tokens < -1 || options.delay_tokens > kMaxDelayTokens) {
+    fail(ErrorCode::InvalidArgument,
+         "TranscriptionOptions.delay_tokens = {} must be -1 (the model's default) or in [0, {}]", options.delay_tokens,
+         kMaxDelayTokens);
+  }
   TranscriptionSettings settings;
   settings.delay_tokens = options.delay_tokens >= 0 ? options.delay_tokens : model_->spec().default_delay_tokens;
+  if (settings.delay_tokens < 0 || settings.delay_tokens > kMaxDelayTokens) {
+    fail(ErrorCode::InvalidArgument, "the model's default_num_delay_tokens = {} is outside [0, {}]",
+         settings.delay_tokens, kMaxDelayTokens);
+  }
+  if (settings.delay_tokens + 1 > limits_.max_seq_len) {
+    fail(ErrorCode::InvalidArgument,
+         "TranscriptionOptions.delay_tokens = {}: the prompt of {} positions exceeds max_seq_len {}",
+         settings.delay_tokens, settings.delay_tokens + 1, limits_.max_seq_len);
+  }
   std::optional<int32_t> pad = options.pad_token_id;
   if (!pad && tokenizer_) pad = tokenizer_->token_to_id(kStreamingPadToken);
   if (!pad) {
@@ -217,8 +266,6 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   r.params.temperature = options.temperature;
   r.params.seed = options.seed;
   r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
-  if (settings.delay_tokens > 512)
-    fail(ErrorCode::InvalidArgument, "TranscriptionOptions.delay_tokens = {} is too large", settings.delay_tokens);
   // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
   // pool fails with ResourceExhausted when it gets there.
   RequestLimits limits = limits_;
@@ -304,6 +351,7 @@ void EngineImpl::run_on_worker(const std::function<void(EngineCore&)>& fn) {
 }
 
 void EngineImpl::run_on_worker_until(const std::function<bool(EngineCore&)>& fn) {
+  check_not_on_worker("run_on_worker");
   auto call = std::make_shared<RepeatedCall>();
   call->fn = fn;
   std::future<void> result = call->done.get_future();
@@ -346,7 +394,8 @@ void EngineImpl::shutdown() {
     }
   }
   wake_.notify_one();
-  if (worker_.joinable() && std::this_thread::get_id() != worker_.get_id()) worker_.join();
+  if (on_worker_thread()) return;  // the loop stops at its next command drain; it cannot join itself
+  if (worker_.joinable()) worker_.join();
 }
 
 void EngineImpl::worker_loop() {
@@ -355,7 +404,14 @@ void EngineImpl::worker_loop() {
     std::vector<Command> batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return !commands_.empty() || (core_->has_unfinished() && !wait_for_command); });
+      const auto ready = [&] { return !commands_.empty() || (core_->has_unfinished() && !wait_for_command); };
+      // An idle live stream may have to give its batch slot to a waiting request at a set time.
+      const std::optional<Clock::time_point> deadline = wait_for_command ? core_->next_deadline() : std::nullopt;
+      if (deadline) {
+        wake_.wait_until(lock, *deadline, ready);
+      } else {
+        wake_.wait(lock, ready);
+      }
       batch.swap(commands_);
     }
     for (Command& command : batch) {

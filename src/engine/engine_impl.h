@@ -25,8 +25,19 @@ namespace izwi::detail {
 
 class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
  public:
-  EngineImpl(const std::string& model_dir, const EngineConfig& config);
+  /// Loads the model on a new worker thread and starts its loop. The worker holds a reference to
+  /// the engine while its loop runs, so the last public reference may be dropped anywhere, even in
+  /// a stream callback on the worker itself (the engine then shuts down and is freed by the worker).
+  static std::shared_ptr<EngineImpl> create(const std::string& model_dir, const EngineConfig& config);
+  /// Validates the config; create() is the way to get a running engine.
+  explicit EngineImpl(const EngineConfig& config);
   ~EngineImpl();
+
+  /// True on this engine's worker thread (inside a stream callback or a run_on_worker function).
+  bool on_worker_thread() const;
+  /// Throws InvalidArgument when called on this engine's worker thread: `what` would wait for the
+  /// worker, which is busy running the caller, and so never return.
+  void check_not_on_worker(const char* what) const;
 
   /// Validates on the caller's thread, then queues the request.
   std::shared_ptr<RequestChannel> submit(const Request& request, RequestChannel::Mode mode,
@@ -39,6 +50,9 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   void push_audio(const std::string& request_id, std::vector<float> samples);
   void finish_audio(const std::string& request_id);
   bool abort(const std::string& request_id);
+  /// Stops accepting work and aborts every live request. From a host thread it waits for the
+  /// worker to end; on the worker thread (an Engine dropped in its own callback) it only asks the
+  /// loop to stop after the current step.
   void shutdown();
 
   /// Runs `fn` on the worker thread between steps and waits for it (tests, introspection).
@@ -66,6 +80,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
     std::vector<float> samples;
   };
 
+  /// Starts the worker thread: load, then the loop, holding `self` until the loop ends.
+  void start(const std::string& model_dir);
   /// Loads the model and builds the core; runs on the worker thread before its loop.
   void load(const std::string& model_dir);
   void worker_loop();

@@ -88,4 +88,9 @@ bool RequestChannel::finished() const {
   return finished_;
 }
 
+bool RequestChannel::ready() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_ || !chunks_.empty();
+}
+
 }  // namespace izwi::detail

@@ -38,6 +38,8 @@ class RequestChannel {
   /// Blocks for the next chunk; std::nullopt after the finished chunk was returned.
   std::optional<StreamChunk> next();
   bool finished() const;
+  /// next() would return at once (a chunk is queued or the request ended).
+  bool ready() const;
 
  private:
   bool deliver(StreamChunk chunk);

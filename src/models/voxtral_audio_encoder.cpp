@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -126,7 +127,47 @@ at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, cons
   return encode_batch({Job{&state, mel}}, ctx)[0];
 }
 
+int64_t VoxtralAudioEncoder::mel_frames_per_pass() const {
+  // Encoder frames per pass: twice the window (the attention scores of a pass are then at most
+  // [heads, 2W, 3W]), at least 64, at most 1024 (a model without a window keeps every K/V anyway).
+  const int64_t window = config_.sliding_window > 0 ? config_.sliding_window : 512;
+  const int64_t frames = std::min<int64_t>(std::max<int64_t>(2 * window, 64), 1024);
+  const int64_t per = mel_frames_per_embedding();
+  return std::max<int64_t>(per, (2 * frames) / per * per);  // conv2 has stride 2
+}
+
 std::vector<at::Tensor> VoxtralAudioEncoder::encode_batch(const std::vector<Job>& jobs, const ForwardContext& ctx) const {
+  const int64_t pass = mel_frames_per_pass();
+  int64_t longest = 0;
+  for (const Job& job : jobs) longest = std::max<int64_t>(longest, job.mel.size(1));
+  if (longest <= pass) return encode_pass(jobs, ctx);
+  // Passes of at most `pass` frames per stream, each continuing the streams' states.
+  std::vector<std::vector<at::Tensor>> parts(jobs.size());
+  for (int64_t offset = 0; offset < longest; offset += pass) {
+    std::vector<Job> round;
+    std::vector<size_t> which;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const int64_t n = jobs[j].mel.size(1);
+      if (n <= offset) continue;
+      round.push_back(Job{jobs[j].state, jobs[j].mel.narrow(1, offset, std::min(pass, n - offset))});
+      which.push_back(j);
+    }
+    std::vector<at::Tensor> out = encode_pass(round, ctx);
+    for (size_t k = 0; k < which.size(); ++k) parts[which[k]].push_back(std::move(out[k]));
+  }
+  std::vector<at::Tensor> out;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (parts[j].empty()) {
+      out.push_back(at::zeros({0, config_.text_hidden_size}, conv1_weight_.options()));
+    } else {
+      out.push_back(parts[j].size() == 1 ? parts[j][0] : at::cat(parts[j], 0));
+    }
+  }
+  return out;
+}
+
+std::vector<at::Tensor> VoxtralAudioEncoder::encode_pass(const std::vector<Job>& jobs,
+                                                         const ForwardContext& ctx) const {
   const VoxtralEncoderConfig& c = config_;
   std::vector<at::Tensor> stems;
   std::vector<int64_t> rows;

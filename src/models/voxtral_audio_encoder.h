@@ -61,7 +61,14 @@ class VoxtralAudioEncoder {
   /// encode() for many streams in one pass: the linear layers run once over all streams' frames
   /// (their weights are read once per step, not once per stream); the convolutions and attention
   /// use each stream's own state. Returns one embeddings tensor per job.
+  /// A long job (a whole file pushed at once) is encoded in passes of at most mel_frames_per_pass()
+  /// frames through the same streaming state, so memory stays linear in the audio's length (one
+  /// pass attends over at most its own frames plus the window) and the embeddings are those of
+  /// streaming the audio in such chunks.
   std::vector<at::Tensor> encode_batch(const std::vector<Job>& jobs, const ForwardContext& ctx) const;
+  /// Most mel frames of one stream in one encoder pass: a few sliding windows, a multiple of
+  /// mel_frames_per_embedding().
+  int64_t mel_frames_per_pass() const;
 
  private:
   struct Layer {
@@ -75,6 +82,8 @@ class VoxtralAudioEncoder {
   /// Sliding-window attention of one stream's rows of `qkv` against its kept K/V (updated), before
   /// the output projection: [n, heads * head_dim].
   at::Tensor attend(const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values, int64_t first_pos) const;
+  /// One pass of encode_batch over jobs of at most mel_frames_per_pass() frames each.
+  std::vector<at::Tensor> encode_pass(const std::vector<Job>& jobs, const ForwardContext& ctx) const;
 
   VoxtralEncoderConfig config_;
   at::Tensor conv1_weight_, conv1_bias_, conv2_weight_, conv2_bias_;
