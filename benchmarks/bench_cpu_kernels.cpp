@@ -42,7 +42,8 @@ void BM_LinearStackFromDram(benchmark::State& state) {
   const int64_t layers = state.range(0), out = state.range(1), in = state.range(2);
   const bool bf16 = state.range(3) != 0;
   std::vector<at::Tensor> weights;
-  for (int64_t l = 0; l < layers; ++l) weights.push_back((at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat));
+  for (int64_t l = 0; l < layers; ++l)
+    weights.push_back((at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat));
   const at::Tensor x = at::randn({1, in});
   at::Tensor y = at::empty({1, out});
   for (auto _ : state) {
@@ -52,7 +53,8 @@ void BM_LinearStackFromDram(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(y.data_ptr<float>());
   }
-  state.SetBytesProcessed(state.iterations() * layers * weights[0].numel() * static_cast<int64_t>(weights[0].element_size()));
+  state.SetBytesProcessed(state.iterations() * layers * weights[0].numel() *
+                          static_cast<int64_t>(weights[0].element_size()));
 }
 
 // The streaming read bandwidth izwi-bench divides by (1 GiB, all threads).
@@ -87,7 +89,8 @@ void BM_RmsNorm(benchmark::State& state) {
   const int64_t rows = state.range(0), dim = 2048;
   const at::Tensor x = at::randn({rows, dim}), w = at::randn({dim});
   at::Tensor y = at::empty_like(x);
-  for (auto _ : state) izwi::rms_norm_cpu(x.data_ptr<float>(), w.data_ptr<float>(), y.data_ptr<float>(), rows, dim, 1e-5f);
+  for (auto _ : state)
+    izwi::rms_norm_cpu(x.data_ptr<float>(), w.data_ptr<float>(), y.data_ptr<float>(), rows, dim, 1e-5f);
   state.SetItemsProcessed(state.iterations() * rows * dim);
 }
 

@@ -13,13 +13,17 @@ namespace {
 
 std::string mixed_text(size_t bytes) {
   const std::vector<std::string> words = {
-      "the", "of", "and", "to", "in", "model", "engine", "tokens", "speech", "stream", "batch", "cache",
-      "is", "a", "that", "for", "with", "scheduler", "latency", "throughput", "request", "audio", "text"};
-  const std::vector<std::string> code = {
-      "for (size_t i = 0; i < n; ++i) {\n", "  out[i] = std::max(a[i], b[i]) * 2;\n", "}\n",
-      "def decode(ids):\n    return ''.join(vocab[i] for i in ids)\n", "    if x == None: return -1\n"};
-  const std::vector<std::string> other = {"你好世界，今天天气很好。", "我们一起去公园散步吧。", "😀🎉👍🏽 ",
-                                          "👨‍👩‍👧 ", "naïve café ", "Привет мир. "};
+      "the", "of", "and",  "to",  "in",   "model",     "engine",  "tokens",     "speech",  "stream", "batch", "cache",
+      "is",  "a",  "that", "for", "with", "scheduler", "latency", "throughput", "request", "audio",  "text"};
+  const std::vector<std::string> code = {"for (size_t i = 0; i < n; ++i) {\n", "  out[i] = std::max(a[i], b[i]) * 2;\n",
+                                         "}\n", "def decode(ids):\n    return ''.join(vocab[i] for i in ids)\n",
+                                         "    if x == None: return -1\n"};
+  const std::vector<std::string> other = {"你好世界，今天天气很好。",
+                                          "我们一起去公园散步吧。",
+                                          "😀🎉👍🏽 ",
+                                          "👨‍👩‍👧 ",
+                                          "naïve café ",
+                                          "Привет мир. "};
   std::mt19937 rng(42);
   std::string text;
   text.reserve(bytes + 256);

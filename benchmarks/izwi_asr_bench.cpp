@@ -10,8 +10,8 @@
 // its audio. With --json the last line is {"results":[{"streams","latency_p50_ms",...}],
 // "max_realtime_streams"}.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -175,8 +175,12 @@ int main(int argc, char** argv) {
       if (realtime) max_realtime = std::max(max_realtime, n);
       fmt::print("{:>8} {:>14.1f} {:>14.1f} {:>14.1f} {:>14.1f} {:>10}\n", n, p50, p90, p99, worst_end_lag,
                  realtime ? "yes" : "no");
-      results.push_back({{"streams", n}, {"latency_p50_ms", p50}, {"latency_p90_ms", p90}, {"latency_p99_ms", p99},
-                         {"end_lag_ms", worst_end_lag}, {"realtime", realtime}});
+      results.push_back({{"streams", n},
+                         {"latency_p50_ms", p50},
+                         {"latency_p90_ms", p90},
+                         {"latency_p99_ms", p99},
+                         {"end_lag_ms", worst_end_lag},
+                         {"realtime", realtime}});
     }
     fmt::print("max real-time streams: {}\n", max_realtime);
     if (json) std::cout << nlohmann::json{{"results", results}, {"max_realtime_streams", max_realtime}}.dump() << "\n";

@@ -10,8 +10,8 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -65,7 +65,8 @@ double probe_bandwidth_gbps() {
   return gbps;
 }
 
-RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen, std::mt19937& rng) {
+RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen,
+                          std::mt19937& rng) {
   struct Trace {
     std::vector<Clock::time_point> token_times;
     izwi::StreamChunk last;
@@ -99,7 +100,8 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   std::vector<double> ttfts;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();
   for (const auto& trace : traces) {
-    if (trace->last.finish_reason != izwi::FinishReason::Length) throw std::runtime_error("a request did not finish normally");
+    if (trace->last.finish_reason != izwi::FinishReason::Length)
+      throw std::runtime_error("a request did not finish normally");
     ttfts.push_back(trace->last.timings.ttft_ms);
     window_begin = std::max(window_begin, trace->token_times.front());
     window_end = std::min(window_end, trace->token_times.back());
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
 
   return izwi::cli::run_main("izwi-bench", [&] {
     const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
-    if (kernels != "fast" && kernels != "torch" && kernels != "both") throw std::invalid_argument("--kernels must be fast, torch or both");
+    if (kernels != "fast" && kernels != "torch" && kernels != "both")
+      throw std::invalid_argument("--kernels must be fast, torch or both");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
     izwi::EngineConfig config;
     config.max_batch_size = std::max(8, max_concurrency);
@@ -197,37 +200,44 @@ int main(int argc, char** argv) {
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     fmt::print("model {}  threads {}  kernels {}  weight dtype {}\n", model_dir, at::get_num_threads(),
                config.use_fast_kernels ? "fast" : "torch", weight_dtype);
-    fmt::print("read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
-               "roofline {:.1f} tokens/s at batch 1\n\n",
-               bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
+    fmt::print(
+        "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
+        "roofline {:.1f} tokens/s at batch 1\n\n",
+        bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
     fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12}\n", "concurrency", "tokens/s", "tokens/s/request",
                "wall tok/s", "TTFT p50 ms", "TTFT p99 ms");
     for (const RunResult& r : results) {
       fmt::print("{:>11} {:>14.1f} {:>16.1f} {:>13.1f} {:>12.1f} {:>12.1f}\n", r.concurrency, r.tokens_per_s,
                  r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms);
-      report["results"].push_back({{"concurrency", r.concurrency}, {"tokens_per_s", r.tokens_per_s},
+      report["results"].push_back({{"concurrency", r.concurrency},
+                                   {"tokens_per_s", r.tokens_per_s},
                                    {"tokens_per_s_per_request", r.tokens_per_s_per_request},
-                                   {"wall_tokens_per_s", r.wall_tokens_per_s}, {"ttft_p50_ms", r.ttft_p50_ms},
+                                   {"wall_tokens_per_s", r.wall_tokens_per_s},
+                                   {"ttft_p50_ms", r.ttft_p50_ms},
                                    {"ttft_p99_ms", r.ttft_p99_ms}});
     }
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
-    const auto single = std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
+    const auto single =
+        std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
     if (single != results.end()) {
       report["roofline_fraction"] = single->tokens_per_s / roofline_tps;
       fmt::print("\nroofline fraction at concurrency 1: {:.2f}\n", single->tokens_per_s / roofline_tps);
       for (const RunResult& r : results) {
-        if (r.concurrency != 1) fmt::print("concurrency {:>3}: {:.1f}x the total throughput of concurrency 1\n", r.concurrency, r.tokens_per_s / single->tokens_per_s);
+        if (r.concurrency != 1)
+          fmt::print("concurrency {:>3}: {:.1f}x the total throughput of concurrency 1\n", r.concurrency,
+                     r.tokens_per_s / single->tokens_per_s);
       }
     }
 
     if (kernels == "both" && single != results.end()) {
       const double torch_tps = plain_libtorch_tokens_per_s(model_dir, prompt_len, gen, weight_dtype, threads);
       report["torch_tokens_per_s"] = torch_tps;
-      fmt::print("plain libtorch path at concurrency 1 (own process, OMP_WAIT_POLICY=PASSIVE): {:.1f} tokens/s; "
-                 "CPU kernels are {:.2f}x faster\n",
-                 torch_tps, single->tokens_per_s / torch_tps);
+      fmt::print(
+          "plain libtorch path at concurrency 1 (own process, OMP_WAIT_POLICY=PASSIVE): {:.1f} tokens/s; "
+          "CPU kernels are {:.2f}x faster\n",
+          torch_tps, single->tokens_per_s / torch_tps);
     }
 
     if (shared_prefix > 0) {
@@ -246,7 +256,8 @@ int main(int argc, char** argv) {
         r.params.max_tokens = 1;
         const izwi::Output out = engine.generate(r);
         ttft.push_back(out.timings.ttft_ms);
-        if (i == 1) report["shared_prefix"] = {{"prefix_tokens", shared_prefix}, {"cached_tokens", out.prefix_cache_hit_tokens}};
+        if (i == 1)
+          report["shared_prefix"] = {{"prefix_tokens", shared_prefix}, {"cached_tokens", out.prefix_cache_hit_tokens}};
       }
       report["shared_prefix"]["first_ttft_ms"] = ttft[0];
       report["shared_prefix"]["second_ttft_ms"] = ttft[1];

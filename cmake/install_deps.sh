@@ -15,6 +15,7 @@ packages=(
   libsndfile1-dev       # WAV/FLAC/OGG/MP3 decoding
   libsoxr-dev           # resampling
   libcli11-dev          # command lines of the example binaries
+  clang-format          # the suite checks that every C++ file follows .clang-format
 )
 
 missing=()

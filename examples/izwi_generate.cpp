@@ -110,14 +110,16 @@ int main(int argc, char** argv) {
     if (text_opt->count() > 0) {
       requests.emplace_back().prompt = prompt_text;
     } else {
-      for (std::vector<int32_t>& ids : file_opt->count() > 0 ? read_prompt_file(prompt_file)
-                                                              : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(
-                                                                    prompt_ids, "--prompt-ids")}) {
+      for (std::vector<int32_t>& ids :
+           file_opt->count() > 0
+               ? read_prompt_file(prompt_file)
+               : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(prompt_ids, "--prompt-ids")}) {
         requests.emplace_back().prompt_ids = std::move(ids);
       }
     }
     for (izwi::Request& r : requests) r.params = params;
-    izwi::EngineConfig config = config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
+    izwi::EngineConfig config =
+        config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
     izwi::Engine engine(model_dir, config);
     const bool with_text = engine.model_info().has_tokenizer;
 

@@ -36,12 +36,12 @@ int main(int argc, char** argv) {
     const std::vector<float> samples = izwi::cli::load_audio_for(engine, model_dir, audio_path);
     const int32_t rate = engine.model_info().audio_sample_rate;
     const auto start = std::chrono::steady_clock::now();
-    const izwi::Output out = izwi::cli::transcribe_streamed(
-        engine, samples, rate, options, chunk_ms, !fast, [](const std::string& text) { std::cout << text << std::flush; });
+    const izwi::Output out =
+        izwi::cli::transcribe_streamed(engine, samples, rate, options, chunk_ms, !fast,
+                                       [](const std::string& text) { std::cout << text << std::flush; });
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "\n[" << out.tokens.size() << " tokens, " << static_cast<double>(samples.size()) / rate
-              << " s of audio, done " << elapsed - static_cast<double>(samples.size()) / rate
-              << " s after its end]\n";
+              << " s of audio, done " << elapsed - static_cast<double>(samples.size()) / rate << " s after its end]\n";
     return 0;
   });
 }

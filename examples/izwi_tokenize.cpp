@@ -44,7 +44,8 @@ std::vector<std::string> read_texts(const std::string& path) {
   if (!in) throw std::invalid_argument("cannot open text file '" + path + "'");
   std::vector<std::string> texts;
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) texts.push_back(unescape(line, path + ":" + std::to_string(number)));
+  for (int number = 1; std::getline(in, line); ++number)
+    texts.push_back(unescape(line, path + ":" + std::to_string(number)));
   return texts;
 }
 

@@ -20,7 +20,6 @@
 #include "common/streamed_transcription.h"
 #include "izwi/engine.h"
 
-
 int main(int argc, char** argv) {
   CLI::App app{"Transcribe an audio file with izwi"};
   std::string model_dir, audio_path;
@@ -31,7 +30,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_dir, "Model folder (config.json + safetensors + tokenizer)")->required();
   app.add_option("--audio", audio_path, "Audio file (WAV, FLAC, OGG, MP3)")->required();
   app.add_flag("--stream", stream, "Push the file in chunks as a live source would");
-  app.add_option("--chunk-ms", chunk_ms, "Chunk length with --stream")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--chunk-ms", chunk_ms, "Chunk length with --stream")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--realtime", realtime, "With --stream, push chunks at the audio's own pace");
   app.add_option("--delay-tokens", options.delay_tokens, "Streaming delay in 80 ms positions (default: the model's)");
   auto* pad_opt = app.add_option("--pad-id", pad_id, "Streaming pad token id (default: from the tokenizer)");
@@ -50,8 +51,9 @@ int main(int argc, char** argv) {
     const auto print = [json](const std::string& text) {
       if (!json) std::cout << text << std::flush;
     };
-    const izwi::Output out = stream ? izwi::cli::transcribe_streamed(engine, samples, rate, options, chunk_ms, realtime, print)
-                                    : engine.transcribe(samples, rate, options);
+    const izwi::Output out =
+        stream ? izwi::cli::transcribe_streamed(engine, samples, rate, options, chunk_ms, realtime, print)
+               : engine.transcribe(samples, rate, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (json) {
       nlohmann::json line = {{"tokens", out.tokens},

@@ -19,9 +19,9 @@ struct ChatOptions {
 
 /// The prompt formats izwi renders (no Jinja interpreter: each family's format is built in).
 enum class ChatTemplateFamily {
-  ChatML,  ///< <|im_start|>role\ncontent<|im_end|>\n (Qwen2/3, LFM2)
-  Llama3,  ///< <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
-  Mistral, ///< <s>[INST] user [/INST]assistant</s> (no spaces inside [INST]..[/INST] for tekken)
+  ChatML,   ///< <|im_start|>role\ncontent<|im_end|>\n (Qwen2/3, LFM2)
+  Llama3,   ///< <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
+  Mistral,  ///< <s>[INST] user [/INST]assistant</s> (no spaces inside [INST]..[/INST] for tekken)
 };
 
 /// "ChatML", "Llama3" or "Mistral".

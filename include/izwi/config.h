@@ -22,7 +22,7 @@ struct EngineConfig {
   bool enable_chunked_prefill = true;  ///< Split prompts longer than the step budget.
   bool enable_preemption = true;       ///< Evict the lowest-priority sequence when blocks run out.
   SchedulingPolicy policy = SchedulingPolicy::Fcfs;
-  int32_t max_seq_len = 0;             ///< Prompt + output limit; 0 = the model's max positions.
+  int32_t max_seq_len = 0;  ///< Prompt + output limit; 0 = the model's max positions.
   /// A live transcription stream that has waited this long for audio (no position left to
   /// compute, finish_audio() not called) gives up its batch slot and KV blocks when requests are
   /// waiting for a slot in a full batch; when its audio comes it is queued again and recomputes its
@@ -31,15 +31,15 @@ struct EngineConfig {
   int32_t stream_idle_timeout_ms = 1000;
 
   // KV cache
-  int32_t block_size = 16;             ///< Positions per KV block.
-  int32_t num_kv_blocks = 1024;        ///< Blocks in the paged pool (shared by all sequences).
-  bool enable_prefix_cache = true;     ///< Reuse KV of shared prompt prefixes (radix tree).
+  int32_t block_size = 16;          ///< Positions per KV block.
+  int32_t num_kv_blocks = 1024;     ///< Blocks in the paged pool (shared by all sequences).
+  bool enable_prefix_cache = true;  ///< Reuse KV of shared prompt prefixes (radix tree).
 
   // Execution
-  std::string device = "cpu";          ///< "cpu", "cuda", "cuda:1" or "mps".
-  std::string dtype = "float32";       ///< Compute dtype: float32, bfloat16 or float16.
-  std::string weight_dtype = "auto";   ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
-                                       ///< float32 compute halves the bytes a CPU decode step reads.
+  std::string device = "cpu";         ///< "cpu", "cuda", "cuda:1" or "mps".
+  std::string dtype = "float32";      ///< Compute dtype: float32, bfloat16 or float16.
+  std::string weight_dtype = "auto";  ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
+                                      ///< float32 compute halves the bytes a CPU decode step reads.
   /// CPU threads; 0 = all hardware threads. Process-wide, as libtorch's intra-op pool is. The
   /// engine runs its kernels from its worker thread; OpenMP work the host starts from other
   /// threads makes libgomp stop spinning between kernels and costs decode speed (docs/architecture.md).
@@ -50,7 +50,7 @@ struct EngineConfig {
   bool use_fast_kernels = true;
 
   // Logging
-  std::string log_level = "warn";      ///< trace, debug, info, warn, error, off.
+  std::string log_level = "warn";  ///< trace, debug, info, warn, error, off.
 
   /// Throws izwi::Error(InvalidArgument) naming the first field out of range. Upper bounds:
   /// max_batch_size <= 4096, max_tokens_per_step <= 2^20, max_seq_len <= 2^24, block_size <= 1024,

@@ -17,22 +17,22 @@ struct MetricsSnapshot {
   uint64_t requests_finished = 0;
   uint64_t requests_aborted = 0;
   uint64_t requests_failed = 0;
-  uint64_t prompt_tokens = 0;          ///< Prompt positions admitted (cached or computed).
+  uint64_t prompt_tokens = 0;  ///< Prompt positions admitted (cached or computed).
   uint64_t generated_tokens = 0;
   uint64_t prefix_cache_hit_tokens = 0;
-  double prefix_cache_hit_rate = 0;    ///< hit tokens / prompt tokens.
+  double prefix_cache_hit_rate = 0;  ///< hit tokens / prompt tokens.
   uint64_t preemptions = 0;
   uint64_t steps = 0;
   double uptime_s = 0;
-  double generated_tokens_per_s = 0;   ///< generated_tokens / uptime_s.
-  LatencyStats request_latency_ms;     ///< Submission to finish.
-  LatencyStats ttft_ms;                ///< Submission to first token.
+  double generated_tokens_per_s = 0;      ///< generated_tokens / uptime_s.
+  LatencyStats request_latency_ms;        ///< Submission to finish.
+  LatencyStats ttft_ms;                   ///< Submission to first token.
   LatencyStats time_per_output_token_ms;  ///< (total - ttft) / (tokens - 1), per request.
   int32_t waiting_requests = 0;
   int32_t running_requests = 0;
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_free = 0;
-  int32_t kv_blocks_cached = 0;        ///< Held only by the prefix cache (evictable).
+  int32_t kv_blocks_cached = 0;  ///< Held only by the prefix cache (evictable).
 };
 
 }  // namespace izwi

@@ -13,30 +13,30 @@ namespace izwi {
 
 /// Decoding controls, applied per request. Temperature 0 means greedy.
 struct GenerationParams {
-  int32_t max_tokens = 256;          ///< New tokens at most (>= 1).
-  int32_t min_tokens = 0;            ///< EOS and stop ids are suppressed until this many exist.
-  bool ignore_eos = false;           ///< Keep generating past EOS (stop ids still apply).
-  float temperature = 0.0f;          ///< 0 = greedy; otherwise softmax temperature (> 0).
-  int32_t top_k = 0;                 ///< Keep the k most likely tokens; 0 = off.
-  float top_p = 1.0f;                ///< Nucleus sampling mass in (0, 1]; 1 = off.
-  float repetition_penalty = 1.0f;   ///< > 1 discourages tokens already in prompt or output.
+  int32_t max_tokens = 256;             ///< New tokens at most (>= 1).
+  int32_t min_tokens = 0;               ///< EOS and stop ids are suppressed until this many exist.
+  bool ignore_eos = false;              ///< Keep generating past EOS (stop ids still apply).
+  float temperature = 0.0f;             ///< 0 = greedy; otherwise softmax temperature (> 0).
+  int32_t top_k = 0;                    ///< Keep the k most likely tokens; 0 = off.
+  float top_p = 1.0f;                   ///< Nucleus sampling mass in (0, 1]; 1 = off.
+  float repetition_penalty = 1.0f;      ///< > 1 discourages tokens already in prompt or output.
   std::vector<int32_t> stop_token_ids;  ///< Finish (reason Stop) when one is generated.
   /// Finish (reason Stop) when the output text contains one of these; the text ends before it.
   /// Matched across token boundaries; needs a model folder with a tokenizer.
   std::vector<std::string> stop;
-  std::optional<uint64_t> seed;      ///< Fixed seed for reproducible sampling.
+  std::optional<uint64_t> seed;  ///< Fixed seed for reproducible sampling.
 };
 
 /// One generation request. The prompt is given one way: token ids, text, or chat messages (text
 /// and messages need a model folder with a tokenizer; they are tokenized on the caller's thread).
 struct Request {
-  std::string id;                    ///< Unique among live requests; empty = engine assigns one.
-  std::vector<int32_t> prompt_ids;   ///< Prompt token ids (each < vocab size).
-  std::string prompt;                ///< Prompt text (UTF-8).
-  bool add_special_tokens = true;    ///< With `prompt`: add BOS etc. as the tokenizer's config says.
-  std::vector<ChatMessage> messages; ///< A conversation, rendered with the model's chat template.
+  std::string id;                     ///< Unique among live requests; empty = engine assigns one.
+  std::vector<int32_t> prompt_ids;    ///< Prompt token ids (each < vocab size).
+  std::string prompt;                 ///< Prompt text (UTF-8).
+  bool add_special_tokens = true;     ///< With `prompt`: add BOS etc. as the tokenizer's config says.
+  std::vector<ChatMessage> messages;  ///< A conversation, rendered with the model's chat template.
   GenerationParams params;
-  int32_t priority = 0;              ///< Larger runs first under SchedulingPolicy::Priority.
+  int32_t priority = 0;  ///< Larger runs first under SchedulingPolicy::Priority.
 };
 
 }  // namespace izwi

@@ -6,13 +6,12 @@
 
 #include "izwi/errors.h"
 
-#define IZWI_CHECK(cond, ...)                                                               \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      throw ::izwi::Error(::izwi::ErrorCode::Internal,                                      \
-                          ::fmt::format("{}:{}: check '{}' failed: {}", __FILE__, __LINE__, \
-                                        #cond, ::fmt::format(__VA_ARGS__)));                \
-    }                                                                                       \
+#define IZWI_CHECK(cond, ...)                                                                                       \
+  do {                                                                                                              \
+    if (!(cond)) {                                                                                                  \
+      throw ::izwi::Error(::izwi::ErrorCode::Internal, ::fmt::format("{}:{}: check '{}' failed: {}", __FILE__,      \
+                                                                     __LINE__, #cond, ::fmt::format(__VA_ARGS__))); \
+    }                                                                                                               \
   } while (0)
 
 namespace izwi {

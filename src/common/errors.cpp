@@ -6,13 +6,20 @@ namespace izwi {
 
 const char* to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::InvalidArgument: return "InvalidArgument";
-    case ErrorCode::NotFound: return "NotFound";
-    case ErrorCode::Unsupported: return "Unsupported";
-    case ErrorCode::InvalidFormat: return "InvalidFormat";
-    case ErrorCode::ResourceExhausted: return "ResourceExhausted";
-    case ErrorCode::Aborted: return "Aborted";
-    case ErrorCode::Internal: return "Internal";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::NotFound:
+      return "NotFound";
+    case ErrorCode::Unsupported:
+      return "Unsupported";
+    case ErrorCode::InvalidFormat:
+      return "InvalidFormat";
+    case ErrorCode::ResourceExhausted:
+      return "ResourceExhausted";
+    case ErrorCode::Aborted:
+      return "Aborted";
+    case ErrorCode::Internal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -21,12 +28,18 @@ Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(me
 
 const char* to_string(FinishReason reason) noexcept {
   switch (reason) {
-    case FinishReason::None: return "none";
-    case FinishReason::Eos: return "eos";
-    case FinishReason::Length: return "length";
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Abort: return "abort";
-    case FinishReason::Error: return "error";
+    case FinishReason::None:
+      return "none";
+    case FinishReason::Eos:
+      return "eos";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Abort:
+      return "abort";
+    case FinishReason::Error:
+      return "error";
   }
   return "unknown";
 }

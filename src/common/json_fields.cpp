@@ -19,8 +19,8 @@ void check_json_depth(std::string_view text, const std::string& origin) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth) {
-        fail(ErrorCode::InvalidFormat, "'{}': JSON nesting depth exceeds {} levels (at byte {})", origin,
-             kMaxJsonDepth, i);
+        fail(ErrorCode::InvalidFormat, "'{}': JSON nesting depth exceeds {} levels (at byte {})", origin, kMaxJsonDepth,
+             i);
       }
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;  // unbalanced brackets are the parser's to report
@@ -45,7 +45,8 @@ const char* json_type_name(const nlohmann::json& value) { return value.type_name
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string origin)
     : object_(&object), origin_(std::move(origin)) {
-  if (!object.is_object()) fail(ErrorCode::InvalidFormat, "{}: expected a JSON object, found {}", origin_, object.type_name());
+  if (!object.is_object())
+    fail(ErrorCode::InvalidFormat, "{}: expected a JSON object, found {}", origin_, object.type_name());
 }
 
 bool JsonFields::has(const std::string& key) const { return find(key) != nullptr; }

@@ -90,8 +90,8 @@ class JsonFields {
       ok = true;  // containers: nlohmann's conversion reports mismatches below
     }
     if (!ok) {
-      fail(ErrorCode::InvalidFormat, "{}: field '{}' has type {}, which does not fit the expected type", origin_,
-           key, json_type_name(value));
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' has type {}, which does not fit the expected type", origin_, key,
+           json_type_name(value));
     }
     try {
       return value.get<T>();

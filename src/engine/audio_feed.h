@@ -31,8 +31,8 @@ class AudioFeed {
   std::weak_ptr<EngineImpl> engine_;
   std::string request_id_;
   int32_t model_rate_;
-  int32_t input_rate_ = 0;                          ///< Fixed by the first push.
-  std::unique_ptr<StreamingResampler> resampler_;   ///< Created by the first push.
+  int32_t input_rate_ = 0;                         ///< Fixed by the first push.
+  std::unique_ptr<StreamingResampler> resampler_;  ///< Created by the first push.
   bool finished_ = false;
 };
 

@@ -47,9 +47,9 @@ void EngineConfig::validate() const {
           fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           "must be float32, bfloat16 or float16");
-  require(weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" ||
-              weight_dtype == "float16",
-          "weight_dtype", "must be auto, float32, bfloat16 or float16");
+  require(
+      weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" || weight_dtype == "float16",
+      "weight_dtype", "must be auto, float32, bfloat16 or float16");
   // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every
   // request as Internal at its first step. float16 checkpoints still load (converted to dtype).
   if (dtype == "float16" && (device == "cpu" || device.rfind("cpu:", 0) == 0)) {
@@ -64,10 +64,22 @@ void EngineConfig::validate() const {
 EngineConfig EngineConfig::from_json_string(const std::string& json, const std::string& origin) {
   const nlohmann::json doc = parse_json(json, origin);  // bounded nesting depth
   const JsonFields f(doc, origin);
-  static const std::set<std::string> known = {
-      "max_batch_size", "max_tokens_per_step", "enable_chunked_prefill", "enable_preemption", "policy",
-      "max_seq_len", "block_size", "num_kv_blocks", "enable_prefix_cache", "device", "dtype", "weight_dtype", "num_threads",
-      "use_fast_kernels", "log_level", "stream_idle_timeout_ms"};
+  static const std::set<std::string> known = {"max_batch_size",
+                                              "max_tokens_per_step",
+                                              "enable_chunked_prefill",
+                                              "enable_preemption",
+                                              "policy",
+                                              "max_seq_len",
+                                              "block_size",
+                                              "num_kv_blocks",
+                                              "enable_prefix_cache",
+                                              "device",
+                                              "dtype",
+                                              "weight_dtype",
+                                              "num_threads",
+                                              "use_fast_kernels",
+                                              "log_level",
+                                              "stream_idle_timeout_ms"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (known.count(it.key()) == 0) fail(ErrorCode::InvalidArgument, "{}: unknown field '{}'", origin, it.key());
   }

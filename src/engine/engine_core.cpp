@@ -101,7 +101,7 @@ void EngineCore::finish_audio(const std::string& id) {
     finish(r, FinishReason::Length);
   } else {
     unpark_if_runnable(r);  // continue_after_audio lifts the input limit
-    advance(r);  // a token that waited for more audio is final now
+    advance(r);             // a token that waited for more audio is final now
   }
 }
 

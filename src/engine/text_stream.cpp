@@ -5,8 +5,7 @@
 namespace izwi {
 
 TextStream::TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings)
-    : detokenizer_(tokenizer, /*skip_special_tokens=*/true),
-      stop_strings_(std::move(stop_strings)) {}
+    : detokenizer_(tokenizer, /*skip_special_tokens=*/true), stop_strings_(std::move(stop_strings)) {}
 
 std::string TextStream::emit(size_t count) {
   std::string out = held_.substr(0, count);

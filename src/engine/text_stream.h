@@ -30,7 +30,7 @@ class TextStream {
 
   IncrementalDetokenizer detokenizer_;
   std::vector<std::string> stop_strings_;
-  std::string held_;   ///< Decoded, not yet emitted: may be the start of a stop string.
+  std::string held_;  ///< Decoded, not yet emitted: may be the start of a stop string.
   std::string text_;
   bool stopped_ = false;
 };

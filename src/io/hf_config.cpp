@@ -10,7 +10,8 @@ HfConfig HfConfig::load(const std::string& model_dir) {
   HfConfig config;
   config.model_dir_ = model_dir;
   config.path_ = (std::filesystem::path(model_dir) / "config.json").string();
-  if (!std::filesystem::is_directory(model_dir)) fail(ErrorCode::NotFound, "model folder '{}' does not exist", model_dir);
+  if (!std::filesystem::is_directory(model_dir))
+    fail(ErrorCode::NotFound, "model folder '{}' does not exist", model_dir);
   config.json_ = read_json_file(config.path_);
   if (!config.json_.is_object()) fail(ErrorCode::InvalidFormat, "{}: expected a JSON object", config.path_);
   return config;
@@ -97,7 +98,8 @@ std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string&
   if (value.is_array()) {
     std::vector<int32_t> ids;
     for (const auto& v : value) {
-      if (!v.is_number_integer()) fail(ErrorCode::InvalidFormat, "{}: field '{}' must hold integers", config.origin(), key);
+      if (!v.is_number_integer())
+        fail(ErrorCode::InvalidFormat, "{}: field '{}' must hold integers", config.origin(), key);
       ids.push_back(token_id(v, config, key));
     }
     return ids;

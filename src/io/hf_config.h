@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json_fields.h"

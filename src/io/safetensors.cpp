@@ -22,10 +22,9 @@ struct DTypeName {
 };
 
 constexpr DTypeName kDTypes[] = {
-    {"F64", StDType::F64, 8}, {"F32", StDType::F32, 4},  {"F16", StDType::F16, 2},
-    {"BF16", StDType::BF16, 2}, {"I64", StDType::I64, 8}, {"I32", StDType::I32, 4},
-    {"I16", StDType::I16, 2}, {"I8", StDType::I8, 1},     {"U8", StDType::U8, 1},
-    {"BOOL", StDType::BOOL, 1},
+    {"F64", StDType::F64, 8}, {"F32", StDType::F32, 4},   {"F16", StDType::F16, 2}, {"BF16", StDType::BF16, 2},
+    {"I64", StDType::I64, 8}, {"I32", StDType::I32, 4},   {"I16", StDType::I16, 2}, {"I8", StDType::I8, 1},
+    {"U8", StDType::U8, 1},   {"BOOL", StDType::BOOL, 1},
 };
 
 const DTypeName& lookup(StDType dtype) {
@@ -82,11 +81,12 @@ StTensorInfo parse_entry(const std::string& name, const nlohmann::json& entry, c
   info.begin = (*offsets_it)[0].get<uint64_t>();
   info.end = (*offsets_it)[1].get<uint64_t>();
   if (info.end < info.begin) {
-    fail(ErrorCode::InvalidFormat, "{}: tensor '{}': data_offsets end {} < begin {}", origin, name, info.end, info.begin);
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}': data_offsets end {} < begin {}", origin, name, info.end,
+         info.begin);
   }
   if (info.end - info.begin != nbytes) {
-    fail(ErrorCode::InvalidFormat, "{}: tensor '{}': shape and dtype {} need {} bytes but data_offsets span {}",
-         origin, name, dtype, nbytes, info.end - info.begin);
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}': shape and dtype {} need {} bytes but data_offsets span {}", origin,
+         name, dtype, nbytes, info.end - info.begin);
   }
   return info;
 }
@@ -104,7 +104,8 @@ int64_t StTensorInfo::numel() const {
 
 std::vector<StTensorInfo> parse_safetensors(const uint8_t* file, size_t size, const std::string& origin,
                                             size_t* data_offset) {
-  if (size < 8) fail(ErrorCode::InvalidFormat, "{}: file is {} bytes, too short for a safetensors header", origin, size);
+  if (size < 8)
+    fail(ErrorCode::InvalidFormat, "{}: file is {} bytes, too short for a safetensors header", origin, size);
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | file[i];
   if (header_len > kMaxSafetensorsHeaderBytes) {
@@ -112,7 +113,8 @@ std::vector<StTensorInfo> parse_safetensors(const uint8_t* file, size_t size, co
          kMaxSafetensorsHeaderBytes);
   }
   if (header_len > size - 8) {
-    fail(ErrorCode::InvalidFormat, "{}: header length {} runs past the end of the {} byte file", origin, header_len, size);
+    fail(ErrorCode::InvalidFormat, "{}: header length {} runs past the end of the {} byte file", origin, header_len,
+         size);
   }
   const char* header_begin = reinterpret_cast<const char*>(file + 8);
   check_json_depth(std::string_view(header_begin, header_len), origin);
@@ -164,8 +166,8 @@ std::vector<StTensorInfo> parse_safetensors(const uint8_t* file, size_t size, co
   uint64_t cursor = 0;
   for (const StTensorInfo* t : by_offset) {
     if (t->begin != cursor) {
-      fail(ErrorCode::InvalidFormat, "{}: tensor '{}' starts at byte {} but the previous tensor ends at {} ({})", origin,
-           t->name, t->begin, cursor, t->begin > cursor ? "gap" : "overlap");
+      fail(ErrorCode::InvalidFormat, "{}: tensor '{}' starts at byte {} but the previous tensor ends at {} ({})",
+           origin, t->name, t->begin, cursor, t->begin > cursor ? "gap" : "overlap");
     }
     cursor = t->end;
   }

@@ -8,16 +8,26 @@ namespace izwi {
 
 at::ScalarType to_scalar_type(StDType dtype) {
   switch (dtype) {
-    case StDType::F64: return at::kDouble;
-    case StDType::F32: return at::kFloat;
-    case StDType::F16: return at::kHalf;
-    case StDType::BF16: return at::kBFloat16;
-    case StDType::I64: return at::kLong;
-    case StDType::I32: return at::kInt;
-    case StDType::I16: return at::kShort;
-    case StDType::I8: return at::kChar;
-    case StDType::U8: return at::kByte;
-    case StDType::BOOL: return at::kBool;
+    case StDType::F64:
+      return at::kDouble;
+    case StDType::F32:
+      return at::kFloat;
+    case StDType::F16:
+      return at::kHalf;
+    case StDType::BF16:
+      return at::kBFloat16;
+    case StDType::I64:
+      return at::kLong;
+    case StDType::I32:
+      return at::kInt;
+    case StDType::I16:
+      return at::kShort;
+    case StDType::I8:
+      return at::kChar;
+    case StDType::U8:
+      return at::kByte;
+    case StDType::BOOL:
+      return at::kBool;
   }
   fail(ErrorCode::Internal, "unmapped safetensors dtype");
 }

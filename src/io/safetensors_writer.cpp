@@ -14,10 +14,15 @@ namespace {
 
 const char* dtype_name(at::ScalarType dtype) {
   switch (dtype) {
-    case at::kFloat: return "F32";
-    case at::kBFloat16: return "BF16";
-    case at::kHalf: return "F16";
-    default: fail(ErrorCode::InvalidArgument, "write_safetensors: dtype {} is not float32, bfloat16 or float16", c10::toString(dtype));
+    case at::kFloat:
+      return "F32";
+    case at::kBFloat16:
+      return "BF16";
+    case at::kHalf:
+      return "F16";
+    default:
+      fail(ErrorCode::InvalidArgument, "write_safetensors: dtype {} is not float32, bfloat16 or float16",
+           c10::toString(dtype));
   }
 }
 

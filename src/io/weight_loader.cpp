@@ -84,8 +84,8 @@ at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t
   const Location& loc = it->second;
   const StTensorInfo& info = *loc.info;
   if (info.shape != shape) {
-    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", loc.file->path(),
-         name, fmt::join(info.shape, ", "), fmt::join(shape, ", "));
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", loc.file->path(), name,
+         fmt::join(info.shape, ", "), fmt::join(shape, ", "));
   }
   if (!is_float(info.dtype)) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected a floating-point type", loc.file->path(),

@@ -19,6 +19,7 @@ class Embedding {
   /// ids [T] int64 -> [T, hidden] in `dtype`.
   at::Tensor operator()(const at::Tensor& ids, at::ScalarType dtype) const;
   const at::Tensor& table() const { return table_; }
+
  private:
   at::Tensor table_;  ///< [vocab, hidden]
 };

@@ -18,7 +18,8 @@ at::Tensor GatedMlp::operator()(const at::Tensor& x, const ForwardContext& ctx) 
     product = at::empty({gate_up.size(0), intermediate_size_}, gate_up.options());
     silu_mul_cpu(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), intermediate_size_);
   } else {
-    product = at::silu(gate_up.narrow(1, 0, intermediate_size_)) * gate_up.narrow(1, intermediate_size_, intermediate_size_);
+    product =
+        at::silu(gate_up.narrow(1, 0, intermediate_size_)) * gate_up.narrow(1, intermediate_size_, intermediate_size_);
   }
   return down_(product, ctx);
 }

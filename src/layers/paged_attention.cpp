@@ -20,10 +20,14 @@ at::Tensor attention_torch(const at::Tensor& q, const LayerCache& cache, const F
     std::vector<int64_t> ids(s.block_table->begin(), s.block_table->begin() + num_blocks);
     at::Tensor blocks = at::tensor(ids, long_options).to(q.device());
     // [KVH, context, D]
-    at::Tensor k = cache.key.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
-    at::Tensor v = cache.value.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
+    at::Tensor k =
+        cache.key.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
+    at::Tensor v =
+        cache.value.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
     // Query heads of one KV head are consecutive: [KVH, group * length, D]
-    at::Tensor qs = q.narrow(0, s.offset, s.length).reshape({s.length, KVH, group, D}).permute({1, 2, 0, 3})
+    at::Tensor qs = q.narrow(0, s.offset, s.length)
+                        .reshape({s.length, KVH, group, D})
+                        .permute({1, 2, 0, 3})
                         .reshape({KVH, group * s.length, D});
     at::Tensor scores = at::matmul(qs.to(at::kFloat), k.to(at::kFloat).transpose(1, 2)) * scale;
     scores = scores.view({KVH, group, s.length, context});
@@ -50,9 +54,9 @@ at::Tensor paged_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   if (ctx.fast_kernels && q.scalar_type() == at::kFloat && cache.key.scalar_type() == at::kFloat) {
     at::Tensor qc = q.contiguous();
     at::Tensor out = at::empty_like(qc);
-    paged_attention_cpu(qc.data_ptr<float>(), cache.key.data_ptr<float>(), cache.value.data_ptr<float>(),
-                        out.data_ptr<float>(), ctx.seqs,
-                        PagedAttentionShape{q.size(1), KVH, D, ctx.block_size, sliding_window}, static_cast<float>(scale));
+    paged_attention_cpu(
+        qc.data_ptr<float>(), cache.key.data_ptr<float>(), cache.value.data_ptr<float>(), out.data_ptr<float>(),
+        ctx.seqs, PagedAttentionShape{q.size(1), KVH, D, ctx.block_size, sliding_window}, static_cast<float>(scale));
     return out;
   }
   return attention_torch(q, cache, ctx, scale, sliding_window).to(q.scalar_type());

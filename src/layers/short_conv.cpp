@@ -11,7 +11,8 @@ ShortConv::ShortConv(WeightSource& source, const std::string& prefix, int64_t hi
   in_proj_ = Linear::load(source, prefix + ".in_proj", 3 * hidden_size, hidden_size, bias);
   out_proj_ = Linear::load(source, prefix + ".out_proj", hidden_size, hidden_size, bias);
   // Stored [kernel, hidden] so tap k is a contiguous row matching the [positions, channels] state.
-  conv_weight_ = source.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size}).reshape({hidden_size, kernel_size})
+  conv_weight_ = source.take(prefix + ".conv.weight", {hidden_size, 1, kernel_size})
+                     .reshape({hidden_size, kernel_size})
                      .t()
                      .contiguous();
   if (bias) conv_bias_ = source.take(prefix + ".conv.bias", {hidden_size});

@@ -58,7 +58,8 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
                                {"conv_L_cache", c.conv_kernel, 1, kMaxConvKernel}});
   require_finite_non_negative(hf.path(), {{"norm_eps", c.norm_eps}});
   if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
-    fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide", hf.path());
+    fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide",
+         hf.path());
   }
   c.head_dim = c.hidden_size / c.num_heads;
 
@@ -66,17 +67,20 @@ Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
   if (f.has("layer_types")) {
     const auto types = f.get<std::vector<std::string>>("layer_types");
     if (static_cast<int64_t>(types.size()) != c.num_layers) {
-      fail(ErrorCode::InvalidFormat, "{}: layer_types has {} entries for {} layers", hf.path(), types.size(), c.num_layers);
+      fail(ErrorCode::InvalidFormat, "{}: layer_types has {} entries for {} layers", hf.path(), types.size(),
+           c.num_layers);
     }
     for (size_t i = 0; i < types.size(); ++i) {
       if (types[i] != "full_attention" && types[i] != "conv") {
-        fail(ErrorCode::Unsupported, "{}: layer_types[{}] = '{}' (expected conv or full_attention)", hf.path(), i, types[i]);
+        fail(ErrorCode::Unsupported, "{}: layer_types[{}] = '{}' (expected conv or full_attention)", hf.path(), i,
+             types[i]);
       }
       c.is_attention[i] = types[i] == "full_attention";
     }
   } else {
     for (int64_t idx : f.get<std::vector<int64_t>>("full_attn_idxs")) {
-      if (idx < 0 || idx >= c.num_layers) fail(ErrorCode::InvalidFormat, "{}: full_attn_idxs entry {} out of range", hf.path(), idx);
+      if (idx < 0 || idx >= c.num_layers)
+        fail(ErrorCode::InvalidFormat, "{}: full_attn_idxs entry {} out of range", hf.path(), idx);
       c.is_attention[static_cast<size_t>(idx)] = true;
     }
   }
@@ -115,7 +119,8 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : con
   // LFM2 names its final norm "embedding_norm"; it is applied after the last layer.
   final_norm_ = RMSNorm::load(source, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
   lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
-  rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
+  rope_ =
+      std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
   spec_.decode_weight_bytes = lm_head_.weight_bytes();
   for (const Layer& layer : layers_) {
     spec_.decode_weight_bytes += layer.feed_forward.weight_bytes() +
@@ -125,7 +130,8 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : con
 
 std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const {
   std::vector<LayerCacheSpec> layout;
-  for (const Layer& layer : layers_) layout.push_back(layer.attention ? layer.attention->cache_spec() : layer.conv->cache_spec());
+  for (const Layer& layer : layers_)
+    layout.push_back(layer.attention ? layer.attention->cache_spec() : layer.conv->cache_spec());
   return layout;
 }
 

@@ -26,13 +26,13 @@ LlamaConfig LlamaConfig::parse(const JsonFields& f, bool qk_norm) {
   c.qk_norm = qk_norm;
 
   require_in_range(f.origin(), {{"vocab_size", c.vocab_size, 1, kMaxVocabSize},
-                               {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                               {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
-                               {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
-                               {"num_attention_heads", c.num_heads, 1, kMaxHeads},
-                               {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
-                               {"head_dim", c.head_dim, 1, kMaxHeadDim},
-                               {"max_position_embeddings", c.max_positions, 1, kMaxPositions}});
+                                {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
+                                {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
+                                {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
+                                {"num_attention_heads", c.num_heads, 1, kMaxHeads},
+                                {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
+                                {"head_dim", c.head_dim, 1, kMaxHeadDim},
+                                {"max_position_embeddings", c.max_positions, 1, kMaxPositions}});
   require_finite_non_negative(f.origin(), {{"rms_norm_eps", c.rms_norm_eps}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", f.origin(),

@@ -59,9 +59,10 @@ VoxtralAudioEncoder::VoxtralAudioEncoder(WeightSource& source, const VoxtralEnco
         GatedMlp(source, l + "mlp", c.hidden_size, c.intermediate_size, /*gate_up_bias=*/false, /*down_bias=*/true)});
   }
   norm_ = RMSNorm::load(source, p + "norm.weight", c.hidden_size, c.rms_norm_eps);
-  projector_in_ = Linear::load(source, "multi_modal_projector.linear_1", c.text_hidden_size,
-                               c.hidden_size * c.downsample, false);
-  projector_out_ = Linear::load(source, "multi_modal_projector.linear_2", c.text_hidden_size, c.text_hidden_size, false);
+  projector_in_ =
+      Linear::load(source, "multi_modal_projector.linear_1", c.text_hidden_size, c.hidden_size * c.downsample, false);
+  projector_out_ =
+      Linear::load(source, "multi_modal_projector.linear_2", c.text_hidden_size, c.text_hidden_size, false);
   // Encoder positions grow with the stream: rotary angles are computed per call, not tabled.
   rope_ = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, 0, source.device(), source.compute_dtype());
 }
@@ -82,14 +83,16 @@ at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, 
                                        int64_t first_pos) const {
   const VoxtralEncoderConfig& c = config_;
   const int64_t n = qkv.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
-  const at::Tensor positions = at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(qkv.device()));
+  const at::Tensor positions =
+      at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(qkv.device()));
   const at::Tensor q = rope_->apply(qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions);
   const at::Tensor k = rope_->apply(qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions);
   const at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({n, c.num_kv_heads, c.head_dim});
   const at::Tensor all_k = at::cat({keys, k}, 0), all_v = at::cat({values, v}, 0);
   const int64_t cached = keys.size(0), total = cached + n, group = c.num_heads / c.num_kv_heads;
   // [kv_heads, group * n, head_dim] against [kv_heads, total, head_dim]
-  const at::Tensor qh = q.reshape({n, c.num_kv_heads, group, c.head_dim}).permute({1, 2, 0, 3})
+  const at::Tensor qh = q.reshape({n, c.num_kv_heads, group, c.head_dim})
+                            .permute({1, 2, 0, 3})
                             .reshape({c.num_kv_heads, group * n, c.head_dim});
   at::Tensor scores = at::matmul(qh, all_k.permute({1, 2, 0})) / std::sqrt(static_cast<double>(c.head_dim));
   scores = scores.view({c.num_kv_heads, group, n, total});
@@ -99,7 +102,8 @@ at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, 
   if (c.sliding_window > 0) hidden = hidden.logical_or(key_pos <= query_pos - c.sliding_window);
   scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
   const at::Tensor probs = at::softmax(scores, -1).view({c.num_kv_heads, group * n, total});
-  const at::Tensor out = at::matmul(probs, all_v.permute({1, 0, 2})).view({c.num_kv_heads, group, n, c.head_dim})
+  const at::Tensor out = at::matmul(probs, all_v.permute({1, 0, 2}))
+                             .view({c.num_kv_heads, group, n, c.head_dim})
                              .permute({2, 0, 1, 3})
                              .reshape({n, q_out});
   // Keep only what later frames can still see.
@@ -136,7 +140,8 @@ int64_t VoxtralAudioEncoder::mel_frames_per_pass() const {
   return std::max<int64_t>(per, (2 * frames) / per * per);  // conv2 has stride 2
 }
 
-std::vector<at::Tensor> VoxtralAudioEncoder::encode_batch(const std::vector<Job>& jobs, const ForwardContext& ctx) const {
+std::vector<at::Tensor> VoxtralAudioEncoder::encode_batch(const std::vector<Job>& jobs,
+                                                          const ForwardContext& ctx) const {
   const int64_t pass = mel_frames_per_pass();
   int64_t longest = 0;
   for (const Job& job : jobs) longest = std::max<int64_t>(longest, job.mel.size(1));

@@ -16,7 +16,10 @@ LogMelConfig mel_config(const VoxtralAudioEncoder& encoder) {
 
 VoxtralStreamingInput::VoxtralStreamingInput(const VoxtralAudioEncoder& encoder, const TranscriptionSettings& settings,
                                              int64_t embedding_size, const at::TensorOptions& options)
-    : encoder_(encoder), settings_(settings), mel_(mel_config(encoder)), state_(encoder.make_state()),
+    : encoder_(encoder),
+      settings_(settings),
+      mel_(mel_config(encoder)),
+      state_(encoder.make_state()),
       embeddings_(at::zeros({0, embedding_size}, options)) {}
 
 void VoxtralStreamingInput::push_audio(const float* samples, size_t count) {
@@ -62,7 +65,8 @@ at::Tensor VoxtralStreamingInput::embeddings(int64_t start, int64_t count, const
     complete_encoding(encoder_.encode(*job->state, job->mel, ctx));
   }
   const int64_t have = std::max<int64_t>(0, std::min(start + count, embeddings_.size(0)) - start);
-  IZWI_CHECK(have == count || finished_, "positions [{}, {}) requested before their audio arrived", start, start + count);
+  IZWI_CHECK(have == count || finished_, "positions [{}, {}) requested before their audio arrived", start,
+             start + count);
   if (have == count) return embeddings_.narrow(0, start, count);
   // Past the end of the audio (continuing text-only): zero audio contribution.
   at::Tensor out = at::zeros({count, embeddings_.size(1)}, embeddings_.options());

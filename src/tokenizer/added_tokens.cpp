@@ -34,7 +34,8 @@ void AddedTokenMatcher::split(std::string_view text, std::vector<Segment>& out) 
       const AddedToken& t = tokens_[index];
       if (text.compare(pos, t.content.size(), t.content) != 0) continue;
       const size_t end = pos + t.content.size();
-      if (t.single_word && ((pos > 0 && is_word_byte(text[pos - 1])) || (end < text.size() && is_word_byte(text[end])))) {
+      if (t.single_word &&
+          ((pos > 0 && is_word_byte(text[pos - 1])) || (end < text.size() && is_word_byte(text[end])))) {
         continue;
       }
       found = &t;

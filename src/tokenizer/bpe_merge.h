@@ -61,7 +61,8 @@ void merge(std::vector<Symbol>& symbols, Lookup&& lookup, std::vector<int32_t>& 
     if (l.prev >= 0) push(l.prev);
     push(c.left);
   }
-  for (int32_t i = 0; i >= 0 && i < static_cast<int32_t>(symbols.size()); i = symbols[i].next) out.push_back(symbols[i].id);
+  for (int32_t i = 0; i >= 0 && i < static_cast<int32_t>(symbols.size()); i = symbols[i].next)
+    out.push_back(symbols[i].id);
 }
 
 /// One symbol per byte of `piece`, with ids from `byte_ids`.

@@ -46,8 +46,10 @@ std::string mistral(const std::vector<ChatMessage>& messages, const std::string&
     } else if (m.role == "assistant") {
       out += m.content + "</s>";
     } else {
-      fail(ErrorCode::InvalidArgument, "chat message role '{}' is not supported by the Mistral format "
-                                       "(system, user, assistant)", m.role);
+      fail(ErrorCode::InvalidArgument,
+           "chat message role '{}' is not supported by the Mistral format "
+           "(system, user, assistant)",
+           m.role);
     }
   }
   if (!system.empty()) fail(ErrorCode::InvalidArgument, "Mistral format: a system message must precede a user message");
@@ -58,9 +60,12 @@ std::string mistral(const std::vector<ChatMessage>& messages, const std::string&
 
 const char* to_string(ChatTemplateFamily family) noexcept {
   switch (family) {
-    case ChatTemplateFamily::ChatML: return "ChatML";
-    case ChatTemplateFamily::Llama3: return "Llama3";
-    case ChatTemplateFamily::Mistral: return "Mistral";
+    case ChatTemplateFamily::ChatML:
+      return "ChatML";
+    case ChatTemplateFamily::Llama3:
+      return "Llama3";
+    case ChatTemplateFamily::Mistral:
+      return "Mistral";
   }
   return "?";
 }
@@ -83,9 +88,12 @@ std::optional<ChatTemplateFamily> detect_chat_family(const std::string& jinja, b
 std::string render_chat(ChatTemplateFamily family, const std::vector<ChatMessage>& messages, const ChatOptions& options,
                         const std::string& bos, bool inst_spaces) {
   switch (family) {
-    case ChatTemplateFamily::ChatML: return chatml(messages, options, bos);
-    case ChatTemplateFamily::Llama3: return llama3(messages, options, bos);
-    case ChatTemplateFamily::Mistral: return mistral(messages, bos, inst_spaces);
+    case ChatTemplateFamily::ChatML:
+      return chatml(messages, options, bos);
+    case ChatTemplateFamily::Llama3:
+      return llama3(messages, options, bos);
+    case ChatTemplateFamily::Mistral:
+      return mistral(messages, bos, inst_spaces);
   }
   fail(ErrorCode::Internal, "unknown chat template family");
 }

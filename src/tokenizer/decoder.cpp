@@ -12,8 +12,8 @@ void check_decoder(const nlohmann::json& value, const std::string& origin) {
     for (const auto& step : value["decoders"]) check_decoder(step, origin);
     return;
   }
-  fail(ErrorCode::Unsupported, "{}: decoder '{}' is not supported (supported: ByteLevel, Sequence of ByteLevel)", origin,
-       type);
+  fail(ErrorCode::Unsupported, "{}: decoder '{}' is not supported (supported: ByteLevel, Sequence of ByteLevel)",
+       origin, type);
 }
 
 }  // namespace izwi

@@ -15,8 +15,7 @@ void parse_into(const nlohmann::json& value, const std::string& origin, bool& nf
   } else if (type == "Sequence" && value.contains("normalizers") && value["normalizers"].is_array()) {
     for (const auto& step : value["normalizers"]) parse_into(step, origin, nfc);
   } else {
-    fail(ErrorCode::Unsupported, "{}: normalizer '{}' is not supported (supported: NFC, Sequence)", origin,
-         type);
+    fail(ErrorCode::Unsupported, "{}: normalizer '{}' is not supported (supported: NFC, Sequence)", origin, type);
   }
 }
 

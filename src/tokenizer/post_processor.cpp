@@ -37,7 +37,8 @@ void parse_into(const nlohmann::json& value, const std::string& origin, PostProc
   if (type == "TemplateProcessing") return parse_template(fields, origin, out);
   if (type == "Sequence") {
     const nlohmann::json list = fields.get<nlohmann::json>("processors");
-    if (!list.is_array()) fail(ErrorCode::InvalidFormat, "{}: post_processor Sequence: 'processors' is not a list", origin);
+    if (!list.is_array())
+      fail(ErrorCode::InvalidFormat, "{}: post_processor Sequence: 'processors' is not a list", origin);
     for (const auto& step : list) parse_into(step, origin, out);
     return;
   }

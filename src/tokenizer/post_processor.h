@@ -12,8 +12,8 @@
 namespace izwi {
 
 struct PostProcessor {
-  std::vector<int32_t> prefix;   ///< ids before the text
-  std::vector<int32_t> suffix;   ///< ids after it
+  std::vector<int32_t> prefix;  ///< ids before the text
+  std::vector<int32_t> suffix;  ///< ids after it
 
   /// Parses the "post_processor" value (null = none); Unsupported naming any other type.
   static PostProcessor from_json(const nlohmann::json& value, const std::string& origin);

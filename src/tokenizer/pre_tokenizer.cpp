@@ -7,8 +7,7 @@ namespace izwi {
 namespace {
 
 // The regex the ByteLevel pre-tokenizer uses when use_regex is true (GPT-2's).
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 }  // namespace
 
@@ -17,8 +16,8 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& value, const std::str
   bool has_byte_level = false;
   p.parse(value, origin, has_byte_level);
   if (!has_byte_level) {
-    fail(ErrorCode::Unsupported, "{}: pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported",
-         origin);
+    fail(ErrorCode::Unsupported,
+         "{}: pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported", origin);
   }
   return p;
 }
@@ -29,13 +28,14 @@ void PreTokenizer::parse(const nlohmann::json& value, const std::string& origin,
   const std::string type = fields.get<std::string>("type");
   if (type == "Sequence") {
     const nlohmann::json list = fields.get<nlohmann::json>("pretokenizers");
-    if (!list.is_array()) fail(ErrorCode::InvalidFormat, "{}: pre_tokenizer Sequence: 'pretokenizers' is not a list", origin);
+    if (!list.is_array())
+      fail(ErrorCode::InvalidFormat, "{}: pre_tokenizer Sequence: 'pretokenizers' is not a list", origin);
     for (const auto& step : list) parse(step, origin, has_byte_level);
   } else if (type == "Split") {
     const std::string behavior = fields.get<std::string>("behavior");
     if (behavior != "Isolated" || fields.get_or("invert", false)) {
-      fail(ErrorCode::Unsupported, "{}: pre_tokenizer Split with behavior '{}'{} is not supported (only Isolated)", origin,
-           behavior, fields.get_or("invert", false) ? " and invert" : "");
+      fail(ErrorCode::Unsupported, "{}: pre_tokenizer Split with behavior '{}'{} is not supported (only Isolated)",
+           origin, behavior, fields.get_or("invert", false) ? " and invert" : "");
     }
     const nlohmann::json pattern_json = fields.get<nlohmann::json>("pattern");
     const JsonFields pattern(pattern_json, origin + ": Split pattern");
@@ -46,7 +46,8 @@ void PreTokenizer::parse(const nlohmann::json& value, const std::string& origin,
     has_byte_level = true;
     Step step;
     step.add_prefix_space = fields.get_or("add_prefix_space", false);
-    if (fields.get_or("use_regex", true)) step.regex = std::make_shared<Regex>(kGpt2Pattern, false, origin + ": ByteLevel");
+    if (fields.get_or("use_regex", true))
+      step.regex = std::make_shared<Regex>(kGpt2Pattern, false, origin + ": ByteLevel");
     steps_.push_back(std::move(step));
   } else {
     fail(ErrorCode::Unsupported, "{}: pre_tokenizer '{}' is not supported (supported: Split, ByteLevel, Sequence)",

@@ -9,9 +9,9 @@
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "tokenizer/bpe_merge.h"
+#include "tokenizer/json_input.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/token_cache.h"
-#include "tokenizer/json_input.h"
 #include "tokenizer/tokenizer_data.h"
 
 namespace izwi {
@@ -45,8 +45,11 @@ std::string base64_decode(const std::string& text, const std::string& where) {
 // Ordinary text: split with the file's regex, then merge bytes by the rank of what they form.
 class Tekken : public TextModel {
  public:
-  Tekken(const std::string& pattern, std::vector<std::string> rank_bytes, int32_t num_special, const std::string& origin)
-      : regex_(pattern, false, origin + ": config.pattern"), rank_bytes_(std::move(rank_bytes)), num_special_(num_special) {
+  Tekken(const std::string& pattern, std::vector<std::string> rank_bytes, int32_t num_special,
+         const std::string& origin)
+      : regex_(pattern, false, origin + ": config.pattern"),
+        rank_bytes_(std::move(rank_bytes)),
+        num_special_(num_special) {
     // Keys view rank_bytes_, which is never resized after this point.
     ranks_.reserve(rank_bytes_.size());
     for (size_t r = 0; r < rank_bytes_.size(); ++r) ranks_.emplace(rank_bytes_[r], static_cast<uint32_t>(r));
@@ -110,14 +113,17 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
   constexpr int32_t kMaxUnlistedSpecial = 1 << 16;
   if (num_special < static_cast<int32_t>(specials.size()) ||
       num_special - static_cast<int64_t>(specials.size()) > kMaxUnlistedSpecial) {
-    fail(ErrorCode::InvalidFormat, "{}: config.default_num_special_tokens ({}) is below the {} special tokens listed "
-         "or more than {} above", origin, num_special, specials.size(), kMaxUnlistedSpecial);
+    fail(ErrorCode::InvalidFormat,
+         "{}: config.default_num_special_tokens ({}) is below the {} special tokens listed "
+         "or more than {} above",
+         origin, num_special, specials.size(), kMaxUnlistedSpecial);
   }
   // As mistral_common does: the vocabulary is cut to default_vocab_size ids in all.
-  const int64_t vocab_size = config->get_or<int64_t>("default_vocab_size", num_special + static_cast<int64_t>(vocab.size()));
+  const int64_t vocab_size =
+      config->get_or<int64_t>("default_vocab_size", num_special + static_cast<int64_t>(vocab.size()));
   if (vocab_size < num_special || vocab_size - num_special > static_cast<int64_t>(vocab.size())) {
-    fail(ErrorCode::InvalidFormat, "{}: config.default_vocab_size ({}) does not fit {} special and {} vocab tokens", origin,
-         vocab_size, num_special, vocab.size());
+    fail(ErrorCode::InvalidFormat, "{}: config.default_vocab_size ({}) does not fit {} special and {} vocab tokens",
+         origin, vocab_size, num_special, vocab.size());
   }
   const size_t inner_size = static_cast<size_t>(vocab_size - num_special);
 
@@ -137,7 +143,8 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
   std::vector<std::string> rank_bytes(inner_size);
   for (size_t r = 0; r < inner_size; ++r) {
     const JsonFields v(vocab[r], origin + ": vocab[" + std::to_string(r) + "]");
-    if (v.get<int64_t>("rank") != static_cast<int64_t>(r)) fail(ErrorCode::InvalidFormat, "{}: rank is not {}", v.origin(), r);
+    if (v.get<int64_t>("rank") != static_cast<int64_t>(r))
+      fail(ErrorCode::InvalidFormat, "{}: rank is not {}", v.origin(), r);
     rank_bytes[r] = base64_decode(v.get<std::string>("token_bytes"), v.origin());
     if (rank_bytes[r].empty()) fail(ErrorCode::InvalidFormat, "{}: token_bytes is empty", v.origin());
     const int32_t id = static_cast<int32_t>(r) + num_special;

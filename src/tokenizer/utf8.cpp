@@ -62,8 +62,9 @@ std::optional<size_t> first_invalid(std::string_view bytes) {
 
 void require_valid(std::string_view bytes, std::string_view what) {
   if (const auto bad = first_invalid(bytes)) {
-    fail(ErrorCode::InvalidArgument, "{} is not valid UTF-8: byte 0x{:02X} at byte offset {} does not start a complete sequence",
-         what, static_cast<uint8_t>(bytes[*bad]), *bad);
+    fail(ErrorCode::InvalidArgument,
+         "{} is not valid UTF-8: byte 0x{:02X} at byte offset {} does not start a complete sequence", what,
+         static_cast<uint8_t>(bytes[*bad]), *bad);
   }
 }
 

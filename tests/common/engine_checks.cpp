@@ -20,7 +20,8 @@ std::string check_idle(Engine& engine) {
       const KVCacheStats stats = core.cache().stats();
       if (problem.empty() && stats.used_blocks != 0) problem = fmt::format("{} blocks still in use", stats.used_blocks);
       if (problem.empty() && stats.free_blocks + stats.cached_blocks != stats.total_blocks) {
-        problem = fmt::format("free {} + cached {} != total {}", stats.free_blocks, stats.cached_blocks, stats.total_blocks);
+        problem =
+            fmt::format("free {} + cached {} != total {}", stats.free_blocks, stats.cached_blocks, stats.total_blocks);
       }
     });
     if (idle) return problem;

@@ -29,7 +29,8 @@ std::vector<izwi::Tokenizer> make_tokenizers() {
                                R"({"chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}"})"));
   out.push_back(make_tokenizer("tokenizer-llama3-style/tokenizer.json",
                                R"({"chat_template": "<|start_header_id|>{{ m.role }}<|end_header_id|>"})"));
-  out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json", R"({"chat_template": "[INST] {{ x }} [/INST]"})"));
+  out.push_back(
+      make_tokenizer("tokenizer-qwen2-style/tokenizer.json", R"({"chat_template": "[INST] {{ x }} [/INST]"})"));
   out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json", R"({"chat_template": "[INST]{{ x }}[/INST]"})"));
   out.push_back(make_tokenizer("tokenizer-tekken-small/tekken.json", ""));
   for (const izwi::Tokenizer& t : out) {

@@ -15,9 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const izwi::EngineConfig config = izwi::EngineConfig::from_json_string(text, "fuzz-input");
     config.validate();
     const bool ok = config.max_batch_size >= 1 && config.max_batch_size <= 4096 && config.max_tokens_per_step >= 1 &&
-                    config.max_tokens_per_step <= (1 << 20) && config.max_tokens_per_step >= config.max_batch_size && config.max_seq_len >= 0 &&
-                    config.max_seq_len <= (1 << 24) && config.block_size >= 1 && config.block_size <= 1024 &&
-                    config.num_kv_blocks >= 1 &&
+                    config.max_tokens_per_step <= (1 << 20) && config.max_tokens_per_step >= config.max_batch_size &&
+                    config.max_seq_len >= 0 && config.max_seq_len <= (1 << 24) && config.block_size >= 1 &&
+                    config.block_size <= 1024 && config.num_kv_blocks >= 1 &&
                     int64_t{config.num_kv_blocks} * config.block_size <= int64_t{INT32_MAX} &&
                     config.num_threads >= 0 && config.num_threads <= 1024;
     if (!ok) std::abort();  // validate() accepted a config outside its documented bounds

@@ -23,9 +23,10 @@ using namespace izwi;
 void check_llama(const LlamaConfig& c) {
   const bool ok = c.vocab_size >= 1 && c.vocab_size <= kMaxVocabSize && c.hidden_size >= 1 &&
                   c.hidden_size <= kMaxHiddenSize && c.num_layers >= 1 && c.num_layers <= kMaxLayers &&
-                  c.num_heads >= 1 && c.num_heads <= kMaxHeads && c.num_kv_heads >= 1 && c.num_heads % c.num_kv_heads == 0 &&
-                  c.head_dim >= 1 && c.head_dim <= kMaxHeadDim && c.head_dim % 2 == 0 && c.max_positions >= 1 &&
-                  c.max_positions <= kMaxPositions && std::isfinite(c.rms_norm_eps) && c.rms_norm_eps >= 0;
+                  c.num_heads >= 1 && c.num_heads <= kMaxHeads && c.num_kv_heads >= 1 &&
+                  c.num_heads % c.num_kv_heads == 0 && c.head_dim >= 1 && c.head_dim <= kMaxHeadDim &&
+                  c.head_dim % 2 == 0 && c.max_positions >= 1 && c.max_positions <= kMaxPositions &&
+                  std::isfinite(c.rms_norm_eps) && c.rms_norm_eps >= 0;
   if (!ok) std::abort();  // accepted a config outside the bounds the model code relies on
 }
 

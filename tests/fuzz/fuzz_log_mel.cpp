@@ -91,8 +91,8 @@ void fuzz_log_mel(izwi::fuzz::Bytes& in, std::vector<float> samples, bool finite
   }
   at::Tensor offline;
   try {
-    const at::Tensor waveform = at::from_blob(const_cast<float*>(samples.data()), {static_cast<int64_t>(samples.size())},
-                                              at::kFloat);
+    const at::Tensor waveform =
+        at::from_blob(const_cast<float*>(samples.data()), {static_cast<int64_t>(samples.size())}, at::kFloat);
     offline = izwi::log_mel_spectrogram(waveform, config);
     const int64_t frames = static_cast<int64_t>(samples.size()) / config.hop;
     if (offline.dim() != 2 || offline.size(0) != config.n_mels || offline.size(1) != frames) std::abort();

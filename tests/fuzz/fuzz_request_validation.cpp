@@ -64,8 +64,8 @@ izwi::GenerationParams random_params(Bytes& in) {
 // The documented rules, restated: an accepted request must satisfy all of them.
 void check_accepted(const izwi::GenerationParams& p, int64_t prompt_len, const izwi::RequestLimits& l) {
   const bool ok = p.max_tokens >= 1 && p.min_tokens >= 0 && p.min_tokens <= p.max_tokens &&
-                  std::isfinite(p.temperature) && p.temperature >= 0 && p.top_k >= 0 && p.top_p > 0 &&
-                  p.top_p <= 1 && std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0 &&
+                  std::isfinite(p.temperature) && p.temperature >= 0 && p.top_k >= 0 && p.top_p > 0 && p.top_p <= 1 &&
+                  std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0 &&
                   prompt_len + p.max_tokens <= l.max_seq_len &&
                   (prompt_len + p.max_tokens + l.block_size - 1) / l.block_size <= l.num_kv_blocks &&
                   (p.stop.empty() || l.has_tokenizer);

@@ -74,28 +74,44 @@ class Bytes {
   /// A float that is often a special value: NaN, +-inf, 0, huge, tiny, or raw bits.
   float special_float() {
     switch (byte() % 10) {
-      case 0: return std::numeric_limits<float>::quiet_NaN();
-      case 1: return std::numeric_limits<float>::infinity();
-      case 2: return -std::numeric_limits<float>::infinity();
-      case 3: return 0.0f;
-      case 4: return std::numeric_limits<float>::max();
-      case 5: return std::numeric_limits<float>::denorm_min();
-      case 6: return -1.0f;
-      case 7: return static_cast<float>(byte()) / 64.0f;
-      default: return take<float>();
+      case 0:
+        return std::numeric_limits<float>::quiet_NaN();
+      case 1:
+        return std::numeric_limits<float>::infinity();
+      case 2:
+        return -std::numeric_limits<float>::infinity();
+      case 3:
+        return 0.0f;
+      case 4:
+        return std::numeric_limits<float>::max();
+      case 5:
+        return std::numeric_limits<float>::denorm_min();
+      case 6:
+        return -1.0f;
+      case 7:
+        return static_cast<float>(byte()) / 64.0f;
+      default:
+        return take<float>();
     }
   }
 
   /// An int32 that is often a boundary value.
   int32_t special_int() {
     switch (byte() % 8) {
-      case 0: return 0;
-      case 1: return -1;
-      case 2: return std::numeric_limits<int32_t>::max();
-      case 3: return std::numeric_limits<int32_t>::min();
-      case 4: return 1;
-      case 5: return static_cast<int32_t>(byte());
-      default: return take<int32_t>();
+      case 0:
+        return 0;
+      case 1:
+        return -1;
+      case 2:
+        return std::numeric_limits<int32_t>::max();
+      case 3:
+        return std::numeric_limits<int32_t>::min();
+      case 4:
+        return 1;
+      case 5:
+        return static_cast<int32_t>(byte());
+      default:
+        return take<int32_t>();
     }
   }
 

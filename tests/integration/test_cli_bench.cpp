@@ -22,8 +22,8 @@ std::string last_line(const std::string& out) {
 TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   testing::TempDir dir;
   const std::string model = dir.path() + "/llama-tiny-random";
-  const testing::CliRun made = testing::run_built(
-      "benchmarks/izwi-make-checkpoint", "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model);
+  const testing::CliRun made = testing::run_built("benchmarks/izwi-make-checkpoint",
+                                                  "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_TRUE(std::filesystem::exists(model + "/config.json"));
   EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));

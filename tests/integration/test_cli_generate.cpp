@@ -29,8 +29,8 @@ TEST(CliGenerate, JsonLinesInIndexOrderMatchTheReference) {
   for (int c = 0; c < 7; ++c) file += join(ref.ids("case" + std::to_string(c) + ".prompt")) + "\n";
   const std::string prompts = dir.write("prompts.txt", file);
   for (const char* mode : {"", "--sequential"}) {
-    const testing::CliRun run = run_cli("--model " + testing::fixture_dir("llama-tiny") + " --prompt-ids-file " + prompts +
-                            " --max-tokens 24 --min-tokens 24 --json " + mode);
+    const testing::CliRun run = run_cli("--model " + testing::fixture_dir("llama-tiny") + " --prompt-ids-file " +
+                                        prompts + " --max-tokens 24 --min-tokens 24 --json " + mode);
     ASSERT_EQ(run.exit_code, 0) << run.out;
     std::istringstream lines(run.out);
     std::string line;
@@ -49,11 +49,13 @@ TEST(CliGenerate, JsonLinesInIndexOrderMatchTheReference) {
 }
 
 TEST(CliGenerate, PromptIdsAndSamplingFlags) {
-  const testing::CliRun greedy = run_cli("--model " + testing::fixture_dir("qwen3-tiny") + " --prompt-ids 1,2,3 --max-tokens 5 --json");
+  const testing::CliRun greedy =
+      run_cli("--model " + testing::fixture_dir("qwen3-tiny") + " --prompt-ids 1,2,3 --max-tokens 5 --json");
   ASSERT_EQ(greedy.exit_code, 0) << greedy.out;
   EXPECT_EQ(nlohmann::json::parse(greedy.out).at("tokens").size(), 5u);
-  const std::string sampled = "--model " + testing::fixture_dir("qwen3-tiny") +
-                              " --prompt-ids 1,2,3 --max-tokens 8 --temperature 0.8 --top-k 20 --top-p 0.9 --seed 7 --json";
+  const std::string sampled =
+      "--model " + testing::fixture_dir("qwen3-tiny") +
+      " --prompt-ids 1,2,3 --max-tokens 8 --temperature 0.8 --top-k 20 --top-p 0.9 --seed 7 --json";
   const testing::CliRun a = run_cli(sampled), b = run_cli(sampled);
   ASSERT_EQ(a.exit_code, 0) << a.out;
   EXPECT_EQ(a.out.substr(0, a.out.find("ttft")), b.out.substr(0, b.out.find("ttft")));
@@ -62,8 +64,8 @@ TEST(CliGenerate, PromptIdsAndSamplingFlags) {
 TEST(CliGenerate, TextPromptPrintsTextWhenTheFolderHasATokenizer) {
   testing::TempDir dir;
   const std::string model = "--model " + testing::write_text_model(dir.path());
-  const testing::CliRun run = run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") +
-                                      " --max-tokens 12 --min-tokens 12 --json");
+  const testing::CliRun run =
+      run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") + " --max-tokens 12 --min-tokens 12 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json line = nlohmann::json::parse(run.out);
   const Tokenizer tokenizer = Tokenizer::from_dir(dir.path());
@@ -79,8 +81,9 @@ TEST(CliGenerate, TextPromptPrintsTextWhenTheFolderHasATokenizer) {
   const std::string text = line.at("text").get<std::string>();
   ASSERT_GE(text.size(), 4u);
   const std::string stop = text.substr(text.size() / 2, 2);
-  const testing::CliRun stopped = run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") +
-                                          " --max-tokens 12 --min-tokens 12 --json --stop " + testing::shell_quoted(stop));
+  const testing::CliRun stopped =
+      run_cli(model + " --prompt " + testing::shell_quoted("Hello, world") +
+              " --max-tokens 12 --min-tokens 12 --json --stop " + testing::shell_quoted(stop));
   EXPECT_EQ(nlohmann::json::parse(stopped.out).at("text"), text.substr(0, text.find(stop)));
   EXPECT_EQ(nlohmann::json::parse(stopped.out).at("finish_reason"), "stop");
 }

@@ -29,7 +29,8 @@ TEST(CliTokenize, TextToJsonIdsAndBack) {
   // test covers every case).
   for (const auto& c : reference_cases()) {
     const std::string text = c.at("text");
-    if (text.find("world") == std::string::npos && text.find("<|") == std::string::npos && text.find("caf") == std::string::npos) {
+    if (text.find("world") == std::string::npos && text.find("<|") == std::string::npos &&
+        text.find("caf") == std::string::npos) {
       continue;
     }
     const testing::CliRun run = run_cli(kTokenizer + " --text " + shell_quoted(text) + " --json");
@@ -42,8 +43,8 @@ TEST(CliTokenize, TextToJsonIdsAndBack) {
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
   EXPECT_EQ(decoded.out, "Hello, world!\n");
   EXPECT_EQ(run_cli(kTokenizer + " --decode 0,45 --skip-special-tokens --json").out, "{\"text\":\"H\"}\n");
-  const testing::CliRun with_bos =
-      run_cli("--tokenizer " + testing::tokenizer_fixture("tokenizer-tekken-small") + " --text hi --add-special-tokens");
+  const testing::CliRun with_bos = run_cli("--tokenizer " + testing::tokenizer_fixture("tokenizer-tekken-small") +
+                                           " --text hi --add-special-tokens");
   EXPECT_EQ(with_bos.out.substr(0, 2), "1,") << with_bos.err;
 }
 
@@ -53,7 +54,8 @@ TEST(CliTokenize, TextFileGivesOneLinePerTextWithEscapes) {
   std::vector<nlohmann::json> expected;
   for (const auto& c : reference_cases()) {
     std::string line;
-    for (char ch : c.at("text").get<std::string>()) line += ch == '\n' ? "\\n" : ch == '\\' ? "\\\\" : std::string(1, ch);
+    for (char ch : c.at("text").get<std::string>())
+      line += ch == '\n' ? "\\n" : ch == '\\' ? "\\\\" : std::string(1, ch);
     file += line + "\n";
     expected.push_back(c.at("ids"));
   }
@@ -83,7 +85,8 @@ TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
       {kTokenizer + " --decode 1,x", "'x' is not a token id"},
       {kTokenizer + " --text-file /no/such/file", "cannot open text file"},
       {kTokenizer + " --text-file " + dir.write("bad_escape.txt", "ok\nbad \\t\n"), "bad_escape.txt:2: unknown escape"},
-      {kTokenizer + " --text-file " + dir.write("bad_utf8.txt", "ok\nab\xC3\n"), "bad_utf8.txt:2: text to encode is not valid UTF-8"},
+      {kTokenizer + " --text-file " + dir.write("bad_utf8.txt", "ok\nab\xC3\n"),
+       "bad_utf8.txt:2: text to encode is not valid UTF-8"},
   };
   testing::expect_cli_errors("izwi-tokenize", cases);
 }

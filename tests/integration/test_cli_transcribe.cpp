@@ -34,7 +34,8 @@ TEST(CliStreamTranscribe, StreamsTheFileAndReportsTheTokens) {
       testing::run_example("izwi-stream-transcribe", kModel + kAudio + " --pad-id 32 --chunk-ms 37 --fast");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("[" + std::to_string(expected) + " tokens, 2.37 s of audio"), std::string::npos) << run.out;
-  testing::expect_cli_errors("izwi-stream-transcribe", {{kModel + " --audio /no/such.flac --pad-id 32", "/no/such.flac"}});
+  testing::expect_cli_errors("izwi-stream-transcribe",
+                             {{kModel + " --audio /no/such.flac --pad-id 32", "/no/such.flac"}});
 }
 
 TEST(CliTranscribe, ErrorsGoToStderrWithANonZeroExit) {

@@ -61,7 +61,8 @@ TEST_P(EngineParity, AllCasesConcurrentlyWithChunkingAndPreemption) {
     for (const Case& c : cases) handles.push_back(engine.generate_streaming(greedy_request(c)));
     for (size_t i = 0; i < cases.size(); ++i) {
       StreamChunk last;
-      EXPECT_EQ(testing::drain(handles[i], &last), cases[i].generated) << "case " << i << " prefix cache " << prefix_cache;
+      EXPECT_EQ(testing::drain(handles[i], &last), cases[i].generated)
+          << "case " << i << " prefix cache " << prefix_cache;
       EXPECT_EQ(last.finish_reason, FinishReason::Length);
     }
     if (cases.size() > 3) EXPECT_GT(engine.metrics().preemptions, 0u) << "the pool was meant to force preemption";
@@ -92,7 +93,8 @@ TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
   Engine engine(testing::fixture_dir("llama-tiny-bf16-sharded"), config);
   EXPECT_EQ(engine.model_info().decode_weight_bytes * 2,
             Engine(testing::fixture_dir("llama-tiny-bf16-sharded")).model_info().decode_weight_bytes);
-  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(engine.generate(greedy_request(cases[i])).tokens, cases[i].generated);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_EQ(engine.generate(greedy_request(cases[i])).tokens, cases[i].generated);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, EngineParity,

@@ -28,7 +28,8 @@ void expect_rejected(Engine& engine, const Request& r, ErrorCode code, const std
     ADD_FAILURE() << "accepted a request with a bad " << field;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << "message '" << e.what() << "' does not name " << field;
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos)
+        << "message '" << e.what() << "' does not name " << field;
   }
 }
 
@@ -47,7 +48,8 @@ TEST(EngineRequests, InvalidRequestsAreRejectedWithTheFieldNamed) {
   expect_rejected(engine, with([](Request& r) { r.prompt_ids[0] = -1; }), ErrorCode::InvalidArgument, "prompt_ids[0]");
   expect_rejected(engine, with([](Request& r) { r.params.max_tokens = 0; }), ErrorCode::InvalidArgument, "max_tokens");
   expect_rejected(engine, with([](Request& r) { r.params.min_tokens = 5; }), ErrorCode::InvalidArgument, "min_tokens");
-  expect_rejected(engine, with([](Request& r) { r.params.temperature = -1; }), ErrorCode::InvalidArgument, "temperature");
+  expect_rejected(engine, with([](Request& r) { r.params.temperature = -1; }), ErrorCode::InvalidArgument,
+                  "temperature");
   expect_rejected(engine, with([](Request& r) { r.params.temperature = std::nanf(""); }), ErrorCode::InvalidArgument,
                   "temperature");
   expect_rejected(engine, with([](Request& r) { r.params.top_p = 0; }), ErrorCode::InvalidArgument, "top_p");
@@ -55,8 +57,10 @@ TEST(EngineRequests, InvalidRequestsAreRejectedWithTheFieldNamed) {
   expect_rejected(engine, with([](Request& r) { r.params.top_k = -2; }), ErrorCode::InvalidArgument, "top_k");
   expect_rejected(engine, with([](Request& r) { r.params.repetition_penalty = 0; }), ErrorCode::InvalidArgument,
                   "repetition_penalty");
-  expect_rejected(engine, with([](Request& r) { r.params.stop_token_ids = {7, 9999}; }), ErrorCode::InvalidArgument,
-                  "stop_token_ids[1]");
+  expect_rejected(engine, with([](Request& r) {
+                    r.params.stop_token_ids = {7, 9999};
+                  }),
+                  ErrorCode::InvalidArgument, "stop_token_ids[1]");
   expect_rejected(engine, with([](Request& r) { r.params.max_tokens = 510; }), ErrorCode::InvalidArgument,
                   "exceeds the limit of 512 positions");
   expect_rejected(engine, with([](Request& r) { r.params.max_tokens = 400; }), ErrorCode::ResourceExhausted,
@@ -143,7 +147,8 @@ TEST(EngineRequests, StopTokenIdsEndGeneration) {
   Request r = request(ref.ids("case1.prompt"), 24);
   r.params.min_tokens = 0;
   r.params.stop_token_ids = {generated[3]};
-  const size_t first = static_cast<size_t>(std::find(generated.begin(), generated.end(), generated[3]) - generated.begin());
+  const size_t first =
+      static_cast<size_t>(std::find(generated.begin(), generated.end(), generated[3]) - generated.begin());
   const Output out = engine.generate(r);
   EXPECT_EQ(out.finish_reason, FinishReason::Stop);
   EXPECT_EQ(out.tokens.size(), first + 1);

@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cmath>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -129,7 +129,8 @@ TEST_F(EngineTranscription, StreamWithoutAudioDoesNotBlockOthers) {
   waiting.push_audio(audio_->data(), audio_->size(), kRate);
   waiting.finish_audio();
   std::vector<int32_t> tokens;
-  while (std::optional<StreamChunk> piece = waiting.next()) tokens.insert(tokens.end(), piece->tokens.begin(), piece->tokens.end());
+  while (std::optional<StreamChunk> piece = waiting.next())
+    tokens.insert(tokens.end(), piece->tokens.begin(), piece->tokens.end());
   EXPECT_EQ(tokens, *expected_);
   EXPECT_EQ(testing::check_idle(engine_), "");
 }
@@ -224,15 +225,21 @@ TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
   constexpr int kSpecial = 40;
   nlohmann::json special = nlohmann::json::array();
   for (int i = 0; i < kSpecial; ++i) {
-    const std::string name = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : i == kPadId ? "[STREAMING_PAD]"
-                                                                                          : fmt::format("<SPECIAL_{}>", i);
+    const std::string name = i == 0        ? "<unk>"
+                             : i == 1      ? "<s>"
+                             : i == 2      ? "</s>"
+                             : i == kPadId ? "[STREAMING_PAD]"
+                                           : fmt::format("<SPECIAL_{}>", i);
     special.push_back({{"rank", i}, {"token_str", name}, {"is_control", true}});
   }
   nlohmann::json vocab = nlohmann::json::array();
   for (int b = 0; b < 256; ++b) vocab.push_back({{"rank", b}, {"token_bytes", base64(std::string(1, char(b)))}});
-  const nlohmann::json tekken = {{"config", {{"pattern", "\\s+|\\S+"}, {"num_vocab_tokens", 256},
-                                             {"default_vocab_size", 256 + kSpecial},
-                                             {"default_num_special_tokens", kSpecial}, {"version", "v7"}}},
+  const nlohmann::json tekken = {{"config",
+                                  {{"pattern", "\\s+|\\S+"},
+                                   {"num_vocab_tokens", 256},
+                                   {"default_vocab_size", 256 + kSpecial},
+                                   {"default_num_special_tokens", kSpecial},
+                                   {"version", "v7"}}},
                                  {"vocab", vocab},
                                  {"special_tokens", special}};
   dir.write("tekken.json", tekken.dump());

@@ -62,7 +62,7 @@ struct Options {
   size_t held_transcriptions = 1;
   int32_t asr_max_batch = 8;
   bool repro_starvation = false;  // run only the deterministic reproducer of that starvation
-  int32_t paused = -1;             // paused streams in the reproducer; -1 = asr_max_batch
+  int32_t paused = -1;            // paused streams in the reproducer; -1 = asr_max_batch
 };
 
 [[noreturn]] void usage(const char* argv0) {
@@ -83,19 +83,32 @@ Options parse_options(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--ops") o.ops = std::stoull(value());
-      else if (a == "--seed") o.seed = static_cast<uint32_t>(std::stoul(value()));
-      else if (a == "--threads") o.threads = std::stoi(value());
-      else if (a == "--round") o.round = std::stoull(value());
-      else if (a == "--hang-s") o.hang_s = std::stod(value());
-      else if (a == "--max-rss-growth-mb") o.max_rss_growth_mb = std::stod(value());
-      else if (a == "--no-speech") o.speech = false;
-      else if (a == "--no-tts") o.tts = false;
-      else if (a == "--held-transcriptions") o.held_transcriptions = std::stoull(value());
-      else if (a == "--asr-max-batch") o.asr_max_batch = std::stoi(value());
-      else if (a == "--repro-starvation") o.repro_starvation = true;
-      else if (a == "--paused") o.paused = std::stoi(value());
-      else usage(argv[0]);
+      if (a == "--ops")
+        o.ops = std::stoull(value());
+      else if (a == "--seed")
+        o.seed = static_cast<uint32_t>(std::stoul(value()));
+      else if (a == "--threads")
+        o.threads = std::stoi(value());
+      else if (a == "--round")
+        o.round = std::stoull(value());
+      else if (a == "--hang-s")
+        o.hang_s = std::stod(value());
+      else if (a == "--max-rss-growth-mb")
+        o.max_rss_growth_mb = std::stod(value());
+      else if (a == "--no-speech")
+        o.speech = false;
+      else if (a == "--no-tts")
+        o.tts = false;
+      else if (a == "--held-transcriptions")
+        o.held_transcriptions = std::stoull(value());
+      else if (a == "--asr-max-batch")
+        o.asr_max_batch = std::stoi(value());
+      else if (a == "--repro-starvation")
+        o.repro_starvation = true;
+      else if (a == "--paused")
+        o.paused = std::stoi(value());
+      else
+        usage(argv[0]);
     } catch (const std::logic_error&) {
       usage(argv[0]);
     }
@@ -145,8 +158,8 @@ class Watch {
 // Counters; each thread keeps its own and they are merged after every round.
 struct Stats {
   std::map<std::string, uint64_t> ops;
-  std::map<std::string, uint64_t> errors;      // by ErrorCode name
-  std::map<std::string, uint64_t> finishes;    // by FinishReason name
+  std::map<std::string, uint64_t> errors;                          // by ErrorCode name
+  std::map<std::string, uint64_t> finishes;                        // by FinishReason name
   uint64_t accepted_text = 0, accepted_asr = 0, accepted_tts = 0;  // requests the engines took
 
   void merge(const Stats& o) {
@@ -237,13 +250,27 @@ Request invalid_request(std::mt19937_64& rng, const std::string& id, int32_t voc
   Request r = text_request(rng, id, vocab);
   expected = ErrorCode::InvalidArgument;
   switch (rng() % 8) {
-    case 0: r.prompt_ids.clear(); break;
-    case 1: r.prompt_ids.back() = vocab; break;
-    case 2: r.params.max_tokens = 0; break;
-    case 3: r.params.temperature = std::numeric_limits<float>::quiet_NaN(); break;
-    case 4: r.params.top_p = 0.0f; break;
-    case 5: r.params.repetition_penalty = -std::numeric_limits<float>::infinity(); break;
-    case 6: r.params.min_tokens = r.params.max_tokens + 1; break;
+    case 0:
+      r.prompt_ids.clear();
+      break;
+    case 1:
+      r.prompt_ids.back() = vocab;
+      break;
+    case 2:
+      r.params.max_tokens = 0;
+      break;
+    case 3:
+      r.params.temperature = std::numeric_limits<float>::quiet_NaN();
+      break;
+    case 4:
+      r.params.top_p = 0.0f;
+      break;
+    case 5:
+      r.params.repetition_penalty = -std::numeric_limits<float>::infinity();
+      break;
+    case 6:
+      r.params.min_tokens = r.params.max_tokens + 1;
+      break;
     default:  // 400 positions > 24 blocks of 16
       r.prompt_ids.assign(300, 5);
       r.params.max_tokens = 100;
@@ -315,18 +342,38 @@ class Worker {
     try {
       switch (kind) {
         case 0:
-        case 1: op_generate(vocab); break;
+        case 1:
+          op_generate(vocab);
+          break;
         case 2:
-        case 3: op_stream(vocab); break;
-        case 4: op_callback(vocab); break;
-        case 5: op_abort(); break;
-        case 6: op_invalid(vocab); break;
-        case 7: op_metrics(); break;
-        case 8: op_drop_held(); break;
-        case 9: op_duplicate_id(vocab); break;
+        case 3:
+          op_stream(vocab);
+          break;
+        case 4:
+          op_callback(vocab);
+          break;
+        case 5:
+          op_abort();
+          break;
+        case 6:
+          op_invalid(vocab);
+          break;
+        case 7:
+          op_metrics();
+          break;
+        case 8:
+          op_drop_held();
+          break;
+        case 9:
+          op_duplicate_id(vocab);
+          break;
         case 10:
-        case 11: op_transcribe(); break;
-        default: op_synthesize(); break;
+        case 11:
+          op_transcribe();
+          break;
+        default:
+          op_synthesize();
+          break;
       }
     } catch (const Error& e) {
       internal_check(e, "operation");
@@ -410,7 +457,8 @@ class Worker {
       }
     } catch (const Error& e) {
       count_error(e);
-      if (e.code() != expected) die(std::string("invalid request refused with ") + to_string(e.code()) + ": " + e.what());
+      if (e.code() != expected)
+        die(std::string("invalid request refused with ") + to_string(e.code()) + ": " + e.what());
       return;
     }
     die("an invalid request was accepted: " + r.id);
@@ -421,8 +469,7 @@ class Worker {
     Watch watch(act(), "metrics");
     const MetricsSnapshot m = w_.text->metrics();
     if (m.kv_blocks_total != 24 || m.kv_blocks_free < 0 || m.kv_blocks_cached < 0 ||
-        m.kv_blocks_free + m.kv_blocks_cached > m.kv_blocks_total || m.running_requests > 4 ||
-        m.waiting_requests < 0) {
+        m.kv_blocks_free + m.kv_blocks_cached > m.kv_blocks_total || m.running_requests > 4 || m.waiting_requests < 0) {
       die("metrics out of range: free " + std::to_string(m.kv_blocks_free) + " cached " +
           std::to_string(m.kv_blocks_cached) + " running " + std::to_string(m.running_requests));
     }
@@ -506,7 +553,8 @@ class Worker {
       }
       return;  // dropped
     }
-    if (mode == 1 && held_transcriptions_.size() < w_.options.held_transcriptions) {  // fed by later operations, dropped later
+    if (mode == 1 &&
+        held_transcriptions_.size() < w_.options.held_transcriptions) {  // fed by later operations, dropped later
       push_some(*stream, pos);
       held_transcriptions_.emplace_back(std::move(*stream), pos);
       return;
@@ -681,12 +729,13 @@ int main(int argc, char** argv) {
     if (world.tts) check_engine("speech", *world.tts, total.accepted_tts);
     rss.push_back(rss_mb());
     const MetricsSnapshot m = world.text->metrics();
-    std::printf("round %zu: %llu ops, %.0f s, RSS %.1f MB, text: %llu finished %llu aborted %llu preemptions, "
-                "%d/%d blocks cached\n",
-                rss.size(), static_cast<unsigned long long>(done),
-                std::chrono::duration<double>(Clock::now() - t0).count(), rss.back(),
-                static_cast<unsigned long long>(m.requests_finished), static_cast<unsigned long long>(m.requests_aborted),
-                static_cast<unsigned long long>(m.preemptions), m.kv_blocks_cached, m.kv_blocks_total);
+    std::printf(
+        "round %zu: %llu ops, %.0f s, RSS %.1f MB, text: %llu finished %llu aborted %llu preemptions, "
+        "%d/%d blocks cached\n",
+        rss.size(), static_cast<unsigned long long>(done), std::chrono::duration<double>(Clock::now() - t0).count(),
+        rss.back(), static_cast<unsigned long long>(m.requests_finished),
+        static_cast<unsigned long long>(m.requests_aborted), static_cast<unsigned long long>(m.preemptions),
+        m.kv_blocks_cached, m.kv_blocks_total);
     std::fflush(stdout);
   }
   world.stop_watchdog = true;
@@ -701,7 +750,8 @@ int main(int argc, char** argv) {
                 world.error_examples[k].substr(0, 160).c_str());
   }
   std::printf("finish reasons seen by readers:\n");
-  for (const auto& [k, v] : total.finishes) std::printf("  %-30s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
+  for (const auto& [k, v] : total.finishes)
+    std::printf("  %-30s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
   std::printf("callbacks: %llu calls, %llu threw\n", static_cast<unsigned long long>(world.callback_calls.load()),
               static_cast<unsigned long long>(world.callback_throws.load()));
   std::printf("accepted requests: text %llu, transcription %llu, speech %llu\n",

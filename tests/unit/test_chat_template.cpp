@@ -37,11 +37,13 @@ TEST(ChatTemplate, ChatMLStartsWithBosWhenTheJinjaUsesIt) {
   testing::TempDir dir;
   const nlohmann::json config = {
       {"bos_token", "<|endoftext|>"},
-      {"chat_template", "{{- bos_token -}}{%- for message in messages -%}{{- '<|im_start|>' + message['role'] + '\\n' "
-                        "+ message['content'] + '<|im_end|>\\n' -}}{%- endfor -%}"}};
+      {"chat_template",
+       "{{- bos_token -}}{%- for message in messages -%}{{- '<|im_start|>' + message['role'] + '\\n' "
+       "+ message['content'] + '<|im_end|>\\n' -}}{%- endfor -%}"}};
   const Tokenizer t =
       Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
-  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}),
+            "<|endoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(t.encode_chat({{"user", "Hi"}}).front(), 0);
 }
 
@@ -50,17 +52,23 @@ TEST(ChatTemplate, Llama3FromTheJinjaText) {
   nlohmann::json j = fixture_json("tokenizer-llama3-style");
   int32_t id = 3000;
   for (const char* name : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
-    j["added_tokens"].push_back({{"id", id++}, {"content", name}, {"single_word", false}, {"lstrip", false},
-                                 {"rstrip", false}, {"normalized", false}, {"special", true}});
+    j["added_tokens"].push_back({{"id", id++},
+                                 {"content", name},
+                                 {"single_word", false},
+                                 {"lstrip", false},
+                                 {"rstrip", false},
+                                 {"normalized", false},
+                                 {"special", true}});
   }
   const nlohmann::json config = {
       {"bos_token", "<|begin_of_text|>"},
       {"eos_token", "<|eot_id|>"},
-      {"chat_template", "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
-                        "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim "
-                        "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
-                        "{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant"
-                        "<|end_header_id|>\\n\\n' }}{% endif %}"}};
+      {"chat_template",
+       "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+       "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim "
+       "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+       "{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant"
+       "<|end_header_id|>\\n\\n' }}{% endif %}"}};
   const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, config));
   ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Llama3);
   EXPECT_FALSE(t.chat_template().empty());
@@ -83,31 +91,41 @@ TEST(ChatTemplate, MistralForTekkenWithSystemPrependedToTheFirstUserTurn) {
   const std::vector<int32_t> ids = t.encode_chat({{"user", "Hi"}});
   EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.begin() + 2), (std::vector<int32_t>{1, 3}));
   EXPECT_EQ(ids.back(), 4);
-  EXPECT_NE(testing::error_message([&] { t.apply_chat_template({{"tool", "x"}}); }).find("role 'tool'"),
+  EXPECT_NE(testing::error_message([&] {
+              t.apply_chat_template({{"tool", "x"}});
+            }).find("role 'tool'"),
             std::string::npos);
 }
 
 TEST(ChatTemplate, TemplateFromChatTemplateJinjaFile) {
   testing::TempDir dir;
-  testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), nlohmann::json{{"bos_token", "<|endoftext|>"}});
+  testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"),
+                               nlohmann::json{{"bos_token", "<|endoftext|>"}});
   dir.write("chat_template.jinja", "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
   const Tokenizer t = Tokenizer::from_dir(dir.path());
   EXPECT_EQ(t.chat_template(), "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
-  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}, ChatOptions{false}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
+  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}, ChatOptions{false}),
+            "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
 }
 
 TEST(ChatTemplate, MistralWithSpacesWhenTheJinjaHasThem) {
   // Mistral-7B-Instruct v0.1-v0.3 (SentencePiece): '[INST] ' + content + ' [/INST]'.
   testing::TempDir dir;
   const nlohmann::json config = {
-      {"chat_template", "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
-                        "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ "
-                        "message['content'] + eos_token }}{% endif %}{% endfor %}"}};
+      {"chat_template",
+       "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+       "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ "
+       "message['content'] + eos_token }}{% endif %}{% endfor %}"}};
   nlohmann::json j = fixture_json("tokenizer-qwen2-style");
   int32_t id = 3000;
   for (const char* name : {"<s>", "</s>", "[INST]", "[/INST]"}) {
-    j["added_tokens"].push_back({{"id", id++}, {"content", name}, {"single_word", false}, {"lstrip", false},
-                                 {"rstrip", false}, {"normalized", false}, {"special", true}});
+    j["added_tokens"].push_back({{"id", id++},
+                                 {"content", name},
+                                 {"single_word", false},
+                                 {"lstrip", false},
+                                 {"rstrip", false},
+                                 {"normalized", false},
+                                 {"special", true}});
   }
   const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, config));
   ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
@@ -119,7 +137,8 @@ TEST(ChatTemplate, MistralWithSpacesWhenTheJinjaHasThem) {
 TEST(ChatTemplate, NamedTemplateListPicksDefault) {
   testing::TempDir dir;
   const nlohmann::json config = {
-      {"chat_template", {{{"name", "tool_use"}, {"template", "<|im_start|>"}}, {{"name", "default"}, {"template", "[INST]"}}}}};
+      {"chat_template",
+       {{{"name", "tool_use"}, {"template", "<|im_start|>"}}, {{"name", "default"}, {"template", "[INST]"}}}}};
   const Tokenizer t =
       Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
   EXPECT_EQ(t.chat_template(), "[INST]");

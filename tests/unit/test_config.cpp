@@ -33,16 +33,23 @@ TEST(EngineConfig, ReadsJsonAndRejectsBadFields) {
   EXPECT_FALSE(c.enable_prefix_cache);
   EXPECT_EQ(c.max_tokens_per_step, 512);
 
-  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"max_batch": 4})", "cfg.json"); }).find("cfg.json: unknown field 'max_batch'"),
+  EXPECT_NE(error_message([] {
+              EngineConfig::from_json_string(R"({"max_batch": 4})", "cfg.json");
+            }).find("cfg.json: unknown field 'max_batch'"),
             std::string::npos);
-  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"max_batch_size": "8"})"); }).find("'max_batch_size' has type string"),
+  EXPECT_NE(error_message([] {
+              EngineConfig::from_json_string(R"({"max_batch_size": "8"})");
+            }).find("'max_batch_size' has type string"),
             std::string::npos);
-  EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"block_size": 0})"); }).find("EngineConfig.block_size"),
-            std::string::npos);
+  EXPECT_NE(
+      error_message([] { EngineConfig::from_json_string(R"({"block_size": 0})"); }).find("EngineConfig.block_size"),
+      std::string::npos);
   EXPECT_NE(error_message([] { EngineConfig::from_json_string(R"({"policy": "lifo"})"); }).find("'policy' is 'lifo'"),
             std::string::npos);
-  EXPECT_NE(error_message([] { EngineConfig::from_json_string("[1]"); }).find("expected a JSON object"), std::string::npos);
-  EXPECT_NE(error_message([] { EngineConfig::from_json_file("/missing.json"); }).find("/missing.json"), std::string::npos);
+  EXPECT_NE(error_message([] { EngineConfig::from_json_string("[1]"); }).find("expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(error_message([] { EngineConfig::from_json_file("/missing.json"); }).find("/missing.json"),
+            std::string::npos);
   EngineConfig bad;
   bad.dtype = "int4";
   EXPECT_NE(error_message([&] { bad.validate(); }).find("EngineConfig.dtype"), std::string::npos);
@@ -68,8 +75,9 @@ TEST(HfConfig, RopeSettingsInBothStyles) {
   EXPECT_EQ(read_rope_config(JsonFields(plain, "plain")).type, "default");
   EXPECT_EQ(read_rope_config(JsonFields(plain, "plain")).theta, 1000.0);
   nlohmann::json incomplete = nlohmann::json::parse(R"({"rope_parameters": {"rope_type": "llama3", "factor": 8.0}})");
-  EXPECT_NE(error_message([&] { read_rope_config(JsonFields(incomplete, "cfg")); }).find("'low_freq_factor' is missing"),
-            std::string::npos);
+  EXPECT_NE(
+      error_message([&] { read_rope_config(JsonFields(incomplete, "cfg")); }).find("'low_freq_factor' is missing"),
+      std::string::npos);
 }
 
 TEST(HfConfig, TokenIdsMayBeIntListOrNull) {

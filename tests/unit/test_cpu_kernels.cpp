@@ -30,8 +30,8 @@ TEST(CpuKernels, LinearMatchesLibtorchForF32AndBf16Weights) {
         at::Tensor y = at::empty({tokens, out});
         linear_cpu(x.data_ptr<float>(), tokens, in, stored.data_ptr(), bf16 ? WeightFormat::BF16 : WeightFormat::F32,
                    out, b.data_ptr<float>(), y.data_ptr<float>());
-        EXPECT_LT(max_abs_diff(y, expected), 1e-4) << "tokens " << tokens << " in " << in << " out " << out
-                                                    << (bf16 ? " bf16" : " f32");
+        EXPECT_LT(max_abs_diff(y, expected), 1e-4)
+            << "tokens " << tokens << " in " << in << " out " << out << (bf16 ? " bf16" : " f32");
       }
     }
   }
@@ -99,8 +99,8 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
           const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
           const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
           const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
-          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5) << "head_dim " << head_dim
-                                                                                 << " window " << window;
+          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
+              << "head_dim " << head_dim << " window " << window;
         }
       }
       EXPECT_LE(context, 12 * block);

@@ -47,10 +47,10 @@ TEST_P(IncrementalDetokenizerProperty, DeltasConcatenateToTheFullDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, IncrementalDetokenizerProperty,
-                         ::testing::Values("tokenizer-qwen2-style", "tokenizer-tekken-small"),
-                         [](const auto& info) {
+                         ::testing::Values("tokenizer-qwen2-style", "tokenizer-tekken-small"), [](const auto& info) {
                            std::string name = info.param;
-                           for (char& ch : name) if (ch == '-') ch = '_';
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
                            return name;
                          });
 
@@ -73,8 +73,10 @@ TEST(IncrementalDetokenizer, InvalidBytesBecomeReplacementCharacters) {
   const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, testing::tiny_tokenizer_json()));
   IncrementalDetokenizer d(t);
   EXPECT_EQ(d.push(0xE4), "");
-  EXPECT_EQ(d.push('x'), "\xEF\xBF\xBD" "x");  // the lead byte was never completed
-  EXPECT_EQ(d.push(0x80), "\xEF\xBF\xBD");     // a stray continuation byte is final at once
+  EXPECT_EQ(d.push('x'),
+            "\xEF\xBF\xBD"
+            "x");                           // the lead byte was never completed
+  EXPECT_EQ(d.push(0x80), "\xEF\xBF\xBD");  // a stray continuation byte is final at once
   EXPECT_EQ(d.push(0xF0), "");
   EXPECT_EQ(d.push(0x9F), "");
   EXPECT_EQ(d.finish(), "\xEF\xBF\xBD");

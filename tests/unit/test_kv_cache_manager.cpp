@@ -143,7 +143,7 @@ TEST(KVCacheManager, AbortMidPrefillThenHitReadsOnlyCommittedBlocks) {
   ASSERT_TRUE(m.allocate(1, 0, 4, nullptr, &copies));
   m.commit(1, prompt, 4);
   ASSERT_TRUE(m.allocate(1, 4, 6, nullptr, &copies));  // next chunk planned...
-  m.free(1);                                            // ...and aborted before it ran
+  m.free(1);                                           // ...and aborted before it ran
   expect_consistent(m);
   PrefixMatch hit = m.match_prefix(prompt);
   EXPECT_EQ(hit.num_tokens, 4);

@@ -26,7 +26,8 @@ std::string parse_error(const std::string& bytes) {
 std::string header_with(const std::string& entry) { return "{\"t\": " + entry + "}"; }
 
 TEST(Safetensors, ParsesAValidFile) {
-  const std::string bytes = testing::f32_safetensors({{"a", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"b", {0}, {}}, {"c", {}, {7}}});
+  const std::string bytes =
+      testing::f32_safetensors({{"a", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"b", {0}, {}}, {"c", {}, {7}}});
   size_t offset = 0;
   auto tensors = parse_safetensors(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "ok", &offset);
   ASSERT_EQ(tensors.size(), 3u);
@@ -72,13 +73,15 @@ TEST(Safetensors, RejectsMalformedFilesWithClearErrors) {
        "overflows"},
       {"span mismatch", safetensors_bytes(header_with(R"({"dtype":"F32","shape":[2],"data_offsets":[0,4]})"), "xxxx"),
        "need 8 bytes"},
-      {"end before begin", safetensors_bytes(header_with(R"({"dtype":"F32","shape":[0],"data_offsets":[4,0]})"), "xxxx"),
+      {"end before begin",
+       safetensors_bytes(header_with(R"({"dtype":"F32","shape":[0],"data_offsets":[4,0]})"), "xxxx"),
        "end 0 < begin 4"},
       {"offsets missing", safetensors_bytes(header_with(R"({"dtype":"F32","shape":[1]})"), "xxxx"), "data_offsets"},
       {"gap", safetensors_bytes(header_with(R"({"dtype":"F32","shape":[1],"data_offsets":[4,8]})"), eight), "gap"},
       {"overlap",
-       safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                         eight),
+       safetensors_bytes(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           eight),
        "overlap"},
       {"truncated data", safetensors_bytes(header_with(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})"), "xxxx"),
        "truncated"},

@@ -78,12 +78,12 @@ TEST(Scheduler, ChunkedPrefillSplitsTheTokenBudgetExactly) {
   EXPECT_EQ(tokens_for(r2, a), 10);
   EXPECT_EQ(tokens_for(r2, b), 0);
   ScheduleResult r3 = h.step();
-  EXPECT_EQ(tokens_for(r3, a), 5);   // last chunk, samples
-  EXPECT_EQ(tokens_for(r3, b), 5);   // b's first chunk fills the rest of the budget
+  EXPECT_EQ(tokens_for(r3, a), 5);  // last chunk, samples
+  EXPECT_EQ(tokens_for(r3, b), 5);  // b's first chunk fills the rest of the budget
   EXPECT_EQ(r3.num_tokens, 10);
   ScheduleResult r4 = h.step();
-  EXPECT_EQ(tokens_for(r4, a), 1);   // decode first
-  EXPECT_EQ(tokens_for(r4, b), 2);   // then the rest of b's prompt
+  EXPECT_EQ(tokens_for(r4, a), 1);  // decode first
+  EXPECT_EQ(tokens_for(r4, b), 2);  // then the rest of b's prompt
 }
 
 TEST(Scheduler, WithoutChunkingAPromptRunsWholeOrWaits) {
@@ -154,7 +154,7 @@ TEST(Scheduler, PreemptsLowestPriorityLatestArrivalWhenBlocksRunOut) {
   ScheduleResult r = h.step();
   EXPECT_EQ(tokens_for(r, a), 1);  // takes the free block
   ASSERT_EQ(r.preempted.size(), 1u);
-  EXPECT_EQ(r.preempted[0], c);    // b's growth evicts c, not a
+  EXPECT_EQ(r.preempted[0], c);  // b's growth evicts c, not a
   EXPECT_EQ(tokens_for(r, b), 1);
   EXPECT_EQ(tokens_for(r, c), 0);
   EXPECT_EQ(c->num_computed, 0);

@@ -58,10 +58,11 @@ TEST(TokenizerLoading, PreTokenizerStepsApplyInOrder) {
   j["pre_tokenizer"]["add_prefix_space"] = true;  // GPT-2 style: a space before the text
   EXPECT_EQ(load(a, j).encode("hello"), (std::vector<int32_t>{' ', 259}));
   // A literal Split isolates each "l", so "ll" can no longer merge.
-  j["pre_tokenizer"] = {{"type", "Sequence"},
-                        {"pretokenizers",
-                         {{{"type", "Split"}, {"pattern", {{"String", "l"}}}, {"behavior", "Isolated"}, {"invert", false}},
-                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  j["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"}, {"pattern", {{"String", "l"}}}, {"behavior", "Isolated"}, {"invert", false}},
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
   EXPECT_EQ(load(b, j).encode("hello"), (std::vector<int32_t>{256, 'l', 'l', 'o'}));
 }
 
@@ -81,8 +82,9 @@ TEST(TokenizerLoading, AddedTokenOptionsRstripSingleWordNormalized) {
   TempDir dir;
   nlohmann::json j = tiny_tokenizer_json();
   const auto added = [](int id, const std::string& content, bool single_word, bool rstrip, bool normalized) {
-    return nlohmann::json{{"id", id},         {"content", content}, {"single_word", single_word}, {"lstrip", false},
-                          {"rstrip", rstrip}, {"normalized", normalized}, {"special", false}};
+    return nlohmann::json{{"id", id},        {"content", content}, {"single_word", single_word},
+                          {"lstrip", false}, {"rstrip", rstrip},   {"normalized", normalized},
+                          {"special", false}};
   };
   j["added_tokens"].push_back(added(304, "caf\xC3\xA9", false, false, true));
   j["added_tokens"].push_back(added(305, "end", true, false, false));
@@ -104,10 +106,13 @@ TEST(TokenizerLoading, TemplateProcessingAddsBosOnlyWithSpecialTokens) {
       {"processors",
        {{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}},
         {{"type", "TemplateProcessing"},
-         {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+         {"single",
+          {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+           {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
          {"pair", nlohmann::json::array()},
          {"special_tokens",
-          {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {300}}, {"tokens", {"<|begin_of_text|>"}}}}}}}}}};
+          {{"<|begin_of_text|>",
+            {{"id", "<|begin_of_text|>"}, {"ids", {300}}, {"tokens", {"<|begin_of_text|>"}}}}}}}}}};
   const Tokenizer t = load(dir, j);
   EXPECT_EQ(t.encode("hello", true), (std::vector<int32_t>{300, 259}));
   EXPECT_EQ(t.encode("hello", false), (std::vector<int32_t>{259}));
@@ -135,7 +140,9 @@ TEST(TokenizerLoading, DecodeRejectsIdsOutsideTheVocabulary) {
   TempDir dir;
   const Tokenizer t = load(dir, tiny_tokenizer_json());
   for (int32_t id : {-1, 304, 280}) {  // 280 lies in a gap of the id space
-    EXPECT_NE(error_message([&] { t.decode({1, id}); }).find("token id " + std::to_string(id) + " is outside the vocabulary"),
+    EXPECT_NE(error_message([&] {
+                t.decode({1, id});
+              }).find("token id " + std::to_string(id) + " is outside the vocabulary"),
               std::string::npos);
     EXPECT_EQ(error_code([&] { t.token_bytes(id); }), ErrorCode::InvalidArgument);
   }
@@ -156,7 +163,8 @@ TEST(TokenizerLoading, BadJsonNamesTheFile) {
   TempDir config;
   write_tokenizer_dir(config, tiny_tokenizer_json());
   config.write("tokenizer_config.json", "[1,");
-  EXPECT_NE(error_message([&] { Tokenizer::from_dir(config.path()); }).find("tokenizer_config.json"), std::string::npos);
+  EXPECT_NE(error_message([&] { Tokenizer::from_dir(config.path()); }).find("tokenizer_config.json"),
+            std::string::npos);
 }
 
 // One change to the tiny tokenizer.json (a JSON pointer and its new value) and the error text it
@@ -186,7 +194,8 @@ TEST(TokenizerLoading, UnsupportedComponentsAreNamed) {
       {"/normalizer", {{"type", "Lowercase"}}, "normalizer 'Lowercase' is not supported"},
       {"/normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "NFKC"}}}}}, "normalizer 'NFKC'"},
       {"/pre_tokenizer", {{"type", "Whitespace"}}, "pre_tokenizer 'Whitespace' is not supported"},
-      {"/pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Removed"}, {"invert", false}},
+      {"/pre_tokenizer",
+       {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Removed"}, {"invert", false}},
        "Split with behavior 'Removed'"},
       {"/model/type", "WordPiece", "model type 'WordPiece' is not supported"},
       {"/model/byte_fallback", true, "byte_fallback is not supported"},
@@ -203,7 +212,8 @@ TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
       {"/model/merges/0", "h e x", "model.merges[0] is neither"},
       {"/model/merges/1", "q zz", "uses a token missing from model.vocab"},
       {"/model/vocab/a", "seven", "model.vocab['a'] is not a valid id"},
-      {"/pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}},
+      {"/pre_tokenizer",
+       {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}},
        "does not compile"},
       {"/added_tokens/0/id", "x", "added_tokens[0]"},
       {"/added_tokens/0/id", 2147483647, "added_tokens[0] has id 2147483647, far outside"},
@@ -211,9 +221,11 @@ TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
   };
   expect_patched_files_fail(cases, ErrorCode::InvalidFormat);
   TempDir bad_bos;
-  const std::string message =
-      error_message([&] { load(bad_bos, tiny_tokenizer_json(), nlohmann::json{{"bos_token", "<nope>"}}); });
-  EXPECT_NE(message.find("tokenizer_config.json: bos_token '<nope>' is not a token of the vocabulary"), std::string::npos)
+  const std::string message = error_message([&] {
+    load(bad_bos, tiny_tokenizer_json(), nlohmann::json{{"bos_token", "<nope>"}});
+  });
+  EXPECT_NE(message.find("tokenizer_config.json: bos_token '<nope>' is not a token of the vocabulary"),
+            std::string::npos)
       << message;
 }
 

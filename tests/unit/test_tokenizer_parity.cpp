@@ -33,7 +33,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerParity,
                          ::testing::Values("tokenizer-qwen2-style", "tokenizer-llama3-style", "tokenizer-tekken-small"),
                          [](const auto& info) {
                            std::string name = info.param;
-                           for (char& ch : name) if (ch == '-') ch = '_';
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
                            return name;
                          });
 

@@ -36,11 +36,11 @@ TEST_P(TokenizerProperties, DecodeOfEncodeIsTheNfcText) {
 TEST_P(TokenizerProperties, InvalidUtf8IsRejectedWithTheByteOffset) {
   const Tokenizer t = tokenizer();
   const std::vector<std::pair<std::string, size_t>> cases = {
-      {"ab\x80", 2},            // stray continuation byte
-      {"abc\xC3", 3},           // truncated at the end
-      {"x\xC0\xAF", 1},         // overlong encoding
-      {"\xED\xA0\x80", 0},      // UTF-16 surrogate
-      {"ok \xF4\x90\x80\x80", 3},  // above U+10FFFF
+      {"ab\x80", 2},                // stray continuation byte
+      {"abc\xC3", 3},               // truncated at the end
+      {"x\xC0\xAF", 1},             // overlong encoding
+      {"\xED\xA0\x80", 0},          // UTF-16 surrogate
+      {"ok \xF4\x90\x80\x80", 3},   // above U+10FFFF
       {"\xE4\xBD\xA0\xE4\xBD", 3},  // 你 then a truncated character
       {"\xFF", 0},
   };
@@ -85,19 +85,23 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerProperties,
                          ::testing::Values("tokenizer-qwen2-style", "tokenizer-llama3-style", "tokenizer-tekken-small"),
                          [](const auto& info) {
                            std::string name = info.param;
-                           for (char& ch : name) if (ch == '-') ch = '_';
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
                            return name;
                          });
 
 TEST(Utf8, NfcComposesKnownCases) {
-  EXPECT_EQ(utf8::nfc("e\xCC\x81"), "\xC3\xA9");                 // e + U+0301 -> é
+  EXPECT_EQ(utf8::nfc("e\xCC\x81"), "\xC3\xA9");                     // e + U+0301 -> é
   EXPECT_EQ(utf8::nfc("\xE1\x84\x80\xE1\x85\xA1"), "\xEA\xB0\x80");  // Hangul jamo -> 가
-  EXPECT_EQ(utf8::nfc("\xE2\x84\xAB"), "\xC3\x85");               // Angstrom sign -> Å
+  EXPECT_EQ(utf8::nfc("\xE2\x84\xAB"), "\xC3\x85");                  // Angstrom sign -> Å
   EXPECT_EQ(utf8::nfc("plain ascii"), "plain ascii");
 }
 
 TEST(Utf8, LossyReplacesEachMaximalInvalidSubpart) {
-  EXPECT_EQ(utf8::lossy("a\xF0\x9F\x98" "b"), "a\xEF\xBF\xBD" "b");  // one U+FFFD for the truncated emoji
+  EXPECT_EQ(utf8::lossy("a\xF0\x9F\x98"
+                        "b"),
+            "a\xEF\xBF\xBD"
+            "b");  // one U+FFFD for the truncated emoji
   EXPECT_EQ(utf8::lossy("\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(utf8::lossy("\xE0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // E0 80 is no valid prefix
 }

@@ -58,7 +58,9 @@ TEST(TokenizerTekken, TokensThatArePartOfACharacter) {
   EXPECT_EQ(t.token_bytes(c3), "\xC3");
   EXPECT_EQ(t.decode({c3}), "\xEF\xBF\xBD");
   EXPECT_EQ(t.decode({c3, a9}), "\xC3\xA9");
-  EXPECT_EQ(t.decode({c3, kNumSpecial + 'a'}), "\xEF\xBF\xBD" "a");
+  EXPECT_EQ(t.decode({c3, kNumSpecial + 'a'}),
+            "\xEF\xBF\xBD"
+            "a");
   IncrementalDetokenizer d(t);
   EXPECT_EQ(d.push(c3), "");
   EXPECT_EQ(d.push(a9), "\xC3\xA9");

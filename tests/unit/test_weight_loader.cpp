@@ -4,8 +4,8 @@
 #include <fstream>
 #include <functional>
 
-#include "common/reference.h"
 #include "common/error_message.h"
+#include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/weight_loader.h"
 #include "izwi/errors.h"
@@ -25,10 +25,13 @@ TEST(WeightLoader, TakesTensorsAndReportsMissingMismatchedAndUnexpected) {
   WeightLoader loader(dir.path(), at::kFloat, at::kFloat, at::kCPU);
   at::Tensor w = loader.take("w", {2, 2});
   EXPECT_EQ(w[1][0].item<float>(), 3.0f);
-  EXPECT_NE(error_message([&] { loader.take("nope", {1}); }).find("required tensor 'nope' is missing"), std::string::npos);
+  EXPECT_NE(error_message([&] { loader.take("nope", {1}); }).find("required tensor 'nope' is missing"),
+            std::string::npos);
   const std::string shape_error = error_message([&] { loader.take("extra", {2}); });
-  EXPECT_NE(shape_error.find("tensor 'extra' has shape [1] but the config implies [2]"), std::string::npos) << shape_error;
-  EXPECT_NE(error_message([&] { loader.finish(); }).find("unexpected tensor(s) the model does not use: extra"), std::string::npos);
+  EXPECT_NE(shape_error.find("tensor 'extra' has shape [1] but the config implies [2]"), std::string::npos)
+      << shape_error;
+  EXPECT_NE(error_message([&] { loader.finish(); }).find("unexpected tensor(s) the model does not use: extra"),
+            std::string::npos);
   loader.skip("extra");
   EXPECT_EQ(error_message([&] { loader.finish(); }), "");
 }
@@ -48,22 +51,27 @@ TEST(WeightLoader, ShardedIndexErrorsNameTheFileAndTensor) {
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "a.safetensors", "y": "a.safetensors"}})");
   const std::string missing = error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); });
   EXPECT_NE(missing.find("tensor 'y' is listed for shard 'a.safetensors' but that file does not contain it"),
-            std::string::npos) << missing;
+            std::string::npos)
+      << missing;
 
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "b.safetensors"}})");
   const std::string no_shard = error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); });
   EXPECT_NE(no_shard.find("b.safetensors"), std::string::npos) << no_shard;
 
   dir.write("model.safetensors.index.json", R"({"weight_map": {"x": "../a.safetensors"}})");
-  EXPECT_NE(error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("not a file in the model folder"),
+  EXPECT_NE(error_message([&] {
+              WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU);
+            }).find("not a file in the model folder"),
             std::string::npos);
 
   dir.write("model.safetensors.index.json", R"({"metadata": {}})");
-  EXPECT_NE(error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("missing 'weight_map'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("missing 'weight_map'"),
+      std::string::npos);
 
   dir.write("model.safetensors.index.json", "{broken");
-  EXPECT_NE(error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_message([&] { WeightLoader(dir.path(), at::kFloat, at::kFloat, at::kCPU); }).find("not valid JSON"),
+            std::string::npos);
 }
 
 // The bf16 sharded fixture stores llama-tiny's float32 weights rounded to bf16 in five shards
@@ -127,7 +135,8 @@ TEST(ModelLoading, ConfigAndWeightProblemsAreNamed) {
     m.dir().write("config.json", config);
     const std::string e = m.load_error();
     EXPECT_NE(e.find("model.embed_tokens.weight' has shape [512, 64] but the config implies [512, 32]"),
-              std::string::npos) << e;
+              std::string::npos)
+        << e;
   }
   {
     BrokenModel m;
@@ -151,8 +160,9 @@ TEST(ModelLoading, ConfigAndWeightProblemsAreNamed) {
     m.dir().write("config.json", "{not json");
     EXPECT_NE(m.load_error().find("config.json' is not valid JSON"), std::string::npos);
   }
-  EXPECT_NE(error_message([] { load_causal_lm("/no/such/model", at::kFloat, at::kFloat, at::kCPU); }).find("does not exist"),
-            std::string::npos);
+  EXPECT_NE(
+      error_message([] { load_causal_lm("/no/such/model", at::kFloat, at::kFloat, at::kCPU); }).find("does not exist"),
+      std::string::npos);
 }
 
 }  // namespace

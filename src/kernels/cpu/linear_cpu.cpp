@@ -64,11 +64,11 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, c
   const int64_t lines_per_step = (prefetch.line_end - prefetch.line_begin + steps - 1) / steps;
   int64_t next_line = prefetch.line_begin;
   __m512 acc[R][U][TT];
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int t = 0; t < TT; ++t) acc[r][u][t] = _mm512_setzero_ps();
     }
   }
@@ -76,15 +76,15 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, c
   int64_t j = 0;
   for (; j + 16 * U <= in; j += 16 * U) {
     for (int64_t k = 0; k < lines_per_step && next_line < prefetch.line_end; ++k, ++next_line) {
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int r = 0; r < R; ++r) _mm_prefetch(prefetch.rows[r] + next_line * 64, _MM_HINT_T0);
     }
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const __m512 w = load_weights<F>(rows[r], j + 16 * u, all);
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int t = 0; t < TT; ++t) {
           acc[r][u][t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j + 16 * u), acc[r][u][t]);
         }
@@ -93,21 +93,21 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, c
   }
   for (; j < in; j += 16) {
     const __mmask16 mask = in - j >= 16 ? all : static_cast<__mmask16>((1u << (in - j)) - 1);
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const __m512 w = load_weights<F>(rows[r], j, mask);
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int t = 0; t < TT; ++t) {
         acc[r][0][t] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask, x + t * in + j), acc[r][0][t]);
       }
     }
   }
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int t = 0; t < TT; ++t) {
       __m512 sum = acc[r][0][t];
-      #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[r][u][t]);
       out[r * TT + t] = _mm512_reduce_add_ps(sum);
     }
@@ -135,10 +135,18 @@ template <WeightFormat F, int R>
 void dot_rows_tokens(const void* const* rows, const float* x, int64_t tokens, int64_t in, float* out,
                      const RowPrefetch& prefetch) {
   switch (tokens) {
-    case 1: dot_rows<F, R, 1>(rows, x, in, out, prefetch); break;
-    case 2: dot_rows<F, R, 2>(rows, x, in, out, prefetch); break;
-    case 3: dot_rows<F, R, 3>(rows, x, in, out, prefetch); break;
-    default: dot_rows<F, R, 4>(rows, x, in, out, prefetch); break;
+    case 1:
+      dot_rows<F, R, 1>(rows, x, in, out, prefetch);
+      break;
+    case 2:
+      dot_rows<F, R, 2>(rows, x, in, out, prefetch);
+      break;
+    case 3:
+      dot_rows<F, R, 3>(rows, x, in, out, prefetch);
+      break;
+    default:
+      dot_rows<F, R, 4>(rows, x, in, out, prefetch);
+      break;
   }
 }
 
@@ -186,8 +194,8 @@ void gemv_rows(const uint8_t* base, size_t row_bytes, const float* x, int64_t to
 }
 
 template <WeightFormat F>
-void gemm_rows(const float* x, int64_t tokens, int64_t in, const void* weight, int64_t out, const float* bias,
-               float* y, int64_t row_begin, int64_t row_end) {
+void gemm_rows(const float* x, int64_t tokens, int64_t in, const void* weight, int64_t out, const float* bias, float* y,
+               int64_t row_begin, int64_t row_end) {
   const int64_t rows = row_end - row_begin;
   Eigen::Map<const RowMajor> X(x, tokens, in);
   Eigen::Map<RowMajor, 0, Eigen::OuterStride<>> Y(y + row_begin, tokens, rows, Eigen::OuterStride<>(out));
@@ -226,9 +234,8 @@ void linear_impl(const float* x, int64_t tokens, int64_t in, const void* weight,
                    begin, end);
     });
   } else {
-    at::parallel_for(0, out, 64, [&](int64_t begin, int64_t end) {
-      gemm_rows<F>(x, tokens, in, weight, out, bias, y, begin, end);
-    });
+    at::parallel_for(
+        0, out, 64, [&](int64_t begin, int64_t end) { gemm_rows<F>(x, tokens, in, weight, out, bias, y, begin, end); });
   }
 }
 

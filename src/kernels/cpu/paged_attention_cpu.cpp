@@ -33,7 +33,8 @@ struct PagedRows {
   int64_t first;  ///< Position of index 0 (the start of a sliding window).
   const float* at(int64_t index) const {
     const int64_t position = first + index;
-    return pool + (static_cast<int64_t>(table[position / block_size]) * block_size + position % block_size) * row_stride +
+    return pool +
+           (static_cast<int64_t>(table[position / block_size]) * block_size + position % block_size) * row_stride +
            head_offset;
   }
 };
@@ -155,11 +156,20 @@ void paged_attention_cpu(const float* q, const float* key_pool, const float* val
       const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
 #if defined(__AVX512F__)
       switch (D) {
-        case 16: attend_avx512<1>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
-        case 32: attend_avx512<2>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
-        case 64: attend_avx512<4>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
-        case 128: attend_avx512<8>(q_rows, keys, values, group, context, scale, scores.data(), out_rows); continue;
-        default: break;
+        case 16:
+          attend_avx512<1>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
+          continue;
+        case 32:
+          attend_avx512<2>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
+          continue;
+        case 64:
+          attend_avx512<4>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
+          continue;
+        case 128:
+          attend_avx512<8>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
+          continue;
+        default:
+          break;
       }
 #endif
       attend_generic(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows);
