@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bandwidth_probe.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
@@ -53,18 +54,6 @@ struct RunResult {
 // Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
 // decode throughput is measured over the window in which all requests are decoding (after the
 // last first token, before the first request finishes), not diluted by other prompts' prefills.
-// The probe runs on a short-lived thread: an OpenMP team started from this (main) thread would
-// outlive it, and libgomp, counting more threads than cores, would then make the engine's
-// worker team sleep between kernels instead of spinning briefly.
-double probe_bandwidth_gbps() {
-  double gbps = 0;
-  std::thread([&] {
-    at::set_num_threads(at::get_num_threads());
-    gbps = izwi::measure_read_bandwidth_gbps();
-  }).join();
-  return gbps;
-}
-
 RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen,
                           std::mt19937& rng) {
   struct Trace {
@@ -191,9 +180,9 @@ int main(int argc, char** argv) {
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
-        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
         results.push_back(run_concurrency(engine, c, prompt_len, gen, rng));
-        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
       }
       bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     }

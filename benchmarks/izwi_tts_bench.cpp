@@ -27,6 +27,7 @@
 #include <random>
 #include <thread>
 
+#include "bandwidth_probe.h"
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
@@ -40,17 +41,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// On a short-lived thread, as izwi-bench does: an OpenMP team started from the main thread would
-// outlive the probe and make the engine's worker team sleep between kernels.
-double probe_bandwidth_gbps() {
-  double gbps = 0;
-  std::thread([&] {
-    at::set_num_threads(at::get_num_threads());
-    gbps = izwi::measure_read_bandwidth_gbps();
-  }).join();
-  return gbps;
 }
 
 /// The talker's text vocabulary (config.json talker_config.text_vocab_size), for random text ids.
@@ -242,9 +232,9 @@ int main(int argc, char** argv) {
       run_level(engine, 1, warm, text_vocab, rng);  // warm-up
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
-        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
         results.push_back(run_level(engine, c, o, text_vocab, rng));
-        if (bracket) bandwidth_samples.push_back(probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
       }
     }
     const double bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
