@@ -37,4 +37,11 @@ void expect_cli_errors(const std::string& binary, const std::vector<std::pair<st
   }
 }
 
+std::string last_line(const std::string& out) {
+  const size_t end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return {};
+  const size_t begin = out.rfind('\n', end);
+  return out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
 }  // namespace izwi::testing

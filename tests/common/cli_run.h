@@ -24,6 +24,9 @@ CliRun run_built(const std::string& path, const std::string& args);
 /// the case's expected text (gtest failures name the arguments).
 void expect_cli_errors(const std::string& binary, const std::vector<std::pair<std::string, std::string>>& cases);
 
+/// The last non-empty line of a program's output (where the CLIs print their JSON report).
+std::string last_line(const std::string& out);
+
 using cli::shell_quoted;
 
 }  // namespace izwi::testing

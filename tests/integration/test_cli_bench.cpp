@@ -12,13 +12,6 @@
 namespace izwi {
 namespace {
 
-std::string last_line(const std::string& out) {
-  const size_t end = out.find_last_not_of('\n');
-  if (end == std::string::npos) return {};
-  const size_t begin = out.rfind('\n', end);
-  return out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-}
-
 TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   testing::TempDir dir;
   const std::string model = dir.path() + "/llama-tiny-random";
@@ -33,7 +26,7 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
       "benchmarks/izwi-bench",
       "--model " + model + " --concurrency 1,2 --prompt-len 8 --gen 24 --shared-prefix 32 --kernels both --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const nlohmann::json report = nlohmann::json::parse(last_line(run.out));
+  const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
   EXPECT_GT(report.at("weight_bytes").get<int64_t>(), 0);
   EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);

@@ -12,13 +12,6 @@
 namespace izwi {
 namespace {
 
-std::string last_line(const std::string& out) {
-  const size_t end = out.find_last_not_of('\n');
-  if (end == std::string::npos) return {};
-  const size_t begin = out.rfind('\n', end);
-  return out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-}
-
 TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   testing::TempDir dir;
   const std::string model = dir.path() + "/qwen3-tts-tiny-random";
@@ -34,7 +27,7 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
       testing::run_built("benchmarks/izwi-tts-bench",
                          "--model " + model + " --concurrency 1,2 --frames 12 --chunk-frames 2 --threads 1 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const nlohmann::json report = nlohmann::json::parse(last_line(run.out));
+  const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
   EXPECT_EQ(report.at("bandwidth_samples_gbps").size(), 2u);
   EXPECT_GT(report.at("weight_bytes_per_frame").get<int64_t>(), 0);
