@@ -15,9 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "kernels/cpu/simd.h"
 
 namespace izwi {
 
@@ -39,15 +37,23 @@ struct RowPrefetch {
   int64_t line_begin = 0, line_end = 0;
 };
 
-#if defined(__AVX512F__)
-// 16 weights starting at column j of a row, as floats; `mask` selects the valid lanes of a tail.
 template <WeightFormat F>
-inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
+inline float weight_at(const void* row, int64_t j) {
   if constexpr (F == WeightFormat::F32) {
-    return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(row) + j);
+    return static_cast<const float*>(row)[j];
   } else {
-    const __m256i raw = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(row) + j);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+    return bf16_to_float(static_cast<const uint16_t*>(row)[j]);
+  }
+}
+
+#if IZWI_SIMD_LANES > 0
+// simd::kLanes weights starting at column j of a row, as floats.
+template <WeightFormat F>
+inline simd::Vec load_weights(const void* row, int64_t j) {
+  if constexpr (F == WeightFormat::F32) {
+    return simd::load(static_cast<const float*>(row) + j);
+  } else {
+    return simd::load_bf16(static_cast<const uint16_t*>(row) + j);
   }
 }
 
@@ -58,23 +64,23 @@ inline __m512 load_weights(const void* row, int64_t j, __mmask16 mask) {
 template <WeightFormat F, int R, int TT>
 void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, const RowPrefetch& prefetch) {
   static_assert(R <= 2, "RowPrefetch names at most two rows");
+  constexpr int L = simd::kLanes;
   constexpr int U = R * TT >= 4 ? 1 : 4 / (R * TT);
   // Prefetches spread evenly over this call's column steps.
-  const int64_t steps = std::max<int64_t>(1, in / (16 * U));
+  const int64_t steps = std::max<int64_t>(1, in / (L * U));
   const int64_t lines_per_step = (prefetch.line_end - prefetch.line_begin + steps - 1) / steps;
   int64_t next_line = prefetch.line_begin;
-  __m512 acc[R][U][TT];
+  simd::Vec acc[R][U][TT];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
 #pragma GCC unroll 4
-      for (int t = 0; t < TT; ++t) acc[r][u][t] = _mm512_setzero_ps();
+      for (int t = 0; t < TT; ++t) acc[r][u][t] = simd::zero();
     }
   }
-  const __mmask16 all = 0xffff;
   int64_t j = 0;
-  for (; j + 16 * U <= in; j += 16 * U) {
+  for (; j + L * U <= in; j += L * U) {
     for (int64_t k = 0; k < lines_per_step && next_line < prefetch.line_end; ++k, ++next_line) {
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) _mm_prefetch(prefetch.rows[r] + next_line * 64, _MM_HINT_T0);
@@ -83,33 +89,37 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, c
     for (int u = 0; u < U; ++u) {
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
-        const __m512 w = load_weights<F>(rows[r], j + 16 * u, all);
+        const simd::Vec w = load_weights<F>(rows[r], j + L * u);
 #pragma GCC unroll 4
         for (int t = 0; t < TT; ++t) {
-          acc[r][u][t] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + t * in + j + 16 * u), acc[r][u][t]);
+          acc[r][u][t] = simd::fmadd(w, simd::load(x + t * in + j + L * u), acc[r][u][t]);
         }
       }
     }
   }
-  for (; j < in; j += 16) {
-    const __mmask16 mask = in - j >= 16 ? all : static_cast<__mmask16>((1u << (in - j)) - 1);
+  for (; j + L <= in; j += L) {
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m512 w = load_weights<F>(rows[r], j, mask);
+      const simd::Vec w = load_weights<F>(rows[r], j);
 #pragma GCC unroll 4
-      for (int t = 0; t < TT; ++t) {
-        acc[r][0][t] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask, x + t * in + j), acc[r][0][t]);
-      }
+      for (int t = 0; t < TT; ++t) acc[r][0][t] = simd::fmadd(w, simd::load(x + t * in + j), acc[r][0][t]);
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int t = 0; t < TT; ++t) {
-      __m512 sum = acc[r][0][t];
+      simd::Vec sum = acc[r][0][t];
 #pragma GCC unroll 4
-      for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[r][u][t]);
-      out[r * TT + t] = _mm512_reduce_add_ps(sum);
+      for (int u = 1; u < U; ++u) sum = simd::add(sum, acc[r][u][t]);
+      out[r * TT + t] = simd::reduce_add(sum);
+    }
+  }
+  // Columns past the last whole vector (rare: model widths are multiples of 16).
+  for (; j < in; ++j) {
+    for (int r = 0; r < R; ++r) {
+      const float w = weight_at<F>(rows[r], j);
+      for (int t = 0; t < TT; ++t) out[r * TT + t] += w * x[t * in + j];
     }
   }
 }
@@ -120,11 +130,7 @@ void dot_rows(const void* const* rows, const float* x, int64_t in, float* out, c
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < TT; ++t) {
       float sum = 0.0f;
-      for (int64_t j = 0; j < in; ++j) {
-        const float w = F == WeightFormat::F32 ? static_cast<const float*>(rows[r])[j]
-                                               : bf16_to_float(static_cast<const uint16_t*>(rows[r])[j]);
-        sum += w * x[t * in + j];
-      }
+      for (int64_t j = 0; j < in; ++j) sum += weight_at<F>(rows[r], j) * x[t * in + j];
       out[r * TT + t] = sum;
     }
   }

@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "kernels/cpu/simd.h"
 
 namespace izwi {
 
@@ -55,49 +53,75 @@ void softmax_rows(float* scores, int64_t rows, int64_t context) {
   }
 }
 
-#if defined(__AVX512F__)
-// Head dims that are multiples of 16 up to 128: NV vectors of 16 floats per head.
+#if IZWI_SIMD_LANES > 0
+// Head dims that are NV whole vectors: each key and value row is held in NV registers.
 template <int NV>
-void attend_avx512(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
-                   float scale, float* scores, float* out) {
-  constexpr int64_t D = NV * 16;
+void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
+                 float scale, float* scores, float* out) {
+  constexpr int64_t L = simd::kLanes;
+  constexpr int64_t D = NV * L;
   for (int64_t j = 0; j < context; ++j) {
-    __m512 k[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) k[v] = _mm512_loadu_ps(keys.at(j) + 16 * v);
+    simd::Vec k[NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) k[v] = simd::load(keys.at(j) + L * v);
     for (int64_t g = 0; g < group; ++g) {
-      __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q + g * D), k[0]);
-#pragma GCC unroll 8
-      for (int v = 1; v < NV; ++v) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + g * D + 16 * v), k[v], acc);
-      scores[g * context + j] = _mm512_reduce_add_ps(acc) * scale;
+      simd::Vec acc = simd::mul(simd::load(q + g * D), k[0]);
+#pragma GCC unroll 16
+      for (int v = 1; v < NV; ++v) acc = simd::fmadd(simd::load(q + g * D + L * v), k[v], acc);
+      scores[g * context + j] = simd::reduce_add(acc) * scale;
     }
   }
   softmax_rows(scores, group, context);
-  // Weighted sum of values with the output rows of up to 16 / NV heads held in registers.
-  constexpr int64_t kHeads = 16 / NV > 0 ? 16 / NV : 1;
+  // Weighted sum of values with the output rows of as many heads as half the registers hold.
+  constexpr int64_t kHeads = simd::kRegisters / 2 / NV > 0 ? simd::kRegisters / 2 / NV : 1;
   for (int64_t g0 = 0; g0 < group; g0 += kHeads) {
     const int64_t heads = std::min(kHeads, group - g0);
-    __m512 acc[kHeads][NV];
+    simd::Vec acc[kHeads][NV];
 #pragma GCC unroll 16
     for (int64_t h = 0; h < kHeads; ++h) {
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[h][v] = simd::zero();
     }
     for (int64_t j = 0; j < context; ++j) {
-      __m512 val[NV];
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) val[v] = _mm512_loadu_ps(values.at(j) + 16 * v);
+      simd::Vec val[NV];
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) val[v] = simd::load(values.at(j) + L * v);
 #pragma GCC unroll 16
       for (int64_t h = 0; h < kHeads; ++h) {
         if (h >= heads) break;
-        const __m512 p = _mm512_set1_ps(scores[(g0 + h) * context + j]);
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[h][v] = _mm512_fmadd_ps(p, val[v], acc[h][v]);
+        const simd::Vec p = simd::broadcast(scores[(g0 + h) * context + j]);
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; ++v) acc[h][v] = simd::fmadd(p, val[v], acc[h][v]);
       }
     }
     for (int64_t h = 0; h < heads; ++h) {
-      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(out + (g0 + h) * D + 16 * v, acc[h][v]);
+      for (int v = 0; v < NV; ++v) simd::store(out + (g0 + h) * D + L * v, acc[h][v]);
     }
+  }
+}
+
+// The vector kernel for head dims of 1, 2, 4, 8 or 16 whole vectors; false for any other.
+bool attend_vectorised(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group,
+                       int64_t context, int64_t D, float scale, float* scores, float* out) {
+  if (D % simd::kLanes != 0) return false;
+  switch (D / simd::kLanes) {
+    case 1:
+      attend_simd<1>(q, keys, values, group, context, scale, scores, out);
+      return true;
+    case 2:
+      attend_simd<2>(q, keys, values, group, context, scale, scores, out);
+      return true;
+    case 4:
+      attend_simd<4>(q, keys, values, group, context, scale, scores, out);
+      return true;
+    case 8:
+      attend_simd<8>(q, keys, values, group, context, scale, scores, out);
+      return true;
+    case 16:
+      attend_simd<16>(q, keys, values, group, context, scale, scores, out);
+      return true;
+    default:
+      return false;
   }
 }
 #endif
@@ -154,23 +178,8 @@ void paged_attention_cpu(const float* q, const float* key_pool, const float* val
       float* out_rows = out + (token * H + item.kv_head * group) * D;
       const PagedRows keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
       const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
-#if defined(__AVX512F__)
-      switch (D) {
-        case 16:
-          attend_avx512<1>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
-          continue;
-        case 32:
-          attend_avx512<2>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
-          continue;
-        case 64:
-          attend_avx512<4>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
-          continue;
-        case 128:
-          attend_avx512<8>(q_rows, keys, values, group, context, scale, scores.data(), out_rows);
-          continue;
-        default:
-          break;
-      }
+#if IZWI_SIMD_LANES > 0
+      if (attend_vectorised(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows)) continue;
 #endif
       attend_generic(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows);
     }
