@@ -48,6 +48,9 @@ struct EngineConfig {
   /// is libtorch's BLAS, run each call on the calling thread, process-wide: its spinning workers
   /// would compete with the engine's.
   bool use_fast_kernels = true;
+  /// Scan every weight tensor for NaN and Inf at load and refuse the model naming the first one
+  /// that holds any (InvalidFormat). Off by default: it reads all the weights once more.
+  bool check_weights_finite = false;
 
   // Logging
   std::string log_level = "warn";  ///< trace, debug, info, warn, error, off.

@@ -35,8 +35,10 @@ std::vector<std::string> stored_tensor_names(const std::string& dir) {
 /// `skip_prefix` (the encoder's) ignored, any other one reported by finish().
 std::unique_ptr<CodecDecoder> load_qwen3_tts_decoder(const std::string& dir, const Qwen3TtsCodecConfig& config,
                                                      const std::string& prefix, const std::string& skip_prefix,
-                                                     at::ScalarType dtype, const at::Device& device) {
+                                                     at::ScalarType dtype, const at::Device& device,
+                                                     bool check_finite) {
   WeightLoader weights(dir, dtype, dtype, device);
+  weights.set_check_finite(check_finite);
   if (!skip_prefix.empty()) {
     for (const std::string& name : stored_tensor_names(dir)) {
       if (name.compare(0, skip_prefix.size(), skip_prefix) == 0) weights.skip(name);
@@ -49,8 +51,8 @@ std::unique_ptr<CodecDecoder> load_qwen3_tts_decoder(const std::string& dir, con
 
 }  // namespace
 
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype,
-                                                 const at::Device& device) {
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype, const at::Device& device,
+                                                 bool check_finite) {
   if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "codec folder '{}' does not exist", dir);
   fs::path folder(dir);
   // A Qwen3-TTS model folder keeps its codec in speech_tokenizer/.
@@ -64,13 +66,13 @@ std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::Sca
   if (const std::optional<JsonFields> nested = top.object("decoder_config")) {
     // The released speech_tokenizer folder: decoder.* tensors, encoder.* (unused here) skipped.
     const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(*nested, &top);
-    return load_qwen3_tts_decoder(folder.string(), config, "decoder.", "encoder.", dtype, device);
+    return load_qwen3_tts_decoder(folder.string(), config, "decoder.", "encoder.", dtype, device, check_finite);
   }
   if (!top.has("upsample_rates")) {
     fail(ErrorCode::Unsupported, "{}: not a codec config (neither 'decoder_config' nor 'upsample_rates')", config_path);
   }
   const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(top, nullptr);
-  return load_qwen3_tts_decoder(folder.string(), config, "", "", dtype, device);
+  return load_qwen3_tts_decoder(folder.string(), config, "", "", dtype, device, check_finite);
 }
 
 }  // namespace izwi

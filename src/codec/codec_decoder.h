@@ -44,7 +44,8 @@ class CodecDecoder {
 /// `decoder_config`, `decoder.`-prefixed tensors), a decoder-only folder (flat config), or a
 /// Qwen3-TTS model folder holding `speech_tokenizer/`. NotFound naming the missing folder or file;
 /// InvalidFormat naming the tensor whose shape disagrees with the config.
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype,
-                                                 const at::Device& device);
+/// `check_finite` scans every tensor for NaN and Inf (WeightSource::set_check_finite).
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype, const at::Device& device,
+                                                 bool check_finite = false);
 
 }  // namespace izwi

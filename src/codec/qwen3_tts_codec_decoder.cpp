@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "io/hf_config.h"
 #include "io/weight_source.h"
 
 namespace izwi {
@@ -44,29 +46,32 @@ Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const 
   t.attention_bias = decoder.get_or<bool>("attention_bias", false);
 
   const std::string& origin = decoder.origin();
-  const auto positive = [&](const char* key, int64_t value) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", origin, key, value);
-  };
-  positive("codebook_size", c.codebook_size);
-  positive("codebook_dim", c.codebook_dim);
-  positive("num_quantizers", c.num_quantizers);
-  positive("latent_dim", c.latent_dim);
-  positive("decoder_dim", c.decoder_dim);
-  positive("hidden_size", t.hidden_size);
-  positive("intermediate_size", t.intermediate_size);
-  positive("num_hidden_layers", t.num_layers);
-  positive("num_attention_heads", t.num_heads);
-  positive("num_key_value_heads", t.num_kv_heads);
-  positive("head_dim", t.head_dim);
-  positive("sliding_window", t.sliding_window);
+  require_in_range(origin, {{"codebook_size", c.codebook_size, 1, kMaxVocabSize},
+                            {"codebook_dim", c.codebook_dim, 1, kMaxHiddenSize},
+                            {"num_quantizers", c.num_quantizers, 1, kMaxCodebooks},
+                            {"latent_dim", c.latent_dim, 1, kMaxHiddenSize},
+                            {"decoder_dim", c.decoder_dim, 1, kMaxHiddenSize},
+                            {"hidden_size", t.hidden_size, 1, kMaxHiddenSize},
+                            {"intermediate_size", t.intermediate_size, 1, kMaxIntermediateSize},
+                            {"num_hidden_layers", t.num_layers, 1, kMaxLayers},
+                            {"num_attention_heads", t.num_heads, 1, kMaxHeads},
+                            {"num_key_value_heads", t.num_kv_heads, 1, kMaxHeads},
+                            {"head_dim", t.head_dim, 1, kMaxHeadDim},
+                            {"sliding_window", t.sliding_window, 1, kMaxPositions},
+                            {"upsample_rates (stages)", static_cast<int64_t>(c.upsample_rates.size()), 1, 8},
+                            {"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 0, 8}});
+  require_finite_non_negative(origin, {{"rms_norm_eps", t.rms_norm_eps}});
+  if (!(t.rope_theta > 0) || !std::isfinite(t.rope_theta)) {
+    fail(ErrorCode::InvalidFormat, "{}: field 'rope_theta' must be finite and positive, got {}", origin, t.rope_theta);
+  }
   if (c.codebook_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'codebook_dim' must be even", origin);
   if (t.num_heads % t.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,
          t.num_heads, t.num_kv_heads);
   }
   if (t.head_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'head_dim' must be even", origin);
-  for (const int64_t r : c.upsample_rates) positive("upsample_rates", r);
-  for (const int64_t r : c.upsampling_ratios) positive("upsampling_ratios", r);
+  for (const int64_t r : c.upsample_rates) require_in_range(origin, {{"upsample_rates", r, 1, kMaxUpsampleRate}});
+  for (const int64_t r : c.upsampling_ratios) require_in_range(origin, {{"upsampling_ratios", r, 1, kMaxUpsampleRate}});
   if ((c.decoder_dim >> c.upsample_rates.size()) <= 0 ||
       (c.decoder_dim % (int64_t{1} << c.upsample_rates.size())) != 0) {
     fail(ErrorCode::InvalidFormat, "{}: decoder_dim {} cannot be halved {} times", origin, c.decoder_dim,
@@ -79,7 +84,7 @@ Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const 
   }
   if (top != nullptr) {
     c.sample_rate = top->get_or<int32_t>("output_sample_rate", 24000);
-    positive("output_sample_rate", c.sample_rate);
+    require_in_range(top->origin(), {{"output_sample_rate", c.sample_rate, 1000, 768000}});
     if (top->has("decode_upsample_rate") && top->get<int64_t>("decode_upsample_rate") != c.samples_per_frame()) {
       fail(ErrorCode::InvalidFormat, "{}: decode_upsample_rate {} disagrees with the decoder's rates (product {})",
            top->origin(), top->get<int64_t>("decode_upsample_rate"), c.samples_per_frame());

@@ -78,6 +78,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "weight_dtype",
                                               "num_threads",
                                               "use_fast_kernels",
+                                              "check_weights_finite",
                                               "log_level",
                                               "stream_idle_timeout_ms"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -98,6 +99,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.weight_dtype = f.get_or("weight_dtype", c.weight_dtype);
   c.num_threads = f.get_or("num_threads", c.num_threads);
   c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
+  c.check_weights_finite = f.get_or("check_weights_finite", c.check_weights_finite);
   c.log_level = f.get_or("log_level", c.log_level);
   const std::string policy = f.get_or<std::string>("policy", "fcfs");
   if (policy == "fcfs") {

@@ -120,7 +120,8 @@ void EngineImpl::load(const std::string& model_dir) {
     logger()->debug("OpenBLAS set to run on the calling thread");
   }
 
-  std::unique_ptr<CausalLM> model = load_causal_lm(model_dir, options.dtype, weight_dtype, options.device);
+  std::unique_ptr<CausalLM> model =
+      load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, config_.check_weights_finite);
   const ModelSpec& spec = model->spec();
   if (config_.max_seq_len > spec.max_positions) {
     fail(ErrorCode::InvalidArgument, "EngineConfig.max_seq_len {} exceeds the model's max_position_embeddings {}",

@@ -59,6 +59,8 @@ constexpr int64_t kMaxVocabSize = int64_t{1} << 24;  ///< vocab_size
 constexpr int64_t kMaxPositions = int64_t{1} << 24;  ///< max_position_embeddings (RoPE tables are sized by it)
 constexpr int64_t kMaxConvKernel = 64;               ///< conv_L_cache (LFM2)
 constexpr int64_t kMaxMelBins = 1024;                ///< num_mel_bins (audio encoders)
+constexpr int64_t kMaxCodebooks = 64;                ///< num_code_groups, num_quantizers (audio codecs: 8-32)
+constexpr int64_t kMaxUpsampleRate = 64;             ///< one codec upsampling stage
 
 /// A config field and the range [lo, hi] its value must lie in.
 struct FieldRange {

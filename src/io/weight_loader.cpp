@@ -78,6 +78,11 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_
 
 bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
 
+std::string WeightLoader::location(const std::string& name) const {
+  const auto it = tensors_.find(name);
+  return it == tensors_.end() ? model_dir_ : it->second.file->path();
+}
+
 at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t>& shape) {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) fail(ErrorCode::InvalidFormat, "{}: required tensor '{}' is missing", model_dir_, name);

@@ -28,6 +28,7 @@ class WeightLoader final : public WeightSource {
 
  protected:
   at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) override;
+  std::string location(const std::string& name) const override;
 
  private:
   struct Location {

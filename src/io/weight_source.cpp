@@ -1,13 +1,28 @@
 #include "io/weight_source.h"
 
+#include "common/check.h"
+
 namespace izwi {
 
+at::Tensor WeightSource::checked_read(const std::string& name, const std::vector<int64_t>& shape) {
+  at::Tensor t = read(name, shape);
+  if (check_finite_) {
+    const int64_t bad = t.numel() - at::isfinite(t).sum().item<int64_t>();
+    if (bad > 0) {
+      const std::string where = location(name);
+      fail(ErrorCode::InvalidFormat, "{}{}tensor '{}' holds {} non-finite value(s) (NaN or Inf)", where,
+           where.empty() ? "" : ": ", name, bad);
+    }
+  }
+  return t;
+}
+
 at::Tensor WeightSource::take(const std::string& name, const std::vector<int64_t>& shape) {
-  return read(name, shape).to(device_, compute_dtype_).contiguous();
+  return checked_read(name, shape).to(device_, compute_dtype_).contiguous();
 }
 
 at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<int64_t>& shape) {
-  return read(name, shape).to(device_, weight_dtype_).contiguous();
+  return checked_read(name, shape).to(device_, weight_dtype_).contiguous();
 }
 
 }  // namespace izwi

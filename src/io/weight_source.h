@@ -28,6 +28,11 @@ class WeightSource {
   /// Throws InvalidFormat listing stored tensors that were neither taken nor skipped.
   virtual void finish() const = 0;
 
+  /// When on, every tensor taken is scanned for NaN and Inf (one pass over the weights at load)
+  /// and the first that holds one fails with InvalidFormat naming it.
+  void set_check_finite(bool on) { check_finite_ = on; }
+  bool check_finite() const { return check_finite_; }
+
   at::ScalarType compute_dtype() const { return compute_dtype_; }
   at::ScalarType weight_dtype() const { return weight_dtype_; }
   const at::Device& device() const { return device_; }
@@ -36,11 +41,16 @@ class WeightSource {
   /// The named tensor's values as a floating-point CPU tensor of exactly `shape`; throws naming
   /// the tensor when it is missing, mis-shaped or not floating point.
   virtual at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) = 0;
+  /// Where `name` is stored, for error messages (a file path); empty when there is no file.
+  virtual std::string location(const std::string& /*name*/) const { return {}; }
 
  private:
   at::ScalarType compute_dtype_;
   at::ScalarType weight_dtype_;
   at::Device device_;
+  bool check_finite_ = false;
+
+  at::Tensor checked_read(const std::string& name, const std::vector<int64_t>& shape);
 };
 
 }  // namespace izwi

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "codec/codec_decoder.h"
 #include "common/error_message.h"
 #include "common/temp_dir.h"
 #include "io/hf_config.h"
@@ -18,6 +19,7 @@
 #include "izwi/errors.h"
 #include "models/lfm2.h"
 #include "models/llama.h"
+#include "models/qwen3_tts/qwen3_tts_config.h"
 
 namespace izwi {
 namespace {
@@ -213,6 +215,46 @@ TEST(HardeningModelConfig, VoxtralSizesHaveUpperBounds) {
                        {"text_config", "rms_norm_eps"});
   expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["rms_norm_eps"] = -1.0; },
                        {"audio_config", "rms_norm_eps"});
+}
+
+// Qwen3-TTS: the talker's extra sizes and the codec decoder's config are bounded like the text
+// models' (a folder with only the edited config.json: parsing fails before any weight is read).
+TEST(HardeningModelConfig, Qwen3TtsTalkerSizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/qwen3-tts-tiny/config.json");
+  EXPECT_NO_THROW(Qwen3TtsConfig::parse(HfConfig::load(kData + "/qwen3-tts-tiny")));
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"text_vocab_size", int64_t{1} << 30}, {"text_hidden_size", 1 << 20}, {"num_code_groups", 1000}};
+  for (const auto& [field, value] : cases) {
+    TempDir dir;
+    nlohmann::json config = base;
+    config["talker_config"][field] = value;
+    expect_error([&] { Qwen3TtsConfig::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+                 {"talker_config", "'" + field + "'", "at most"});
+  }
+}
+
+TEST(HardeningModelConfig, CodecDecoderSizesHaveUpperBounds) {
+  const nlohmann::json base = read_json(kData + "/qwen3-tts-codec-decoder-tiny/config.json");
+  const nlohmann::json& decoder = base.contains("decoder_config") ? base["decoder_config"] : base;
+  const auto edit = [&](const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json config = base;
+    change(base.contains("decoder_config") ? config["decoder_config"] : config);
+    return config;
+  };
+  ASSERT_TRUE(decoder.is_object());
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {
+      {"num_quantizers", 1000000000},      {"decoder_dim", int64_t{1} << 40},    {"num_hidden_layers", 1000000000},
+      {"codebook_size", int64_t{1} << 40}, {"sliding_window", int64_t{1} << 40}, {"upsample_rates", {8, 1000000000}}};
+  for (const auto& [field, value] : cases) {
+    TempDir dir;
+    write_config(dir, edit([&](nlohmann::json& d) { d[field] = value; }));
+    expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+                 {"config.json", "'" + field + "'", "at most"});
+  }
+  TempDir dir;
+  write_config(dir, edit([](nlohmann::json& d) { d["rms_norm_eps"] = -1.0; }));
+  expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+               {"config.json", "rms_norm_eps"});
 }
 
 }  // namespace

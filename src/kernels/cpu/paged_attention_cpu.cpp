@@ -101,8 +101,8 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
 }
 
 // The vector kernel for head dims of 1, 2, 4, 8 or 16 whole vectors; false for any other.
-bool attend_vectorised(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group,
-                       int64_t context, int64_t D, float scale, float* scores, float* out) {
+bool attend_vectorised(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
+                       int64_t D, float scale, float* scores, float* out) {
   if (D % simd::kLanes != 0) return false;
   switch (D / simd::kLanes) {
     case 1:

@@ -70,9 +70,9 @@ Qwen3TtsConfig Qwen3TtsConfig::parse(const HfConfig& hf) {
   c.text_vocab_size = talker->get<int64_t>("text_vocab_size");
   c.text_hidden_size = talker->get<int64_t>("text_hidden_size");
   c.num_code_groups = talker->get<int32_t>("num_code_groups");
-  require_positive(talker->origin(), {{"text_vocab_size", c.text_vocab_size},
-                                      {"text_hidden_size", c.text_hidden_size},
-                                      {"num_code_groups", c.num_code_groups}});
+  require_in_range(talker->origin(), {{"text_vocab_size", c.text_vocab_size, 1, kMaxVocabSize},
+                                      {"text_hidden_size", c.text_hidden_size, 1, kMaxHiddenSize},
+                                      {"num_code_groups", c.num_code_groups, 1, kMaxCodebooks}});
   if (c.num_code_groups < 2 || c.num_code_groups != predictor->get_or<int32_t>("num_code_groups", c.num_code_groups)) {
     fail(ErrorCode::InvalidFormat, "{}: num_code_groups {} must be >= 2 and equal in talker and code predictor",
          hf.path(), c.num_code_groups);

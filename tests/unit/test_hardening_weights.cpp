@@ -1,0 +1,97 @@
+// Non-finite weights: with EngineConfig::check_weights_finite a checkpoint holding a NaN or Inf is
+// refused at load, naming the file and the tensor; without it (the default) it loads, as the scan
+// costs a pass over all the weights.
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/codec_decoder.h"
+#include "common/error_message.h"
+#include "common/reference.h"
+#include "common/temp_dir.h"
+#include "io/safetensors.h"
+#include "io/safetensors_tensor.h"
+#include "io/safetensors_writer.h"
+#include "izwi/config.h"
+#include "izwi/engine.h"
+#include "izwi/errors.h"
+
+namespace izwi {
+namespace {
+
+using testing::TempDir;
+
+// A copy of the fixture folder `src` whose tensor `poisoned` has `value` at element 3.
+void write_poisoned_copy(const std::string& src, const std::string& dir, const std::string& poisoned, float value) {
+  for (const auto& entry : std::filesystem::directory_iterator(src)) {
+    if (entry.path().filename() != "model.safetensors") {
+      std::filesystem::copy(entry.path(), dir + "/" + entry.path().filename().string(),
+                            std::filesystem::copy_options::recursive);
+    }
+  }
+  SafetensorsFile file(src + "/model.safetensors");
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  bool found = false;
+  for (const StTensorInfo& info : file.tensors()) {
+    at::Tensor t = read_tensor(file, info).to(at::kFloat).clone();
+    if (info.name == poisoned) {
+      t.view({-1})[3] = value;
+      found = true;
+    }
+    tensors.emplace_back(info.name, t);
+  }
+  ASSERT_TRUE(found) << poisoned;
+  write_safetensors(dir + "/model.safetensors", tensors, at::kFloat);
+}
+
+constexpr const char* kTensor = "model.layers.1.mlp.down_proj.weight";
+
+TEST(HardeningWeights, NonFiniteWeightIsRefusedWhenChecked) {
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+    TempDir dir;
+    write_poisoned_copy(testing::fixture_dir("llama-tiny"), dir.path(), kTensor, bad);
+    EngineConfig config;
+    config.check_weights_finite = true;
+    auto build = [&] { Engine engine(dir.path(), config); };
+    const std::string message = testing::error_message(build);
+    EXPECT_EQ(testing::error_code_of(build), ErrorCode::InvalidFormat) << message;
+    EXPECT_NE(message.find(kTensor), std::string::npos) << message;
+    EXPECT_NE(message.find(dir.file("model.safetensors")), std::string::npos) << message;
+    EXPECT_NE(message.find("1 non-finite"), std::string::npos) << message;
+  }
+}
+
+TEST(HardeningWeights, CheckIsOptInAndPassesFiniteWeights) {
+  TempDir dir;
+  write_poisoned_copy(testing::fixture_dir("llama-tiny"), dir.path(), kTensor,
+                      std::numeric_limits<float>::quiet_NaN());
+  EXPECT_NO_THROW(Engine engine(dir.path()));  // default: not scanned
+
+  EngineConfig config;
+  config.check_weights_finite = true;
+  EXPECT_NO_THROW(Engine engine(testing::fixture_dir("llama-tiny"), config));
+  EXPECT_TRUE(EngineConfig::from_json_string(R"({"check_weights_finite": true})").check_weights_finite);
+}
+
+TEST(HardeningWeights, CodecWeightsAreCheckedToo) {
+  TempDir dir;
+  const std::string src = testing::fixture_dir("qwen3-tts-codec-decoder-tiny");
+  SafetensorsFile file(src + "/model.safetensors");
+  const std::string name = file.tensors().back().name;
+  write_poisoned_copy(src, dir.path(), name, std::numeric_limits<float>::infinity());
+  EXPECT_NO_THROW(load_codec_decoder(dir.path(), at::kFloat, at::kCPU));
+  auto load = [&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU, true); };
+  const std::string message = testing::error_message(load);
+  EXPECT_EQ(testing::error_code_of(load), ErrorCode::InvalidFormat) << message;
+  EXPECT_NE(message.find(name), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace izwi
