@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "io/weight_source.h"
+#include "layers/linear.h"
 
 namespace izwi {
 namespace {
@@ -102,15 +103,15 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
   const at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
   const double scaling = 1.0 / std::sqrt(static_cast<double>(hd));
 
-  at::Tensor hidden = at::linear(x, input_proj_, input_proj_bias_);
+  at::Tensor hidden = linear_forward(x, input_proj_, input_proj_bias_, true);
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     at::Tensor& k_cache = states[2 * l];
     at::Tensor& v_cache = states[2 * l + 1];
     const at::Tensor h = rms_norm(hidden, layer.input_norm);
-    at::Tensor q = at::linear(h, layer.q, layer.q_bias).view({batch, n, heads, hd}).transpose(1, 2);
-    at::Tensor k = at::linear(h, layer.k, layer.k_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
-    const at::Tensor v = at::linear(h, layer.v, layer.v_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
+    at::Tensor q = linear_forward(h, layer.q, layer.q_bias, true).view({batch, n, heads, hd}).transpose(1, 2);
+    at::Tensor k = linear_forward(h, layer.k, layer.k_bias, true).view({batch, n, kv_heads, hd}).transpose(1, 2);
+    const at::Tensor v = linear_forward(h, layer.v, layer.v_bias, true).view({batch, n, kv_heads, hd}).transpose(1, 2);
     q = q * cos + rotate_half(q) * sin;
     k = k * cos + rotate_half(k) * sin;
     at::Tensor k_all = at::cat({k_cache, k}, 2);  // [B, kv_heads, keys, hd]
@@ -124,12 +125,14 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
     const at::Tensor scores = at::matmul(q, k_all.transpose(2, 3)) * scaling + mask;
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(x.scalar_type());
     const at::Tensor attn = at::matmul(probs, v_all).transpose(1, 2).reshape({batch, n, heads * hd});
-    hidden = hidden + at::linear(attn, layer.o, layer.o_bias) * layer.attn_scale;
+    hidden = hidden + linear_forward(attn, layer.o, layer.o_bias, true) * layer.attn_scale;
     const at::Tensor m = rms_norm(hidden, layer.post_norm);
-    const at::Tensor mlp = at::linear(at::silu(at::linear(m, layer.gate)) * at::linear(m, layer.up), layer.down);
+    const at::Tensor mlp =
+        linear_forward(at::silu(linear_forward(m, layer.gate, {}, true)) * linear_forward(m, layer.up, {}, true),
+                       layer.down, {}, true);
     hidden = hidden + mlp * layer.mlp_scale;
   }
-  return at::linear(rms_norm(hidden, norm_), output_proj_, output_proj_bias_);
+  return linear_forward(rms_norm(hidden, norm_), output_proj_, output_proj_bias_, true);
 }
 
 }  // namespace izwi

@@ -36,18 +36,25 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
   return Linear(weight, bias);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
-  const bool fast_weight = weight_.scalar_type() == at::kFloat || weight_.scalar_type() == at::kBFloat16;
-  if (ctx.fast_kernels && x.scalar_type() == at::kFloat && fast_weight) {
-    const at::Tensor xc = x.contiguous();
-    const int64_t out_features = weight_.size(0), in_features = weight_.size(1);
+at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool fast_kernels) {
+  const bool fast_weight = weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16;
+  if (fast_kernels && x.is_cpu() && x.scalar_type() == at::kFloat && fast_weight && weight.is_contiguous() &&
+      (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()))) {
+    const int64_t out_features = weight.size(0), in_features = weight.size(1);
+    const at::Tensor xc = x.reshape({-1, in_features}).contiguous();
     at::Tensor y = at::empty({xc.size(0), out_features}, xc.options());
-    linear_cpu(xc.data_ptr<float>(), xc.size(0), in_features, weight_.data_ptr(),
-               weight_.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16, out_features,
-               bias_.defined() ? bias_.data_ptr<float>() : nullptr, y.data_ptr<float>());
-    return y;
+    linear_cpu(xc.data_ptr<float>(), xc.size(0), in_features, weight.data_ptr(),
+               weight.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16, out_features,
+               bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>());
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = out_features;
+    return y.view(shape);
   }
-  return at::linear(x, weight_.scalar_type() == x.scalar_type() ? weight_ : weight_.to(x.scalar_type()), bias_);
+  return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
+}
+
+at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  return linear_forward(x, weight_, bias_, ctx.fast_kernels);
 }
 
 }  // namespace izwi

@@ -70,8 +70,7 @@ TEST(HardeningWeights, NonFiniteWeightIsRefusedWhenChecked) {
 
 TEST(HardeningWeights, CheckIsOptInAndPassesFiniteWeights) {
   TempDir dir;
-  write_poisoned_copy(testing::fixture_dir("llama-tiny"), dir.path(), kTensor,
-                      std::numeric_limits<float>::quiet_NaN());
+  write_poisoned_copy(testing::fixture_dir("llama-tiny"), dir.path(), kTensor, std::numeric_limits<float>::quiet_NaN());
   EXPECT_NO_THROW(Engine engine(dir.path()));  // default: not scanned
 
   EngineConfig config;
