@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/paged_attention_cpu.h"
@@ -62,6 +63,13 @@ void BM_ReadBandwidth(benchmark::State& state) {
   double gbps = 0;
   for (auto _ : state) gbps = izwi::measure_read_bandwidth_gbps();
   state.counters["GB/s"] = gbps;
+}
+
+// The FMA peak izwi-tts-bench divides by (all threads).
+void BM_FmaPeak(benchmark::State& state) {
+  double gflops = 0;
+  for (auto _ : state) gflops = izwi::measure_fma_peak_gflops();
+  state.counters["GFLOP/s"] = gflops;
 }
 
 void BM_LinearTorch(benchmark::State& state) {
@@ -146,6 +154,7 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
 BENCHMARK(BM_Linear)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); })->UseRealTime();
 BENCHMARK(BM_LinearStackFromDram)->Args({32, 2048, 2048, 0})->Args({32, 2048, 2048, 1})->UseRealTime();
 BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();

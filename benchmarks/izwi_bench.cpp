@@ -25,13 +25,13 @@
 #include <sstream>
 #include <thread>
 
-#include "bandwidth_probe.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
 #include "common/shell_quote.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
+#include "roofline_probes.h"
 
 namespace {
 

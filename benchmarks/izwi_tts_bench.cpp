@@ -27,13 +27,13 @@
 #include <random>
 #include <thread>
 
-#include "bandwidth_probe.h"
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
+#include "roofline_probes.h"
 
 namespace {
 
@@ -218,6 +218,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1234);
     std::vector<LevelResult> results;
     std::vector<double> bandwidth_samples;
+    double fma_peak = 0;
     int64_t weight_bytes = 0;
     int32_t sample_rate = 0;
     {
@@ -230,6 +231,7 @@ int main(int argc, char** argv) {
       Options warm = o;
       warm.frames = std::min(o.frames, 2 * o.chunk_frames + 2);
       run_level(engine, 1, warm, text_vocab, rng);  // warm-up
+      fma_peak = izwi::bench::probe_fma_peak_gflops();
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
@@ -239,6 +241,9 @@ int main(int argc, char** argv) {
     }
     const double bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     const double roofline_fps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
+    // Each weight read is one multiply-add per stream: 2 flops per weight element per frame.
+    const double bytes_per_weight = weight_dtype == "bfloat16" ? 2.0 : 4.0;
+    const double gflop_per_frame = 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
     const auto single =
         std::find_if(results.begin(), results.end(), [](const LevelResult& r) { return r.concurrency == 1; });
 
@@ -248,8 +253,12 @@ int main(int argc, char** argv) {
                static_cast<double>(results[0].samples_per_stream) / sample_rate, o.chunk_frames);
     fmt::print(
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per frame -> "
-        "roofline {:.2f} frames/s at concurrency 1\n\n",
+        "roofline {:.2f} frames/s at concurrency 1\n",
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_fps);
+    fmt::print(
+        "FMA peak {:.0f} GFLOP/s, {:.2f} GFLOP per frame in the talker and code predictor -> compute "
+        "roofline {:.1f} frames/s at any concurrency (the codec's FLOPs come on top)\n\n",
+        fma_peak, gflop_per_frame, fma_peak / gflop_per_frame);
     fmt::print("{:>11} {:>10} {:>11} {:>9} {:>9} {:>9} {:>13} {:>13}\n", "concurrency", "frames/s", "wall fr/s",
                "RTF p50", "RTF max", "RTF agg", "TTFA p50 ms", "TTFA p99 ms");
     for (const LevelResult& r : results) {
@@ -265,7 +274,9 @@ int main(int argc, char** argv) {
                               {"rtf_aggregate", r.rtf_aggregate},
                               {"ttfa_p50_ms", r.ttfa_p50_ms},
                               {"ttfa_p99_ms", r.ttfa_p99_ms},
-                              {"wall_s", r.wall_s}};
+                              {"wall_s", r.wall_s},
+                              {"model_gflop_per_s", r.frames_per_s * gflop_per_frame},
+                              {"compute_fraction", r.frames_per_s * gflop_per_frame / fma_peak}};
       if (single != results.end()) level["speedup_vs_1"] = r.frames_per_s / single->frames_per_s;
       report["results"].push_back(level);
     }
@@ -278,13 +289,18 @@ int main(int argc, char** argv) {
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes_per_frame"] = weight_bytes;
     report["roofline_frames_per_s"] = roofline_fps;
+    report["fma_peak_gflops"] = fma_peak;
+    report["gflop_per_frame"] = gflop_per_frame;
     if (single != results.end()) {
       report["roofline_fraction"] = single->frames_per_s / roofline_fps;
       fmt::print("\nroofline fraction at concurrency 1: {:.2f}\n", single->frames_per_s / roofline_fps);
       for (const LevelResult& r : results) {
         if (r.concurrency != 1) {
-          fmt::print("concurrency {:>3}: {:.2f}x the frames/s of concurrency 1\n", r.concurrency,
-                     r.frames_per_s / single->frames_per_s);
+          fmt::print(
+              "concurrency {:>3}: {:.2f}x the frames/s of concurrency 1; talker + code predictor FLOPs at {:.1f} "
+              "GFLOP/s, {:.2f} of the FMA peak\n",
+              r.concurrency, r.frames_per_s / single->frames_per_s, r.frames_per_s * gflop_per_frame,
+              r.frames_per_s * gflop_per_frame / fma_peak);
         }
       }
       if (!no_codec_split) {
