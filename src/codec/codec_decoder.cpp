@@ -5,7 +5,6 @@
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
 #include "common/json_fields.h"
-#include "io/safetensors.h"
 #include "io/weight_loader.h"
 
 namespace izwi {
@@ -13,23 +12,6 @@ namespace izwi {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Names of every tensor stored in the checkpoint in `dir` (single file or sharded index).
-std::vector<std::string> stored_tensor_names(const std::string& dir) {
-  std::vector<std::string> names;
-  const fs::path single = fs::path(dir) / "model.safetensors";
-  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  if (fs::exists(single)) {
-    const SafetensorsFile file(single.string());
-    for (const StTensorInfo& info : file.tensors()) names.push_back(info.name);
-  } else if (fs::exists(index)) {
-    const nlohmann::json json = read_json_file(index.string());
-    if (json.contains("weight_map") && json["weight_map"].is_object()) {
-      for (auto it = json["weight_map"].begin(); it != json["weight_map"].end(); ++it) names.push_back(it.key());
-    }
-  }
-  return names;
-}
 
 /// Builds the decoder from the checkpoint in `dir`: tensors under `prefix`, those under
 /// `skip_prefix` (the encoder's) ignored, any other one reported by finish().
@@ -39,11 +21,7 @@ std::unique_ptr<CodecDecoder> load_qwen3_tts_decoder(const std::string& dir, con
                                                      bool check_finite) {
   WeightLoader weights(dir, dtype, dtype, device);
   weights.set_check_finite(check_finite);
-  if (!skip_prefix.empty()) {
-    for (const std::string& name : stored_tensor_names(dir)) {
-      if (name.compare(0, skip_prefix.size(), skip_prefix) == 0) weights.skip(name);
-    }
-  }
+  if (!skip_prefix.empty()) weights.skip_prefix(skip_prefix);
   auto decoder = std::make_unique<Qwen3TtsCodecDecoder>(weights, config, prefix);
   weights.finish();
   return decoder;

@@ -78,6 +78,18 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_
 
 bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
 
+void WeightLoader::skip_prefix(const std::string& prefix) {
+  for (const auto& [name, location] : tensors_) {
+    if (name.compare(0, prefix.size(), prefix) == 0) skip(name);
+  }
+}
+
+void WeightLoader::skip_all_but(const std::string& prefix) {
+  for (const auto& [name, location] : tensors_) {
+    if (name.compare(0, prefix.size(), prefix) != 0) skip(name);
+  }
+}
+
 std::string WeightLoader::location(const std::string& name) const {
   const auto it = tensors_.find(name);
   return it == tensors_.end() ? model_dir_ : it->second.file->path();

@@ -24,6 +24,11 @@ class WeightLoader final : public WeightSource {
 
   bool contains(const std::string& name) const override;
   void skip(const std::string& name) override;
+  /// Skips every stored tensor whose name starts with `prefix` (a part of a checkpoint another
+  /// component reads, e.g. a codec's encoder when only its decoder is built).
+  void skip_prefix(const std::string& prefix);
+  /// Skips every stored tensor whose name does not start with `prefix`.
+  void skip_all_but(const std::string& prefix);
   void finish() const override;
 
  protected:

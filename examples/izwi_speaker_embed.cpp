@@ -1,0 +1,45 @@
+// izwi-speaker-embed: the x-vector of a reference voice (Qwen3-TTS Base speaker encoder).
+//
+//   izwi-speaker-embed --model DIR --audio FILE [--json]
+//
+// DIR is a Qwen3-TTS Base folder (config.json with speaker_encoder_config, speaker_encoder.*
+// weights). FILE is any audio the reader takes (WAV, FLAC, OGG, MP3), mixed to mono and resampled
+// to the encoder's rate. --json prints one line {"xvector":[...],"sample_rate":24000}; otherwise a
+// summary.
+
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/cli_main.h"
+#include "izwi/audio.h"
+#include "models/qwen3_tts/speaker_encoder.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Compute the speaker x-vector of a reference voice with izwi"};
+  std::string model_dir, audio_path;
+  bool json = false;
+  app.add_option("--model", model_dir, "Qwen3-TTS Base model folder")->required();
+  app.add_option("--audio", audio_path, "Reference audio file")->required();
+  app.add_flag("--json", json, "Print one JSON object with the x-vector");
+  CLI11_PARSE(app, argc, argv);
+
+  return izwi::cli::run_main("izwi-speaker-embed", [&] {
+    const izwi::SpeakerEncoder encoder = izwi::load_speaker_encoder(model_dir);
+    const int32_t rate = encoder.config().sample_rate;
+    const std::vector<float> audio = izwi::load_audio_mono(audio_path, rate);
+    const at::Tensor xvector = encoder.embed(at::tensor(audio)).contiguous();
+    const std::vector<float> values(xvector.data_ptr<float>(), xvector.data_ptr<float>() + xvector.numel());
+    if (json) {
+      std::cout << nlohmann::json{{"xvector", values}, {"sample_rate", rate}}.dump() << "\n";
+    } else {
+      std::cout << "x-vector of " << values.size() << " values from " << static_cast<double>(audio.size()) / rate
+                << " s of audio; L2 norm " << xvector.norm().item<double>() << "\n";
+    }
+    return 0;
+  });
+}
