@@ -173,11 +173,13 @@ int main(int argc, char** argv) {
     std::vector<RunResult> results;
     double bandwidth = 0;
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
+    double fma_peak = 0;
     int64_t weight_bytes = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
+      fma_peak = izwi::bench::probe_fma_peak_gflops();
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
@@ -187,24 +189,32 @@ int main(int argc, char** argv) {
       bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     }
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
+    const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
     fmt::print("model {}  threads {}  kernels {}  weight dtype {}\n", model_dir, at::get_num_threads(),
                config.use_fast_kernels ? "fast" : "torch", weight_dtype);
     fmt::print(
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
-        "roofline {:.1f} tokens/s at batch 1\n\n",
+        "roofline {:.1f} tokens/s at batch 1\n",
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
-    fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12}\n", "concurrency", "tokens/s", "tokens/s/request",
-               "wall tok/s", "TTFT p50 ms", "TTFT p99 ms");
+    fmt::print("FMA peak {:.0f} GFLOP/s, {:.3f} GFLOP per token in the weights -> compute roofline {:.1f} tokens/s\n\n",
+               fma_peak, gflop_per_token, fma_peak / gflop_per_token);
+    fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12} {:>9} {:>9}\n", "concurrency", "tokens/s", "tokens/s/request",
+               "wall tok/s", "TTFT p50 ms", "TTFT p99 ms", "GFLOP/s", "of peak");
     for (const RunResult& r : results) {
-      fmt::print("{:>11} {:>14.1f} {:>16.1f} {:>13.1f} {:>12.1f} {:>12.1f}\n", r.concurrency, r.tokens_per_s,
-                 r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms);
+      const double gflops = r.tokens_per_s * gflop_per_token;
+      fmt::print("{:>11} {:>14.1f} {:>16.1f} {:>13.1f} {:>12.1f} {:>12.1f} {:>9.1f} {:>9.2f}\n", r.concurrency,
+                 r.tokens_per_s, r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms, gflops,
+                 gflops / fma_peak);
       report["results"].push_back({{"concurrency", r.concurrency},
                                    {"tokens_per_s", r.tokens_per_s},
                                    {"tokens_per_s_per_request", r.tokens_per_s_per_request},
                                    {"wall_tokens_per_s", r.wall_tokens_per_s},
                                    {"ttft_p50_ms", r.ttft_p50_ms},
-                                   {"ttft_p99_ms", r.ttft_p99_ms}});
+                                   {"ttft_p99_ms", r.ttft_p99_ms},
+                                   {"model_gflop_per_s", gflops},
+                                   {"compute_fraction", gflops / fma_peak}});
     }
+    report["fma_peak_gflops"] = fma_peak;
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;

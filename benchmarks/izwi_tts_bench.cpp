@@ -241,9 +241,7 @@ int main(int argc, char** argv) {
     }
     const double bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     const double roofline_fps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
-    // Each weight read is one multiply-add per stream: 2 flops per weight element per frame.
-    const double bytes_per_weight = weight_dtype == "bfloat16" ? 2.0 : 4.0;
-    const double gflop_per_frame = 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
+    const double gflop_per_frame = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
     const auto single =
         std::find_if(results.begin(), results.end(), [](const LevelResult& r) { return r.concurrency == 1; });
 

@@ -3,6 +3,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <string>
 #include <thread>
 
 #include "kernels/cpu/fma_peak.h"
@@ -20,6 +21,13 @@ inline double probe_bandwidth_gbps() {
     gbps = measure_read_bandwidth_gbps();
   }).join();
   return gbps;
+}
+
+/// GFLOP of one decode step (per sequence) through weights of `weight_bytes` stored as
+/// `weight_dtype` ("bfloat16", or "auto" = float32 on the CPU): one multiply-add per weight.
+inline double gflop_per_step(int64_t weight_bytes, const std::string& weight_dtype) {
+  const double bytes_per_weight = weight_dtype == "bfloat16" ? 2.0 : 4.0;
+  return 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
 }
 
 /// measure_fma_peak_gflops on a short-lived thread, for the same reason.

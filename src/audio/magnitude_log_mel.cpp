@@ -10,10 +10,11 @@ namespace izwi {
 at::Tensor magnitude_log_mel(const at::Tensor& waveform, const MagnitudeLogMelConfig& config, const char* context) {
   if (config.n_fft < 2 || config.hop <= 0 || config.hop > config.n_fft || config.n_mels <= 0 ||
       config.sample_rate <= 0) {
-    fail(ErrorCode::InvalidArgument, "{}: n_fft {} (>= 2), hop {} (1..n_fft), n_mels {}, sample_rate {} (> 0)",
-         context, config.n_fft, config.hop, config.n_mels, config.sample_rate);
+    fail(ErrorCode::InvalidArgument, "{}: n_fft {} (>= 2), hop {} (1..n_fft), n_mels {}, sample_rate {} (> 0)", context,
+         config.n_fft, config.hop, config.n_mels, config.sample_rate);
   }
-  if (waveform.dim() != 1) fail(ErrorCode::InvalidArgument, "{}: waveform must be 1-D, got {}-D", context, waveform.dim());
+  if (waveform.dim() != 1)
+    fail(ErrorCode::InvalidArgument, "{}: waveform must be 1-D, got {}-D", context, waveform.dim());
   const int64_t pad = (config.n_fft - config.hop) / 2;
   const int64_t samples = waveform.size(0);
   if (samples <= pad || samples < config.hop) {

@@ -31,11 +31,14 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_GT(report.at("weight_bytes").get<int64_t>(), 0);
   EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
   EXPECT_GT(report.at("torch_tokens_per_s").get<double>(), 0.0);
+  EXPECT_GT(report.at("fma_peak_gflops").get<double>(), 0.0);
   const nlohmann::json& results = report.at("results");
   ASSERT_EQ(results.size(), 2u);
   for (size_t i = 0; i < results.size(); ++i) {
     EXPECT_EQ(results[i].at("concurrency").get<int>(), static_cast<int>(i + 1));
     EXPECT_GT(results[i].at("tokens_per_s").get<double>(), 0.0);
+    EXPECT_GT(results[i].at("model_gflop_per_s").get<double>(), 0.0);
+    EXPECT_GT(results[i].at("compute_fraction").get<double>(), 0.0);
     EXPECT_GE(results[i].at("ttft_p99_ms").get<double>(), results[i].at("ttft_p50_ms").get<double>());
   }
   EXPECT_EQ(report.at("shared_prefix").at("cached_tokens").get<int>(), 32);

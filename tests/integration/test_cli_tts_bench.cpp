@@ -36,6 +36,8 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_GT(report.at("codec_ms_per_frame").get<double>(), 0.0);
   EXPECT_GT(report.at("frame_ms").get<double>(), 0.0);
   EXPECT_GT(report.at("codec_share").get<double>(), 0.0);
+  EXPECT_GT(report.at("fma_peak_gflops").get<double>(), 0.0);
+  EXPECT_GT(report.at("gflop_per_frame").get<double>(), 0.0);
   EXPECT_EQ(report.at("frames").get<int>(), 12);
   EXPECT_EQ(report.at("chunk_frames").get<int>(), 2);
   EXPECT_EQ(report.at("samples_per_frame").get<int>(), 1920);
@@ -48,6 +50,7 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
     EXPECT_EQ(r.at("concurrency").get<int>(), static_cast<int>(i + 1));
     EXPECT_GT(r.at("frames_per_s").get<double>(), 0.0);
     EXPECT_GT(r.at("frames_per_s_per_stream").get<double>(), 0.0);
+    EXPECT_GT(r.at("compute_fraction").get<double>(), 0.0);
     EXPECT_GT(r.at("wall_frames_per_s").get<double>(), 0.0);
     EXPECT_GT(r.at("rtf_p50").get<double>(), 0.0);
     EXPECT_GE(r.at("rtf_max").get<double>(), r.at("rtf_p50").get<double>());

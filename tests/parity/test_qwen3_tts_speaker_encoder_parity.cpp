@@ -97,8 +97,9 @@ TEST(SpeakerEncoderErrors, ShortSilentAndMissingInputAreClearErrors) {
 
 TEST(SpeakerEncoderErrors, BadConfigNamesTheField) {
   testing::TempDir dir;
-  nlohmann::json config = {{"model_type", "qwen3_tts"},
-                           {"speaker_encoder_config", {{"enc_channels", {32, 32, 30, 32, 96}}, {"enc_res2net_scale", 4}}}};
+  nlohmann::json config = {
+      {"model_type", "qwen3_tts"},
+      {"speaker_encoder_config", {{"enc_channels", {32, 32, 30, 32, 96}}, {"enc_res2net_scale", 4}}}};
   dir.write("config.json", config.dump());
   const auto load = [&] { load_speaker_encoder(dir.path()); };
   EXPECT_EQ(testing::error_code_of(load), ErrorCode::InvalidFormat);

@@ -48,8 +48,10 @@ SpeakerEncoderConfig SpeakerEncoderConfig::parse(const JsonFields& f) {
                             {"enc_channels (entries)", static_cast<int64_t>(c.channels.size()), 3, 64}});
   const size_t n = c.channels.size();
   if (c.kernel_sizes.size() != n || c.dilations.size() != n) {
-    fail(ErrorCode::InvalidFormat, "{}: enc_channels, enc_kernel_sizes and enc_dilations must have one entry per "
-         "block ({}, {}, {})", origin, n, c.kernel_sizes.size(), c.dilations.size());
+    fail(ErrorCode::InvalidFormat,
+         "{}: enc_channels, enc_kernel_sizes and enc_dilations must have one entry per "
+         "block ({}, {}, {})",
+         origin, n, c.kernel_sizes.size(), c.dilations.size());
   }
   for (size_t i = 0; i < n; ++i) {
     require_in_range(origin, {{"enc_channels", c.channels[i], 1, kMaxHiddenSize},
