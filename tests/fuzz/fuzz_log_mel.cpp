@@ -94,7 +94,10 @@ void fuzz_log_mel(izwi::fuzz::Bytes& in, std::vector<float> samples, bool finite
     const at::Tensor waveform =
         at::from_blob(const_cast<float*>(samples.data()), {static_cast<int64_t>(samples.size())}, at::kFloat);
     offline = izwi::log_mel_spectrogram(waveform, config);
-    const int64_t frames = static_cast<int64_t>(samples.size()) / config.hop;
+    // The centred STFT's frames (n_fft / 2 padding each side) minus the last: samples / hop for
+    // an even n_fft, one fewer when an odd n_fft and a hop divide the length (as torch.stft).
+    const int64_t half = config.n_fft / 2;
+    const int64_t frames = (static_cast<int64_t>(samples.size()) + 2 * half - config.n_fft) / config.hop;
     if (offline.dim() != 2 || offline.size(0) != config.n_mels || offline.size(1) != frames) std::abort();
     if (finite && !at::isfinite(offline).all().item<bool>()) std::abort();
   } catch (const izwi::Error&) {
