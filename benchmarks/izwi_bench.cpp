@@ -173,13 +173,12 @@ int main(int argc, char** argv) {
     std::vector<RunResult> results;
     double bandwidth = 0;
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
-    double fma_peak = 0;
+    const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
-      fma_peak = izwi::bench::probe_fma_peak_gflops();
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());

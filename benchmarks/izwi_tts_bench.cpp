@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1234);
     std::vector<LevelResult> results;
     std::vector<double> bandwidth_samples;
-    double fma_peak = 0;
+    const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0;
     int32_t sample_rate = 0;
     {
@@ -231,7 +231,6 @@ int main(int argc, char** argv) {
       Options warm = o;
       warm.frames = std::min(o.frames, 2 * o.chunk_frames + 2);
       run_level(engine, 1, warm, text_vocab, rng);  // warm-up
-      fma_peak = izwi::bench::probe_fma_peak_gflops();
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());

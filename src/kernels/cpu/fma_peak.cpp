@@ -16,7 +16,7 @@ double measure_fma_peak_gflops(int passes) {
 #if IZWI_SIMD_LANES > 0
   // More independent chains than FMA pipes x latency (2 x 4 on current x86 cores), all in registers.
   constexpr int kChains = 10;
-  constexpr int64_t kIterations = int64_t{1} << 22;
+  constexpr int64_t kIterations = int64_t{1} << 25;  // about 50 ms a pass: long enough to hide thread start-up
   const int threads = at::get_num_threads();
   std::vector<double> rates;
   std::atomic<int64_t> sink{0};
