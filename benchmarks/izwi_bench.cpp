@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_engine_config.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
@@ -158,14 +159,10 @@ int main(int argc, char** argv) {
     if (kernels != "fast" && kernels != "torch" && kernels != "both")
       throw std::invalid_argument("--kernels must be fast, torch or both");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
-    izwi::EngineConfig config;
-    config.max_batch_size = std::max(8, max_concurrency);
-    config.max_tokens_per_step = std::max(512, config.max_batch_size);
-    config.num_threads = threads;
-    config.weight_dtype = weight_dtype;
-    config.enable_prefix_cache = false;  // distinct random prompts; the prefix run enables it
     const int32_t positions = std::max(prompt_len + gen, shared_prefix + 16 + 1);
-    config.num_kv_blocks = std::max(1024, (max_concurrency * positions + 15) / 16 + 16);
+    // The prefix run enables the prefix cache; at least 1024 blocks for its cached prefixes.
+    izwi::EngineConfig config = izwi::bench::bench_engine_config(max_concurrency, positions, threads, weight_dtype);
+    config.num_kv_blocks = std::max(1024, config.num_kv_blocks);
     config.use_fast_kernels = kernels != "torch";
 
     std::mt19937 rng(1234);

@@ -27,6 +27,7 @@
 #include <random>
 #include <thread>
 
+#include "bench_engine_config.h"
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
@@ -205,15 +206,9 @@ int main(int argc, char** argv) {
     if (o.chunk_frames < 1) throw std::invalid_argument("--chunk-frames must be >= 1");
     if (o.text_len < 1) throw std::invalid_argument("--text-len must be >= 1");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
-    izwi::EngineConfig config;
-    config.max_batch_size = std::max(8, max_concurrency);
-    config.max_tokens_per_step = std::max(512, config.max_batch_size);
-    config.num_threads = threads;
-    config.weight_dtype = weight_dtype;
-    config.enable_prefix_cache = false;  // distinct random texts
-    const int32_t positions = o.text_len + 32 + o.frames;
-    // Only what the streams need: a 0.6B talker keeps 0.23 MB of float32 K/V per position.
-    config.num_kv_blocks = (max_concurrency * positions + 15) / 16 + 16;
+    // Only the KV the streams need: a 0.6B talker keeps 0.23 MB of float32 K/V per position.
+    const izwi::EngineConfig config =
+        izwi::bench::bench_engine_config(max_concurrency, o.text_len + 32 + o.frames, threads, weight_dtype);
 
     std::mt19937 rng(1234);
     std::vector<LevelResult> results;

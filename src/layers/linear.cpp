@@ -46,6 +46,7 @@ at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& weight, const a
     linear_cpu(xc.data_ptr<float>(), xc.size(0), in_features, weight.data_ptr(),
                weight.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16, out_features,
                bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>());
+    if (x.dim() == 2) return y;
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = out_features;
     return y.view(shape);
