@@ -1,10 +1,13 @@
 // izwi-speak: text to speech with a speech synthesis model (Qwen3-TTS).
 //
-//   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME] [--language L]
-//              [--instruct S] [--text-mode streaming|full] [--temperature T] [--top-k K]
+//   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME | --voice-audio FILE |
+//              --voice-file F] [--save-voice F] [--language L] [--instruct S] [--text-mode streaming|full]
+//              [--temperature T] [--top-k K]
 //              [--top-p P] [--repetition-penalty R] [--subtalker-temperature T] [--seed N]
 //              [--max-frames N] [--out FILE.wav] [--stream] [--json]
 //
+// --voice-audio clones the voice of a reference recording (Qwen3-TTS Base: its x-vector);
+// --save-voice writes that voice to a small file, which --voice-file reuses without the audio.
 // --text-ids are the complete talker text ids (`<|im_start|>assistant\n` + text +
 // `<|im_end|>\n<|im_start|>assistant\n`). --temperature sets both heads unless
 // --subtalker-temperature is given; 0 is greedy. --stream plays the streaming path: the WAV is
@@ -39,7 +42,7 @@ double ms_since(Clock::time_point start) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Speak text with an izwi speech model"};
-  std::string model_dir, text_ids, text_mode, out_path;
+  std::string model_dir, text_ids, text_mode, out_path, voice_audio, voice_file, save_voice;
   bool stream = false, json = false;
   izwi::SpeechRequest request;
   izwi::SpeechParams& p = request.params;
@@ -50,7 +53,13 @@ int main(int argc, char** argv) {
   auto* text_opt = app.add_option("--text", request.text, "Text to speak (needs the folder's tokenizer)");
   auto* ids_opt = app.add_option("--text-ids", text_ids, "Complete talker text ids, comma separated");
   text_opt->excludes(ids_opt);
-  app.add_option("--speaker", request.speaker, "Speaker name (CustomVoice models)");
+  auto* speaker_opt = app.add_option("--speaker", request.speaker, "Speaker name (CustomVoice models)");
+  auto* voice_audio_opt =
+      app.add_option("--voice-audio", voice_audio, "Reference recording of the voice to clone (Base models)");
+  auto* voice_file_opt = app.add_option("--voice-file", voice_file, "Voice file written by --save-voice");
+  app.add_option("--save-voice", save_voice, "Write the voice of --voice-audio to this file");
+  speaker_opt->excludes(voice_audio_opt)->excludes(voice_file_opt);
+  voice_audio_opt->excludes(voice_file_opt);
   app.add_option("--language", request.language, "Language, or auto")->capture_default_str();
   app.add_option("--instruct", request.instruct, "Voice or style instruction (VoiceDesign, CustomVoice 1.7B)");
   app.add_option("--text-mode", text_mode, "streaming (text fed per frame) or full (text first)")
@@ -84,7 +93,17 @@ int main(int argc, char** argv) {
     if (penalty_opt->count() > 0) p.repetition_penalty = repetition_penalty;
     if (seed_opt->count() > 0) p.seed = seed;
 
+    if (!save_voice.empty() && voice_audio.empty()) {
+      throw izwi::Error(izwi::ErrorCode::InvalidArgument, "--save-voice needs --voice-audio");
+    }
+    if (!voice_file.empty()) request.voice = izwi::load_voice(voice_file);
+
     izwi::Engine engine(model_dir);
+    if (!voice_audio.empty()) {
+      const izwi::AudioBuffer reference = izwi::read_audio(voice_audio);
+      request.voice = engine.create_voice(izwi::to_mono(reference), reference.sample_rate);
+      if (!save_voice.empty()) izwi::save_voice(request.voice, save_voice);
+    }
     const int32_t rate = engine.model_info().output_sample_rate;
     std::unique_ptr<izwi::WavWriter> wav;
     if (!out_path.empty()) wav = std::make_unique<izwi::WavWriter>(out_path, rate);

@@ -48,6 +48,7 @@ struct ModelInfo {
   int32_t num_codebooks = 0;           ///< Codes per audio frame, when produces_audio.
   std::vector<std::string> speakers;   ///< SpeechRequest::speaker values the model knows.
   std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
+  bool clones_voices = false;          ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
 };
 
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);
@@ -97,6 +98,12 @@ class Engine {
   Output synthesize(const SpeechRequest& request);
   /// Returns at once; chunks carry PCM (StreamChunk::audio) as frames are decoded.
   StreamHandle synthesize_streaming(const SpeechRequest& request);
+
+  /// The voice of a few seconds of mono reference speech (`samples` at `sample_rate`, resampled as
+  /// the model needs), for SpeechRequest::voice; compute it once and reuse it. Models with
+  /// ModelInfo::clones_voices; Unsupported otherwise. InvalidArgument for audio that is too short
+  /// (under half a second), silent, or not finite. Runs on the calling thread.
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate);
 
   /// Aborts a live request; returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "izwi/voice.h"
+
 namespace izwi {
 
 /// Sampling of a speech request. Unset values take the model's defaults (its
@@ -38,7 +40,10 @@ struct SpeechRequest {
   std::string id;    ///< Unique among live requests; empty = engine assigns one.
   std::string text;  ///< UTF-8 text to speak.
   std::vector<int32_t> text_ids;
-  std::string speaker;            ///< One of ModelInfo::speakers (CustomVoice models); empty = none.
+  std::string speaker;  ///< One of ModelInfo::speakers (CustomVoice models); empty = none.
+  /// A cloned voice (models with ModelInfo::clones_voices, from Engine::create_voice or load_voice):
+  /// its x-vector takes the speaker slot. Give a speaker or a voice, not both.
+  Voice voice;
   std::string language = "auto";  ///< One of ModelInfo::languages, or "auto".
   /// Voice or style instruction (VoiceDesign, CustomVoice 1.7B; the 0.6B CustomVoice model
   /// ignores it, as released). Text needs the tokenizer; `instruct_ids` are the complete ids

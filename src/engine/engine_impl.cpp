@@ -150,6 +150,7 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.num_codebooks = spec.num_codebooks;
   info_.speakers = spec.speakers;
   info_.languages = spec.languages;
+  info_.clones_voices = spec.clones_voices;
   model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
   limits_.has_tokenizer = tokenizer_.has_value();
@@ -317,6 +318,10 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
   std::shared_ptr<RequestChannel> channel = active->channel;
   enqueue(std::move(active));
   return channel;
+}
+
+Voice EngineImpl::create_voice(const std::vector<float>& samples, int32_t sample_rate) const {
+  return model_->create_voice(samples, sample_rate);
 }
 
 void EngineImpl::push_audio(const std::string& request_id, std::vector<float> samples) {

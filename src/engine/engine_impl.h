@@ -46,6 +46,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   std::shared_ptr<RequestChannel> submit_transcription(const TranscriptionOptions& options);
   /// Validates and queues a speech synthesis request.
   std::shared_ptr<RequestChannel> submit_speech(const SpeechRequest& request, RequestChannel::Mode mode);
+  /// The model's voice of reference audio, computed on the caller's thread.
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const;
   /// Audio at the model's rate for a live speech request, and its end.
   void push_audio(const std::string& request_id, std::vector<float> samples);
   void finish_audio(const std::string& request_id);

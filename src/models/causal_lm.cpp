@@ -43,6 +43,10 @@ SpeechPrompt CausalLM::speech_prompt(const SpeechRequest&, const Tokenizer*) con
   fail(ErrorCode::Unsupported, "model_type '{}' does not synthesize speech", spec().model_type);
 }
 
+Voice CausalLM::create_voice(const std::vector<float>&, int32_t) const {
+  fail(ErrorCode::Unsupported, "model_type '{}' does not clone voices", spec().model_type);
+}
+
 std::vector<std::vector<float>> CausalLM::decode_audio(const std::vector<RequestState*>&,
                                                        const std::vector<int32_t>&) const {
   fail(ErrorCode::Unsupported, "model_type '{}' does not synthesize speech", spec().model_type);

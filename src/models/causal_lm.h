@@ -42,6 +42,7 @@ struct ModelSpec {
   std::vector<int32_t> suppressed_token_ids;  ///< Ids its main head must never sample (control ids).
   std::vector<std::string> speakers;
   std::vector<std::string> languages;
+  bool clones_voices = false;  ///< create_voice works and speech requests take a Voice.
 };
 
 /// One row of a step's output head: the sequence's sampling state and model state.
@@ -88,6 +89,10 @@ class CausalLM {
   /// Speech output (spec().produces_audio): validates `request`, builds its prompt (tokenizing
   /// text with `tokenizer`, which may be null) and resolves its sampling. Safe from any thread.
   virtual SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const;
+  /// Voice cloning (spec().clones_voices): the voice of mono reference `samples` at `sample_rate`
+  /// (resampled as the model needs). InvalidArgument for audio too short or silent. Safe from any
+  /// thread. Other models throw Unsupported.
+  virtual Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const;
   /// Decodes the next `num_frames[i]` undecoded frames of each `states[i]` to PCM at
   /// output_sample_rate, batched across the requests; streamed audio equals a whole decode.
   virtual std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,

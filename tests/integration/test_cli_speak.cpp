@@ -1,13 +1,15 @@
 // The izwi-speak command line contract: the released code's codes from --text-ids, whole and
-// streamed, the WAV it writes, JSON output, errors.
+// streamed, the WAV it writes, JSON output, cloned voices and voice files, errors.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_run.h"
+#include "common/qwen3_tts_base_model.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
+#include "izwi/voice.h"
 
 namespace izwi {
 namespace {
@@ -49,6 +51,35 @@ TEST(CliSpeak, JsonCodesMatchTheReferenceWholeAndStreamedAndTheWavHoldsTheAudio)
     EXPECT_EQ(audio.sample_rate, 24000);
     EXPECT_EQ(audio.frames(), 19u * 1920u) << mode;
   }
+}
+
+TEST(CliSpeak, ClonesAVoiceSavesItAndSpeaksTheSameFromTheVoiceFile) {
+  testing::TempDir dir, model;
+  const std::string base = "--model " + testing::make_qwen3_tts_base_model(model);
+  const at::Tensor reference = testing::ReferenceTensors("qwen3-tts-speaker-encoder-tiny").get("case0.waveform_24k");
+  const at::Tensor samples = reference.to(at::kFloat).contiguous();
+  write_wav(dir.file("ref.wav"), {samples.data_ptr<float>(), samples.data_ptr<float>() + samples.numel()}, 24000);
+  const std::string args = base + ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids")) +
+                           " --language english --temperature 0 --max-frames 6 --json";
+  const testing::CliRun cloned = testing::run_example(
+      "izwi-speak", args + " --voice-audio " + dir.file("ref.wav") + " --save-voice " + dir.file("voice.json"));
+  ASSERT_EQ(cloned.exit_code, 0) << cloned.err;
+  EXPECT_EQ(load_voice(dir.file("voice.json")).xvector.size(), 64u);
+  const testing::CliRun reused = testing::run_example("izwi-speak", args + " --voice-file " + dir.file("voice.json"));
+  ASSERT_EQ(reused.exit_code, 0) << reused.err;
+  const nlohmann::json codes = nlohmann::json::parse(cloned.out).at("codes");
+  EXPECT_EQ(codes.size(), 6u);
+  EXPECT_EQ(nlohmann::json::parse(reused.out).at("codes"), codes);
+
+  const std::string ids = ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids"));
+  testing::expect_cli_errors(
+      "izwi-speak", {
+                        {kModel + ids + " --voice-audio " + dir.file("ref.wav"), "needs a Qwen3-TTS Base model"},
+                        {base + ids + " --save-voice " + dir.file("v.json"), "--save-voice needs --voice-audio"},
+                        {base + ids + " --voice-file " + dir.file("missing.json"), "missing.json"},
+                        {base + ids + " --voice-audio " + dir.file("none.wav"), "none.wav"},
+                        {kModel + ids + " --speaker alice --voice-file " + dir.file("voice.json"), "excludes"},
+                    });
 }
 
 TEST(CliSpeak, ErrorsGoToStderrWithANonZeroExit) {

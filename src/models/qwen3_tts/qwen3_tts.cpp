@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "audio/sample_checks.h"
 #include "common/check.h"
 
 namespace izwi {
@@ -60,9 +61,6 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
     : config_(Qwen3TtsConfig::parse(hf)), defaults_(Qwen3TtsSamplingDefaults::load(hf.model_dir())) {
   const Qwen3TtsConfig& c = config_;
   const LlamaConfig& t = c.talker;
-  if (c.tts_model_type == "base") {
-    fail(ErrorCode::Unsupported, "{}: tts_model_type 'base' (voice cloning) is not supported yet", hf.path());
-  }
   spec_ = base_spec(hf.model_type(), hf.fields(), t.vocab_size, t.hidden_size, t.max_positions);
   spec_.eos_token_ids = {c.codec_eos};
   spec_.bos_token_id.reset();
@@ -82,6 +80,17 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
   code_predictor_ = std::make_unique<Qwen3TtsCodePredictor>(source, "talker.code_predictor", c.code_predictor,
                                                             t.hidden_size, c.num_code_groups);
 
+  if (c.tts_model_type == "base") {
+    const SpeakerEncoderConfig encoder = speaker_encoder_config(hf);
+    // The x-vector is summed with the talker's codec embeddings, so it must be as wide.
+    if (encoder.enc_dim != t.hidden_size) {
+      fail(ErrorCode::InvalidFormat, "{}: speaker_encoder_config.enc_dim = {} must equal the talker's hidden_size {}",
+           hf.path(), encoder.enc_dim, t.hidden_size);
+    }
+    speaker_encoder_ = std::make_unique<SpeakerEncoder>(source, "speaker_encoder.", encoder);
+  }
+  voice_keys_ = std::make_unique<VoiceKeys>(tts_first_vector_key(c.text_vocab_size, t.vocab_size));
+
   const std::string codec_dir = hf.model_dir() + "/speech_tokenizer";
   codec_ = load_codec_decoder(codec_dir, source.compute_dtype(), source.device(), source.check_finite());
   if (codec_->num_codebooks() != c.num_code_groups || codec_->codebook_size() != c.code_predictor.vocab_size) {
@@ -98,6 +107,7 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
   }
   for (const auto& [name, id] : c.speakers) spec_.speakers.push_back(name);
   for (const auto& [name, id] : c.languages) spec_.languages.push_back(name);
+  spec_.clones_voices = speaker_encoder_ != nullptr;
   spec_.decode_weight_bytes = codec_head_.weight_bytes() + code_predictor_->weight_bytes_per_frame();
   for (const DecoderLayer& layer : layers_) spec_.decode_weight_bytes += layer.weight_bytes();
 }
@@ -116,7 +126,8 @@ at::Tensor Qwen3TtsForConditionalGeneration::text_track(const std::vector<int64_
 
 at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardContext& ctx) const {
   const int32_t groups = config_.num_code_groups;
-  std::vector<int64_t> text_rows, text_ids, codec_rows, codec_ids, frame_rows;
+  std::vector<int64_t> text_rows, text_ids, codec_rows, codec_ids, frame_rows, vector_rows;
+  std::vector<const std::vector<float>*> vectors;
   std::vector<std::vector<int64_t>> frame_codes(static_cast<size_t>(groups));
   for (size_t seq = 0; seq < ctx.seqs.size(); ++seq) {
     const SeqSlice& s = ctx.seqs[seq];
@@ -129,6 +140,7 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
         const TtsPosition& p = prompt.positions[static_cast<size_t>(pos)];
         if (p.text >= 0) text_rows.push_back(row), text_ids.push_back(p.text);
         if (p.codec >= 0) codec_rows.push_back(row), codec_ids.push_back(p.codec);
+        if (p.vector >= 0) vector_rows.push_back(row), vectors.push_back(&prompt.vectors[p.vector].values);
         continue;
       }
       const size_t frame = static_cast<size_t>(pos - prompt_len);
@@ -151,6 +163,13 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
   }
   if (!codec_rows.empty()) {
     h.index_add_(0, ids_tensor(codec_rows, device), codec_embedding_(ids_tensor(codec_ids, device), ctx.dtype));
+  }
+  if (!vector_rows.empty()) {
+    at::Tensor rows = at::empty({static_cast<int64_t>(vectors.size()), config_.talker.hidden_size}, at::kFloat);
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      std::copy(vectors[i]->begin(), vectors[i]->end(), rows[static_cast<int64_t>(i)].data_ptr<float>());
+    }
+    h.index_add_(0, ids_tensor(vector_rows, device), rows.to(device, ctx.dtype));
   }
   if (!text_rows.empty()) h.index_add_(0, ids_tensor(text_rows, device), text_track(text_ids, ctx));
   return h;
@@ -213,6 +232,7 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
       resolve_text(request.instruct, request.instruct_ids, "instruct", "<|im_start|>user\n", "<|im_end|>\n", tokenizer);
   if (c.ignores_instruct()) in.instruct_ids.clear();  // as the released 0.6B CustomVoice wrapper does
   in.speaker = lower(request.speaker);
+  if (!request.voice.empty()) in.xvector = voice_vector(request.voice);
   in.language = request.language.empty() ? "auto" : lower(request.language);
   in.streaming_text = request.text_mode == SpeechTextMode::Streaming;  // Default: the whole text first
 
@@ -239,11 +259,44 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
   // Its own stream of random numbers, derived from the request's seed when there is one.
   sub.rng.seed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   state->prompt = build_tts_prompt(c, in);
-  for (const TtsPosition& position : state->prompt.positions) {
-    out.keys.push_back(tts_position_key(position, c.talker.vocab_size));
-  }
+  out.keys = tts_prompt_keys(state->prompt, c.talker.vocab_size);
   out.state = std::move(state);
   return out;
+}
+
+TtsVector Qwen3TtsForConditionalGeneration::voice_vector(const Voice& voice) const {
+  if (!speaker_encoder_) {
+    fail(ErrorCode::Unsupported, "voices are for Qwen3-TTS Base models; this one is {} (use a named speaker)",
+         config_.tts_model_type);
+  }
+  const int64_t width = config_.talker.hidden_size;
+  if (voice.model_type != spec_.model_type || static_cast<int64_t>(voice.xvector.size()) != width) {
+    fail(ErrorCode::InvalidArgument,
+         "voice was made by another model ({} with a {}-wide x-vector; this {} model needs {} values)",
+         voice.model_type.empty() ? std::string("unknown") : voice.model_type, voice.xvector.size(), spec_.model_type,
+         width);
+  }
+  for (size_t i = 0; i < voice.xvector.size(); ++i) {
+    if (!std::isfinite(voice.xvector[i])) {
+      fail(ErrorCode::InvalidArgument, "voice xvector[{}] = {} is not finite", i, voice.xvector[i]);
+    }
+  }
+  return TtsVector{voice.xvector, voice_keys_->key_of(voice.xvector)};
+}
+
+Voice Qwen3TtsForConditionalGeneration::create_voice(const std::vector<float>& samples, int32_t sample_rate) const {
+  if (!speaker_encoder_) {
+    fail(ErrorCode::Unsupported, "voice cloning needs a Qwen3-TTS Base model; this one is {}", config_.tts_model_type);
+  }
+  check_sample_rate(sample_rate, "sample_rate", "create_voice");
+  check_samples(samples.data(), samples.size(), "create_voice reference audio");
+  const int32_t rate = speaker_encoder_->config().sample_rate;
+  const std::vector<float> audio = sample_rate == rate ? samples : resample(samples, sample_rate, rate);
+  const at::Tensor xvector = speaker_encoder_->embed(at::tensor(audio));
+  Voice voice;
+  voice.model_type = spec_.model_type;
+  voice.xvector.assign(xvector.data_ptr<float>(), xvector.data_ptr<float>() + xvector.numel());
+  return voice;
 }
 
 std::vector<std::vector<float>> Qwen3TtsForConditionalGeneration::decode_audio(

@@ -1,10 +1,11 @@
 #pragma once
-// Qwen3-TTS 12 Hz (CustomVoice, VoiceDesign): text to speech. The talker, a Qwen3 decoder whose
+// Qwen3-TTS 12 Hz (CustomVoice, VoiceDesign, Base): text to speech. The talker, a Qwen3 decoder whose
 // M-RoPE has three equal rows for speech (plain RoPE), reads dual-track inputs (text embedding
 // through text_projection, plus codec embeddings) and samples codebook 0 of each 80 ms frame
 // with codec_head; the code predictor completes the frame; the next input is the sum of the
 // frame's 16 code embeddings plus the next text embedding. The speech tokenizer's decoder in
-// `speech_tokenizer/` turns frames into 24 kHz audio.
+// `speech_tokenizer/` turns frames into 24 kHz audio. Base models clone voices: their speaker
+// encoder turns reference audio into an x-vector that takes the speaker slot of the prompt.
 
 #include <memory>
 #include <string>
@@ -22,6 +23,8 @@
 #include "models/qwen3_tts/code_predictor.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
 #include "models/qwen3_tts/qwen3_tts_request_state.h"
+#include "models/qwen3_tts/speaker_encoder.h"
+#include "models/qwen3_tts/voice_keys.h"
 
 namespace izwi {
 
@@ -37,6 +40,7 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
   SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const override;
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const override;
   std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,
                                                const std::vector<int32_t>& num_frames) const override;
 
@@ -62,6 +66,11 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::unique_ptr<RotaryEmbedding> rope_;
   std::unique_ptr<Qwen3TtsCodePredictor> code_predictor_;
   std::unique_ptr<CodecDecoder> codec_;
+  std::unique_ptr<SpeakerEncoder> speaker_encoder_;  ///< Base models only.
+  std::unique_ptr<VoiceKeys> voice_keys_;            ///< Prefix keys of the voices requests name.
+
+  /// The x-vector slot of a request's voice: checked against this model, with its prefix key.
+  TtsVector voice_vector(const Voice& voice) const;
 };
 
 }  // namespace izwi

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "common/check.h"
 
 namespace izwi {
@@ -46,6 +48,9 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
     language = it->second;
   }
   int32_t speaker = -1;
+  if (!in.speaker.empty() && !in.xvector.values.empty()) {
+    fail(ErrorCode::InvalidArgument, "give a speaker or a voice, not both (speaker '{}')", in.speaker);
+  }
   if (!in.speaker.empty()) {
     auto it = c.speakers.find(in.speaker);
     if (it == c.speakers.end()) {
@@ -65,14 +70,24 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   std::vector<TtsPosition>& p = prompt.positions;
   for (int32_t id : in.instruct_ids) p.push_back({id, -1});
   for (size_t i = 0; i < kRole; ++i) p.push_back({in.text_ids[i], -1});
-  // Codec prefix: think tags with the language (or nothink), the speaker, then pad; its bos is
-  // held back for the first text position. The text track is tts_pad, then tts_bos on the last.
-  std::vector<int32_t> codec =
-      language < 0 ? std::vector<int32_t>{c.codec_nothink, c.codec_think_bos, c.codec_think_eos}
-                   : std::vector<int32_t>{c.codec_think, c.codec_think_bos, language, c.codec_think_eos};
-  if (speaker >= 0) codec.push_back(speaker);
-  codec.push_back(c.codec_pad);
-  for (size_t i = 0; i < codec.size(); ++i) p.push_back({i + 1 == codec.size() ? c.tts_bos : c.tts_pad, codec[i]});
+  // Codec prefix: think tags with the language (or nothink), the speaker (a named one's codec id
+  // or a voice's x-vector), then pad; its bos is held back for the first text position. The text
+  // track is tts_pad, then tts_bos on the last.
+  std::vector<TtsPosition> codec;
+  const auto add_codec = [&](int32_t id) { codec.push_back({c.tts_pad, id}); };
+  if (language < 0) {
+    for (int32_t id : {c.codec_nothink, c.codec_think_bos, c.codec_think_eos}) add_codec(id);
+  } else {
+    for (int32_t id : {c.codec_think, c.codec_think_bos, language, c.codec_think_eos}) add_codec(id);
+  }
+  if (speaker >= 0) add_codec(speaker);
+  if (!in.xvector.values.empty()) {
+    codec.push_back({c.tts_pad, -1, static_cast<int32_t>(prompt.vectors.size())});
+    prompt.vectors.push_back(in.xvector);
+  }
+  add_codec(c.codec_pad);
+  codec.back().text = c.tts_bos;
+  p.insert(p.end(), codec.begin(), codec.end());
 
   const auto text_begin = in.text_ids.begin() + kRole, text_end = in.text_ids.end() - kClosing;
   if (in.streaming_text) {
@@ -87,11 +102,24 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   return prompt;
 }
 
-int32_t tts_position_key(const TtsPosition& position, int64_t codec_vocab_size) {
-  // (text + 1) * (codec_vocab + 1) + (codec + 1): at most ~4.7e8 for the released vocabularies.
-  const int64_t key = static_cast<int64_t>(position.text + 1) * (codec_vocab_size + 1) + (position.codec + 1);
-  IZWI_CHECK(key <= std::numeric_limits<int32_t>::max(), "prompt position key {} overflows", key);
-  return static_cast<int32_t>(key);
+std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size) {
+  std::vector<int32_t> keys;
+  for (const TtsPosition& position : prompt.positions) {
+    if (position.vector >= 0) {
+      // A vector position's text track is tts_pad by construction: its vector's key says it all.
+      keys.push_back(prompt.vectors[static_cast<size_t>(position.vector)].key);
+      continue;
+    }
+    // (text + 1) * (codec_vocab + 1) + (codec + 1): at most ~4.7e8 for the released vocabularies.
+    const int64_t key = static_cast<int64_t>(position.text + 1) * (codec_vocab_size + 1) + (position.codec + 1);
+    IZWI_CHECK(key <= std::numeric_limits<int32_t>::max(), "prompt position key {} overflows", key);
+    keys.push_back(static_cast<int32_t>(key));
+  }
+  return keys;
+}
+
+int64_t tts_first_vector_key(int64_t text_vocab_size, int64_t codec_vocab_size) {
+  return (text_vocab_size + 1) * (codec_vocab_size + 1);
 }
 
 }  // namespace izwi

@@ -158,7 +158,7 @@ at::Tensor SpeakerEncoder::embed_mel(const at::Tensor& mel) const {
   if (mel.size(0) <= widest) {
     fail(ErrorCode::InvalidArgument, "speaker encoder: {} frames; at least {} needed", mel.size(0), widest + 1);
   }
-  at::Tensor x = at::relu(block0_(mel.to(at::kFloat).t().unsqueeze(0)));  // [1, C, T]
+  at::Tensor x = at::relu(block0_(mel.to(block0_.weight.options()).t().unsqueeze(0)));  // [1, C, T]
   std::vector<at::Tensor> outs;
   for (const SeRes2NetBlock& b : blocks_) {
     x = b.forward(x);
@@ -172,11 +172,10 @@ at::Tensor SpeakerEncoder::embed_mel(const at::Tensor& mel) const {
       at::cat({x, mean.unsqueeze(2).expand({-1, -1, frames}), std.unsqueeze(2).expand({-1, -1, frames})}, 1);
   const at::Tensor attention = at::softmax(asp_conv_(at::tanh(at::relu(asp_tdnn_(context)))), 2);
   const auto [pooled_mean, pooled_std] = weighted_stats(x, attention);
-  return fc_(at::cat({pooled_mean, pooled_std}, 1).unsqueeze(2)).view({-1});
+  return fc_(at::cat({pooled_mean, pooled_std}, 1).unsqueeze(2)).view({-1}).to(at::kCPU, at::kFloat);
 }
 
-SpeakerEncoder load_speaker_encoder(const std::string& model_dir) {
-  const HfConfig hf = HfConfig::load(model_dir);
+SpeakerEncoderConfig speaker_encoder_config(const HfConfig& hf) {
   // CustomVoice and VoiceDesign configs carry a default speaker_encoder_config but no weights.
   const std::string type = hf.fields().get_or<std::string>("tts_model_type", "base");
   if (type != "base") {
@@ -188,7 +187,11 @@ SpeakerEncoder load_speaker_encoder(const std::string& model_dir) {
     fail(ErrorCode::InvalidFormat, "{}: no speaker_encoder_config (only Qwen3-TTS Base models have a speaker encoder)",
          hf.path());
   }
-  const SpeakerEncoderConfig config = SpeakerEncoderConfig::parse(*section);
+  return SpeakerEncoderConfig::parse(*section);
+}
+
+SpeakerEncoder load_speaker_encoder(const std::string& model_dir) {
+  const SpeakerEncoderConfig config = speaker_encoder_config(HfConfig::load(model_dir));
   WeightLoader weights(model_dir, at::kFloat, at::kFloat, at::kCPU);
   weights.skip_all_but("speaker_encoder.");
   SpeakerEncoder encoder(weights, "speaker_encoder.", config);

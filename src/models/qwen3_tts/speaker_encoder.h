@@ -12,6 +12,7 @@
 
 #include "audio/magnitude_log_mel.h"
 #include "common/json_fields.h"
+#include "io/hf_config.h"
 #include "io/weight_source.h"
 
 namespace izwi {
@@ -40,7 +41,8 @@ class SpeakerEncoder {
 
   const SpeakerEncoderConfig& config() const { return config_; }
 
-  /// The x-vector [enc_dim] of log-mel features [frames, mel_dim].
+  /// The x-vector [enc_dim] (float32, CPU) of log-mel features [frames, mel_dim], computed in the
+  /// weights' dtype and device.
   at::Tensor embed_mel(const at::Tensor& mel) const;
   /// The log-mel [frames, mel_dim] of a mono waveform at config().sample_rate. InvalidArgument
   /// for audio too short (under kMinSeconds) or silent (peak under kSilencePeak).
@@ -68,6 +70,10 @@ class SpeakerEncoder {
   Conv block0_, mfa_, asp_tdnn_, asp_conv_, fc_;
   std::vector<SeRes2NetBlock> blocks_;
 };
+
+/// The speaker_encoder_config of a Qwen3-TTS Base config.json. InvalidFormat naming the file for
+/// another tts_model_type or a config without one.
+SpeakerEncoderConfig speaker_encoder_config(const HfConfig& config);
 
 /// Loads the speaker encoder of the Qwen3-TTS Base folder `model_dir` (config.json's
 /// speaker_encoder_config, `speaker_encoder.*` tensors; the rest of the checkpoint is ignored).

@@ -1,0 +1,33 @@
+#pragma once
+/// @file voice.h
+/// Cloned voices: what a voice-cloning model (Qwen3-TTS Base) computes once from reference audio
+/// (Engine::create_voice) and reuses for every request that names it (SpeechRequest::voice).
+/// Requests in one voice share its prompt positions through the prefix cache. A voice is plain
+/// data: copy it, keep it, or save it to a small JSON file and load it in another process.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace izwi {
+
+struct Voice {
+  std::string model_type;      ///< The model family that made it (e.g. "qwen3_tts").
+  std::vector<float> xvector;  ///< Speaker embedding, as wide as the model's talker.
+
+  bool empty() const { return xvector.empty(); }
+};
+
+/// Largest voice file load_voice reads (a 2048-wide x-vector takes about 40 KB).
+constexpr size_t kMaxVoiceFileBytes = size_t{16} << 20;
+
+/// Writes `voice` as JSON ({"format": "izwi-voice", "version": 1, "model_type", "xvector"}).
+/// InvalidArgument for an empty voice or non-finite values; InvalidArgument naming the file when
+/// it cannot be written.
+void save_voice(const Voice& voice, const std::string& path);
+
+/// Reads a file save_voice wrote. NotFound for a missing file; InvalidFormat naming the file and
+/// the field for anything else (not a voice file, another version, missing or non-finite values).
+Voice load_voice(const std::string& path);
+
+}  // namespace izwi

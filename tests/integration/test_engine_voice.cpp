@@ -1,0 +1,244 @@
+// Voice cloning through the engine, on a Qwen3-TTS Base model assembled from the qwen3-tts-tiny
+// talker and the qwen3-tts-speaker-encoder-tiny encoder (common/qwen3_tts_base_model.h): voices
+// from reference audio equal the released x-vectors, an x-vector in the speaker slot speaks as the
+// released code does, requests in one voice share its prompt through the prefix cache, voice files
+// round-trip exactly, and bad voices are named.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "common/engine_checks.h"
+#include "common/error_message.h"
+#include "common/qwen3_tts_base_model.h"
+#include "common/reference.h"
+#include "common/temp_dir.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+
+namespace izwi {
+namespace {
+
+using testing::fixture_dir;
+using testing::ReferenceTensors;
+
+constexpr int kAlice = 3000;  // alice's codec id in qwen3-tts-tiny
+
+std::vector<float> to_vector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kFloat).contiguous();
+  return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+}
+
+std::vector<std::vector<int32_t>> frames_of(const at::Tensor& codes) {
+  std::vector<std::vector<int32_t>> frames;
+  for (int64_t f = 0; f < codes.size(0); ++f) {
+    std::vector<int32_t> frame;
+    for (int64_t k = 0; k < codes.size(1); ++k) frame.push_back(static_cast<int32_t>(codes[f][k].item<int64_t>()));
+    frames.push_back(frame);
+  }
+  return frames;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float diff = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) diff = std::max(diff, std::abs(a[i] - b[i]));
+  return diff;
+}
+
+class EngineVoice : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir;
+    model_ = testing::make_qwen3_tts_base_model(*dir_);
+    engine_ = new Engine(model_);
+  }
+  static void TearDownTestSuite() {
+    delete engine_;
+    delete dir_;
+  }
+
+  /// A greedy request for case `c` of qwen3-tts-tiny in `voice`.
+  static SpeechRequest greedy(int c, const Voice& voice) {
+    static const std::string languages[] = {"english", "auto", "chinese"};
+    const ReferenceTensors ref("qwen3-tts-tiny");
+    SpeechRequest r;
+    r.text_ids = ref.ids("case" + std::to_string(c) + ".input_ids");
+    r.voice = voice;
+    r.language = languages[c];
+    r.text_mode = c == 2 ? SpeechTextMode::Full : SpeechTextMode::Streaming;
+    r.params.temperature = 0.0f;
+    r.params.subtalker_temperature = 0.0f;
+    r.params.max_frames = 19;
+    return r;
+  }
+
+  static Voice voice_of_case(int c) {
+    const ReferenceTensors ref("qwen3-tts-speaker-encoder-tiny");
+    return engine_->create_voice(to_vector(ref.get("case" + std::to_string(c) + ".waveform_24k")), 24000);
+  }
+
+  static testing::TempDir* dir_;
+  static std::string model_;
+  static Engine* engine_;
+};
+
+testing::TempDir* EngineVoice::dir_ = nullptr;
+std::string EngineVoice::model_;
+Engine* EngineVoice::engine_ = nullptr;
+
+TEST_F(EngineVoice, ModelInfoSaysTheModelClonesVoices) {
+  EXPECT_TRUE(engine_->model_info().clones_voices);
+  EXPECT_TRUE(engine_->model_info().speakers.empty());
+  EXPECT_FALSE(Engine(fixture_dir("qwen3-tts-tiny")).model_info().clones_voices);
+}
+
+TEST_F(EngineVoice, VoicesOfReferenceAudioAreTheReleasedXvectors) {
+  const ReferenceTensors ref("qwen3-tts-speaker-encoder-tiny");
+  for (int c = 0; c < 3; ++c) {
+    const std::string k = "case" + std::to_string(c);
+    const Voice voice = voice_of_case(c);
+    EXPECT_EQ(voice.model_type, "qwen3_tts");
+    EXPECT_LT(max_abs_diff(voice.xvector, to_vector(ref.get(k + ".xvector"))), 2e-4) << k;
+  }
+  // At another rate the audio is resampled first (bound as for izwi-speaker-embed's 48 kHz test).
+  const std::vector<float> at_48k = resample(to_vector(ref.get("case0.waveform_24k")), 24000, 48000);
+  const Voice resampled = engine_->create_voice(at_48k, 48000);
+  EXPECT_LT(max_abs_diff(resampled.xvector, to_vector(ref.get("case0.xvector"))), 3e-2);
+}
+
+TEST_F(EngineVoice, AnXvectorInTheSpeakerSlotSpeaksAsTheNamedSpeakerItEquals) {
+  // alice's codec embedding row as the x-vector: the Base prompt is then the CustomVoice prompt of
+  // alice, so the released code's codes for alice (cases 0 and 2) come out.
+  const Voice alice{"qwen3_tts", testing::qwen3_tts_tiny_codec_embedding(kAlice)};
+  const ReferenceTensors ref("qwen3-tts-tiny");
+  for (int c : {0, 2}) {
+    const Output out = engine_->synthesize(greedy(c, alice));
+    EXPECT_EQ(out.audio_codes, frames_of(ref.get("case" + std::to_string(c) + ".codes"))) << "case " << c;
+  }
+}
+
+TEST_F(EngineVoice, RequestsInOneVoiceShareItsPromptThroughThePrefixCache) {
+  EngineConfig config;
+  config.block_size = 4;  // role (3) + think, think_bos, language, think_eos (4) + voice (1) = 2 blocks
+  Engine engine(model_, config);
+  const Voice voice = voice_of_case(0), other = voice_of_case(1);
+  const Output cold = engine.synthesize(greedy(0, voice));
+  EXPECT_EQ(cold.prefix_cache_hit_tokens, 0);
+  // Another sentence in the same voice reuses everything up to and including the voice slot.
+  SpeechRequest next = greedy(0, voice);
+  next.text_ids = greedy(1, voice).text_ids;
+  EXPECT_EQ(engine.synthesize(next).prefix_cache_hit_tokens, 8);
+  // The same request again: the same codes from cached state as from a cold engine.
+  const Output warm = engine.synthesize(greedy(0, voice));
+  EXPECT_GE(warm.prefix_cache_hit_tokens, 8);
+  EXPECT_EQ(warm.audio_codes, cold.audio_codes);
+  // Another voice shares only the block before the voice slot.
+  EXPECT_EQ(engine.synthesize(greedy(0, other)).prefix_cache_hit_tokens, 4);
+  // A voice equal to the first (a copy, as a voice file gives back) is the same voice.
+  const Voice copy{voice.model_type, voice.xvector};
+  EXPECT_GE(engine.synthesize(greedy(0, copy)).prefix_cache_hit_tokens, 8);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
+TEST_F(EngineVoice, VoiceFilesRoundTripExactly) {
+  testing::TempDir dir;
+  const Voice voice = voice_of_case(1);
+  save_voice(voice, dir.file("v.json"));
+  const Voice loaded = load_voice(dir.file("v.json"));
+  EXPECT_EQ(loaded.model_type, voice.model_type);
+  EXPECT_EQ(loaded.xvector, voice.xvector);  // bit for bit
+  EXPECT_EQ(engine_->synthesize(greedy(1, loaded)).audio_codes, engine_->synthesize(greedy(1, voice)).audio_codes);
+}
+
+TEST_F(EngineVoice, BadReferenceAudioIsNamed) {
+  const auto error_of = [](const std::vector<float>& samples, int32_t rate) {
+    return testing::error_message([&] { engine_->create_voice(samples, rate); });
+  };
+  std::vector<float> tone(24000);
+  for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.3f * std::sin(0.05f * static_cast<float>(i));
+  EXPECT_NE(error_of({tone.begin(), tone.begin() + 7200}, 24000).find("at least 0.5 s"), std::string::npos);
+  EXPECT_NE(error_of(std::vector<float>(24000, 0.0f), 24000).find("silent"), std::string::npos);
+  EXPECT_NE(error_of({}, 24000).find("empty"), std::string::npos);
+  std::vector<float> nan = tone;
+  nan[100] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(error_of(nan, 24000).find("not finite"), std::string::npos);
+  EXPECT_NE(error_of(tone, 0).find("sample_rate"), std::string::npos);
+  // Models that do not clone voices.
+  Engine custom(fixture_dir("qwen3-tts-tiny"));
+  EXPECT_NE(testing::error_message([&] { custom.create_voice(tone, 24000); }).find("needs a Qwen3-TTS Base model"),
+            std::string::npos);
+  Engine text(fixture_dir("qwen3-tiny"));
+  EXPECT_NE(testing::error_message([&] { text.create_voice(tone, 24000); }).find("does not clone voices"),
+            std::string::npos);
+}
+
+TEST_F(EngineVoice, VoicesThatDoNotFitTheRequestOrTheModelAreNamed) {
+  const Voice voice = voice_of_case(0);
+  const auto error_of = [](Engine& engine, const SpeechRequest& r) {
+    return testing::error_message([&] { engine.synthesize(r); });
+  };
+  Voice narrow{"qwen3_tts", std::vector<float>(63, 0.1f)};
+  EXPECT_NE(error_of(*engine_, greedy(0, narrow)).find("voice was made by another model (qwen3_tts with a 63-wide"),
+            std::string::npos);
+  Voice foreign{"lfm2_audio", voice.xvector};
+  EXPECT_NE(error_of(*engine_, greedy(0, foreign)).find("another model (lfm2_audio"), std::string::npos);
+  Voice infinite = voice;
+  infinite.xvector[5] = std::numeric_limits<float>::infinity();
+  EXPECT_NE(error_of(*engine_, greedy(0, infinite)).find("xvector[5] = inf is not finite"), std::string::npos);
+  SpeechRequest both = greedy(0, voice);
+  both.speaker = "alice";
+  EXPECT_NE(error_of(*engine_, both).find("give a speaker or a voice, not both"), std::string::npos);
+  Engine custom(fixture_dir("qwen3-tts-tiny"));
+  EXPECT_NE(error_of(custom, greedy(0, voice)).find("voices are for Qwen3-TTS Base models"), std::string::npos);
+  EXPECT_EQ(testing::check_idle(*engine_), "");
+}
+
+TEST_F(EngineVoice, CorruptVoiceFilesAreNamed) {
+  testing::TempDir dir;
+  const auto error_of = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir.write(name, text);
+    const std::string message = testing::error_message([&] { load_voice(path); });
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    return message;
+  };
+  EXPECT_NE(testing::error_message([&] { load_voice(dir.file("missing.json")); }).find("missing.json"),
+            std::string::npos);
+  EXPECT_NE(error_of("text.json", "not json").find("text.json"), std::string::npos);
+  EXPECT_NE(error_of("array.json", "[1, 2]").find("not a voice file"), std::string::npos);
+  EXPECT_NE(error_of("other.json", R"({"format": "other", "version": 1})").find("not a voice file"), std::string::npos);
+  const std::string head = R"({"format": "izwi-voice", "model_type": "qwen3_tts", )";
+  EXPECT_NE(error_of("v2.json", head + R"("version": 2, "xvector": [1]})").find("version 2 is not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of("none.json", head + R"("version": 1})").find("'xvector' must be an array"), std::string::npos);
+  EXPECT_NE(error_of("str.json", head + R"("version": 1, "xvector": [1, "a"]})").find("xvector[1] = \"a\""),
+            std::string::npos);
+  EXPECT_NE(error_of("big.json", head + R"("version": 1, "xvector": [1e300]})").find("not a finite float"),
+            std::string::npos);
+  EXPECT_NE(error_of("deep.json", std::string(100000, '[')).find("deep.json"), std::string::npos);
+  std::filesystem::create_directory(dir.file("folder.json"));
+  EXPECT_NE(testing::error_message([&] { load_voice(dir.file("folder.json")); }).find("not a regular file"),
+            std::string::npos);
+  EXPECT_NE(testing::error_message([&] { save_voice(Voice{}, dir.file("empty.json")); }).find("empty voice"),
+            std::string::npos);
+}
+
+TEST(EngineVoiceConfig, AnXvectorWidthThatIsNotTheTalkersIsNamed) {
+  testing::TempDir dir;
+  testing::make_qwen3_tts_base_model(dir);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(dir.file("config.json")));
+  config["speaker_encoder_config"]["enc_dim"] = 32;
+  dir.write("config.json", config.dump());
+  const std::string message = testing::error_message([&] { Engine engine(dir.path()); });
+  EXPECT_NE(message.find("speaker_encoder_config.enc_dim = 32 must equal the talker's hidden_size 64"),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace izwi
