@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "izwi/export.h"
+
 namespace izwi {
 
 /// Decoded PCM audio, samples in [-1, 1] for integer sources.
@@ -26,27 +28,27 @@ constexpr size_t kMaxAudioSamples = size_t{1} << 30;
 /// Decodes a WAV, FLAC, OGG/Vorbis or MP3 file. Throws NotFound for a missing file, Unsupported for
 /// a format libsndfile does not recognise, InvalidFormat for an empty, truncated or corrupt file or
 /// one with no samples, ResourceExhausted above kMaxAudioSamples.
-AudioBuffer read_audio(const std::string& path);
+IZWI_API AudioBuffer read_audio(const std::string& path);
 
 /// As read_audio, from encoded bytes in memory; `name` stands for the file in error messages.
-AudioBuffer read_audio_from_memory(const void* data, size_t size, const std::string& name);
+IZWI_API AudioBuffer read_audio_from_memory(const void* data, size_t size, const std::string& name);
 
 /// Average of the channels, one sample per frame.
-std::vector<float> to_mono(const AudioBuffer& audio);
+IZWI_API std::vector<float> to_mono(const AudioBuffer& audio);
 
 /// Mono samples from `from_rate` to `to_rate` (libsoxr, high quality). Throws InvalidArgument for
 /// empty or non-finite samples or a non-positive rate.
-std::vector<float> resample(const std::vector<float>& mono, int from_rate, int to_rate);
+IZWI_API std::vector<float> resample(const std::vector<float>& mono, int from_rate, int to_rate);
 
 /// read_audio, to_mono, then resample to `target_rate`: what a speech model needs from a file.
-std::vector<float> load_audio_mono(const std::string& path, int target_rate);
+IZWI_API std::vector<float> load_audio_mono(const std::string& path, int target_rate);
 
 /// Writes mono samples as a 32-bit float WAV file.
-void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate);
+IZWI_API void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate);
 
 /// A mono 32-bit float WAV file written chunk by chunk, as streamed speech arrives. The header
 /// is completed by close() (or the destructor, which cannot report a failure).
-class WavWriter {
+class IZWI_API WavWriter {
  public:
   /// Throws InvalidArgument naming the file when it cannot be created or the rate is not positive.
   WavWriter(const std::string& path, int sample_rate);

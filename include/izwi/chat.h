@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "izwi/export.h"
+
 namespace izwi {
 
 /// One turn of a conversation: role is "system", "user", "assistant" (or another role the
@@ -25,6 +27,6 @@ enum class ChatTemplateFamily {
 };
 
 /// "ChatML", "Llama3" or "Mistral".
-const char* to_string(ChatTemplateFamily family) noexcept;
+IZWI_API const char* to_string(ChatTemplateFamily family) noexcept;
 
 }  // namespace izwi

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "izwi/export.h"
+
 namespace izwi {
 
 /// Order in which waiting requests are admitted and running ones are preempted.
@@ -15,7 +17,7 @@ enum class SchedulingPolicy {
 };
 
 /// Everything the engine needs besides the model folder.
-struct EngineConfig {
+struct IZWI_API EngineConfig {
   // Scheduling
   int32_t max_batch_size = 8;          ///< Sequences running at once.
   int32_t max_tokens_per_step = 512;   ///< Positions computed per step over the whole batch.

@@ -18,6 +18,7 @@
 
 #include "izwi/config.h"
 #include "izwi/errors.h"
+#include "izwi/export.h"
 #include "izwi/metrics.h"
 #include "izwi/output.h"
 #include "izwi/request.h"
@@ -53,7 +54,7 @@ struct ModelInfo {
 
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);
 /// requests from many threads are batched together.
-class Engine {
+class IZWI_API Engine {
  public:
   /// Loads config.json + safetensors from `model_dir`. Throws izwi::Error naming the bad file,
   /// field or tensor.

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "izwi/export.h"
+
 namespace izwi {
 
 /// What went wrong, coarse enough to branch on.
@@ -19,10 +21,10 @@ enum class ErrorCode {
 };
 
 /// Name of an error code, e.g. "InvalidArgument".
-const char* to_string(ErrorCode code) noexcept;
+IZWI_API const char* to_string(ErrorCode code) noexcept;
 
 /// Exception carrying an ErrorCode; what() names the offending file, field or tensor.
-class Error : public std::runtime_error {
+class IZWI_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message);
   ErrorCode code() const noexcept { return code_; }

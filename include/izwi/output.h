@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "izwi/errors.h"
+#include "izwi/export.h"
 
 namespace izwi {
 
@@ -21,7 +22,7 @@ enum class FinishReason {
 };
 
 /// Name of a finish reason, e.g. "length".
-const char* to_string(FinishReason reason) noexcept;
+IZWI_API const char* to_string(FinishReason reason) noexcept;
 
 /// Wall-clock timings of one request, in milliseconds.
 struct Timings {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "izwi/export.h"
 #include "izwi/output.h"
 
 namespace izwi {
@@ -18,7 +19,7 @@ class RequestChannel;
 
 /// A streamed request. next() blocks until the next chunk; destroying an unfinished handle
 /// aborts the request. Movable, not copyable; safe to use from one thread at a time.
-class StreamHandle {
+class IZWI_API StreamHandle {
  public:
   StreamHandle() = default;
   StreamHandle(StreamHandle&&) noexcept;

@@ -12,11 +12,12 @@
 
 #include "izwi/chat.h"
 #include "izwi/errors.h"
+#include "izwi/export.h"
 
 namespace izwi {
 
 /// An immutable tokenizer; copies share the loaded vocabulary and every method is thread-safe.
-class Tokenizer {
+class IZWI_API Tokenizer {
  public:
   /// Loads a model folder: tekken.json if present, else tokenizer.json, plus tokenizer_config.json,
   /// generation_config.json and chat_template.jinja when present (BOS/EOS, add_bos_token, chat
@@ -66,7 +67,7 @@ class Tokenizer {
 /// Turns ids generated one at a time into text deltas that never split a UTF-8 character:
 /// incomplete trailing bytes are held back until a later token completes them. The deltas
 /// concatenate to decode(all ids, skip_special_tokens). Use from one thread at a time.
-class IncrementalDetokenizer {
+class IZWI_API IncrementalDetokenizer {
  public:
   explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "izwi/export.h"
 #include "izwi/output.h"
 #include "izwi/stream_handle.h"
 
@@ -34,7 +35,7 @@ struct TranscriptionOptions {
 /// unfinished stream aborts it. One thread may push (push_audio, finish_audio) while another
 /// reads (next); abort() may come from either. A token is delivered once the audio of its position
 /// has arrived or the audio has ended, so streamed tokens always equal offline decoding.
-class TranscriptionStream {
+class IZWI_API TranscriptionStream {
  public:
   TranscriptionStream(TranscriptionStream&&) noexcept;
   TranscriptionStream& operator=(TranscriptionStream&&) noexcept;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "izwi/export.h"
+
 namespace izwi {
 
 struct Voice {
@@ -24,10 +26,10 @@ constexpr size_t kMaxVoiceFileBytes = size_t{16} << 20;
 /// Writes `voice` as JSON ({"format": "izwi-voice", "version": 1, "model_type", "xvector"}).
 /// InvalidArgument for an empty voice or non-finite values; InvalidArgument naming the file when
 /// it cannot be written.
-void save_voice(const Voice& voice, const std::string& path);
+IZWI_API void save_voice(const Voice& voice, const std::string& path);
 
 /// Reads a file save_voice wrote. NotFound for a missing file; InvalidFormat naming the file and
 /// the field for anything else (not a voice file, another version, missing or non-finite values).
-Voice load_voice(const std::string& path);
+IZWI_API Voice load_voice(const std::string& path);
 
 }  // namespace izwi
