@@ -40,7 +40,9 @@ build="${IZWI_SANITIZE_BUILD_DIR:-$root/build-$mode}"
 
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIZWI_BUILD_BENCHMARKS=OFF \
+# Benchmarks stay on for asan: the CLI contract tests run izwi-bench and izwi-make-checkpoint.
+bench=$([ "$mode" = asan ] && echo ON || echo OFF)
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIZWI_BUILD_BENCHMARKS="$bench" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" "${launcher[@]}"
 # The CLI tests run the example binaries, so they are built too.
 cmake --build "$build" -j"$jobs" --target "${binaries[@]}" $([ "$mode" = asan ] && echo all)
