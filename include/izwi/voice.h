@@ -16,14 +16,23 @@ namespace izwi {
 struct Voice {
   std::string model_type;      ///< The model family that made it (e.g. "qwen3_tts").
   std::vector<float> xvector;  ///< Speaker embedding, as wide as the model's talker.
+  /// In-context cloning (both set, or neither): the reference transcript as talker text ids
+  /// (`<|im_start|>assistant\n` + transcript + `<|im_end|>\n`) and the reference audio's codec
+  /// frames ([frames][codebooks]). The model continues the reference: the prompt carries both,
+  /// and the decoder starts from the reference's state, so no reference audio is in the output.
+  std::vector<int32_t> reference_text_ids;
+  std::vector<std::vector<int32_t>> reference_codes;
 
   bool empty() const { return xvector.empty(); }
+  bool in_context() const { return !reference_codes.empty(); }
 };
 
-/// Largest voice file load_voice reads (a 2048-wide x-vector takes about 40 KB).
+/// Largest voice file load_voice reads (a 2048-wide x-vector and a minute of reference codes take
+/// about 200 KB).
 constexpr size_t kMaxVoiceFileBytes = size_t{16} << 20;
 
-/// Writes `voice` as JSON ({"format": "izwi-voice", "version": 1, "model_type", "xvector"}).
+/// Writes `voice` as JSON ({"format": "izwi-voice", "version": 1, "model_type", "xvector", and
+/// for in-context voices "reference_text_ids", "reference_codes"}).
 /// InvalidArgument for an empty voice or non-finite values; InvalidArgument naming the file when
 /// it cannot be written.
 IZWI_API void save_voice(const Voice& voice, const std::string& path);

@@ -11,7 +11,7 @@
 #include <future>
 #include <thread>
 
-#include "codec/codec_decoder.h"
+#include "common/codec_frames.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
@@ -69,15 +69,7 @@ class EngineSpeech : public ::testing::Test {
 
   /// The codec's whole decode of `frames` ([frames][codebooks]).
   static at::Tensor whole_decode(const std::vector<std::vector<int32_t>>& frames) {
-    static const std::unique_ptr<CodecDecoder> codec =
-        load_codec_decoder(fixture_dir(kFixture) + "/speech_tokenizer", at::kFloat, at::kCPU);
-    at::Tensor codes =
-        at::empty({static_cast<int64_t>(frames[0].size()), static_cast<int64_t>(frames.size())}, at::kLong);
-    for (size_t f = 0; f < frames.size(); ++f) {
-      for (size_t k = 0; k < frames[f].size(); ++k)
-        codes[static_cast<int64_t>(k)][static_cast<int64_t>(f)] = frames[f][k];
-    }
-    return codec->decode(codes);
+    return testing::decode_frames(fixture_dir(kFixture) + "/speech_tokenizer", frames);
   }
 
   std::vector<TtsCase> cases_;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 
+#include "common/codec_frames.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/qwen3_tts_base_model.h"
@@ -146,6 +147,65 @@ TEST_F(EngineVoice, RequestsInOneVoiceShareItsPromptThroughThePrefixCache) {
   EXPECT_EQ(testing::check_idle(engine), "");
 }
 
+/// An in-context voice: the x-vector of speaker-encoder case `c`, and as its reference the
+/// transcript and released codes of qwen3-tts-tiny case 1 (19 frames).
+Voice in_context_voice(const Voice& base) {
+  const ReferenceTensors ref("qwen3-tts-tiny");
+  Voice voice = base;
+  const std::vector<int32_t> ids = ref.ids("case1.input_ids");  // ... <|im_end|>\n<|im_start|>assistant\n
+  voice.reference_text_ids.assign(ids.begin(), ids.end() - 3);  // ... <|im_end|>\n
+  voice.reference_codes = frames_of(ref.get("case1.codes"));
+  return voice;
+}
+
+TEST_F(EngineVoice, InContextVoicesContinueTheReferenceAndItsAudioIsNotInTheOutput) {
+  const Voice voice = in_context_voice(voice_of_case(0));
+  for (SpeechTextMode mode : {SpeechTextMode::Streaming, SpeechTextMode::Full}) {
+    SpeechRequest r = greedy(0, voice);
+    r.text_mode = mode;
+    r.params.max_frames = 6;
+    const Output out = engine_->synthesize(r);
+    ASSERT_FALSE(out.audio_codes.empty());
+    ASSERT_EQ(out.audio.size(), out.audio_codes.size() * 1920);
+    // The audio is the decode of reference + generated codes with the reference's samples cut.
+    std::vector<std::vector<int32_t>> all = voice.reference_codes;
+    all.insert(all.end(), out.audio_codes.begin(), out.audio_codes.end());
+    const at::Tensor whole = testing::decode_frames(dir_->path() + "/speech_tokenizer", all);
+    const at::Tensor generated = whole.slice(0, static_cast<int64_t>(voice.reference_codes.size()) * 1920);
+    EXPECT_LT(testing::max_abs_diff(at::tensor(out.audio), generated), 1e-4);
+    // Streamed in chunks of 2 frames: the same audio.
+    r.chunk_frames = 2;
+    StreamHandle stream = engine_->synthesize_streaming(r);
+    std::vector<float> streamed;
+    while (std::optional<StreamChunk> chunk = stream.next()) {
+      streamed.insert(streamed.end(), chunk->audio.begin(), chunk->audio.end());
+    }
+    EXPECT_LT(max_abs_diff(streamed, out.audio), 1e-4);
+  }
+}
+
+TEST_F(EngineVoice, InContextVoicesShareTheirReferencePromptThroughThePrefixCache) {
+  EngineConfig config;
+  config.block_size = 4;
+  Engine engine(model_, config);
+  const Voice voice = in_context_voice(voice_of_case(0));
+  SpeechRequest r = greedy(0, voice);
+  r.text_mode = SpeechTextMode::Default;  // streaming, as released for Base models
+  r.params.max_frames = 4;
+  const Output cold = engine.synthesize(r);
+  // 9 head positions + codec_bos + 19 frames under the transcript and text: 29 positions.
+  const Output warm = engine.synthesize(r);
+  EXPECT_EQ(warm.prefix_cache_hit_tokens, 28);
+  EXPECT_EQ(warm.audio_codes, cold.audio_codes);
+  // Another reference recording in the same x-vector shares only what precedes the reference.
+  Voice other = voice;
+  other.reference_codes[0][3] = (other.reference_codes[0][3] + 1) % 2048;
+  SpeechRequest o = r;
+  o.voice = other;
+  EXPECT_EQ(engine.synthesize(o).prefix_cache_hit_tokens, 8);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
 TEST_F(EngineVoice, VoiceFilesRoundTripExactly) {
   testing::TempDir dir;
   const Voice voice = voice_of_case(1);
@@ -154,6 +214,12 @@ TEST_F(EngineVoice, VoiceFilesRoundTripExactly) {
   EXPECT_EQ(loaded.model_type, voice.model_type);
   EXPECT_EQ(loaded.xvector, voice.xvector);  // bit for bit
   EXPECT_EQ(engine_->synthesize(greedy(1, loaded)).audio_codes, engine_->synthesize(greedy(1, voice)).audio_codes);
+  const Voice in_context = in_context_voice(voice);
+  save_voice(in_context, dir.file("icl.json"));
+  const Voice icl = load_voice(dir.file("icl.json"));
+  EXPECT_EQ(icl.xvector, in_context.xvector);
+  EXPECT_EQ(icl.reference_text_ids, in_context.reference_text_ids);
+  EXPECT_EQ(icl.reference_codes, in_context.reference_codes);
 }
 
 TEST_F(EngineVoice, BadReferenceAudioIsNamed) {
@@ -196,6 +262,9 @@ TEST_F(EngineVoice, VoicesThatDoNotFitTheRequestOrTheModelAreNamed) {
   EXPECT_NE(error_of(*engine_, both).find("give a speaker or a voice, not both"), std::string::npos);
   Engine custom(fixture_dir("qwen3-tts-tiny"));
   EXPECT_NE(error_of(custom, greedy(0, voice)).find("voices are for Qwen3-TTS Base models"), std::string::npos);
+  Voice short_frames = in_context_voice(voice);
+  short_frames.reference_codes[2].pop_back();
+  EXPECT_NE(error_of(*engine_, greedy(0, short_frames)).find("reference_codes[2] has 15 codes"), std::string::npos);
   EXPECT_EQ(testing::check_idle(*engine_), "");
 }
 
@@ -225,6 +294,14 @@ TEST_F(EngineVoice, CorruptVoiceFilesAreNamed) {
   EXPECT_NE(testing::error_message([&] { load_voice(dir.file("folder.json")); }).find("not a regular file"),
             std::string::npos);
   EXPECT_NE(testing::error_message([&] { save_voice(Voice{}, dir.file("empty.json")); }).find("empty voice"),
+            std::string::npos);
+  const std::string voice = head + R"("version": 1, "xvector": [1], )";
+  EXPECT_NE(error_of("half.json", voice + R"("reference_codes": [[1, 2]]})").find("needs both"), std::string::npos);
+  EXPECT_NE(error_of("ragged.json", voice + R"("reference_text_ids": [1], "reference_codes": [[1, 2], [3]]})")
+                .find("reference_codes[1] has 1 codes"),
+            std::string::npos);
+  EXPECT_NE(error_of("neg.json", voice + R"("reference_text_ids": [1], "reference_codes": [[1, -2]]})")
+                .find("reference_codes[0][1] = -2 is not an integer"),
             std::string::npos);
 }
 

@@ -55,6 +55,18 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids, const at::Device& device)
   return at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(device);
 }
 
+/// Frames [first, first + count) of `frames` ([frames][codebooks]) as the codec's [codebooks, count].
+at::Tensor frames_tensor(const std::vector<std::vector<int32_t>>& frames, size_t first, size_t count) {
+  IZWI_CHECK(count > 0 && first + count <= frames.size(), "frames [{}, {}) of {}", first, first + count, frames.size());
+  const int64_t codebooks = static_cast<int64_t>(frames[first].size());
+  at::Tensor codes = at::empty({codebooks, static_cast<int64_t>(count)}, at::kLong);
+  auto a = codes.accessor<int64_t, 2>();
+  for (size_t f = 0; f < count; ++f) {
+    for (int64_t k = 0; k < codebooks; ++k) a[k][static_cast<int64_t>(f)] = frames[first + f][static_cast<size_t>(k)];
+  }
+  return codes;
+}
+
 }  // namespace
 
 Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfig& hf, WeightSource& source)
@@ -140,7 +152,12 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
         const TtsPosition& p = prompt.positions[static_cast<size_t>(pos)];
         if (p.text >= 0) text_rows.push_back(row), text_ids.push_back(p.text);
         if (p.codec >= 0) codec_rows.push_back(row), codec_ids.push_back(p.codec);
-        if (p.vector >= 0) vector_rows.push_back(row), vectors.push_back(&prompt.vectors[p.vector].values);
+        if (p.vector >= 0) vector_rows.push_back(row), vectors.push_back(&prompt.vectors[p.vector]);
+        if (p.frame >= 0) {
+          frame_rows.push_back(row);
+          const std::vector<int32_t>& codes = prompt.reference_frames[static_cast<size_t>(p.frame)];
+          for (int32_t k = 0; k < groups; ++k) frame_codes[static_cast<size_t>(k)].push_back(codes[k]);
+        }
         continue;
       }
       const size_t frame = static_cast<size_t>(pos - prompt_len);
@@ -232,9 +249,16 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
       resolve_text(request.instruct, request.instruct_ids, "instruct", "<|im_start|>user\n", "<|im_end|>\n", tokenizer);
   if (c.ignores_instruct()) in.instruct_ids.clear();  // as the released 0.6B CustomVoice wrapper does
   in.speaker = lower(request.speaker);
-  if (!request.voice.empty()) in.xvector = voice_vector(request.voice);
+  if (!request.voice.empty()) {
+    check_voice(request.voice);
+    in.xvector = request.voice.xvector;
+    in.reference_text_ids = request.voice.reference_text_ids;
+    in.reference_codes = request.voice.reference_codes;
+  }
   in.language = request.language.empty() ? "auto" : lower(request.language);
-  in.streaming_text = request.text_mode == SpeechTextMode::Streaming;  // Default: the whole text first
+  // Default: as released, Base models feed the text per frame; the others give it whole first.
+  in.streaming_text = request.text_mode == SpeechTextMode::Default ? c.tts_model_type == "base"
+                                                                   : request.text_mode == SpeechTextMode::Streaming;
 
   const SpeechParams& sp = request.params;
   if (sp.max_frames < 1) fail(ErrorCode::InvalidArgument, "params.max_frames = {} must be >= 1", sp.max_frames);
@@ -259,12 +283,12 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
   // Its own stream of random numbers, derived from the request's seed when there is one.
   sub.rng.seed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   state->prompt = build_tts_prompt(c, in);
-  out.keys = tts_prompt_keys(state->prompt, c.talker.vocab_size);
+  out.keys = tts_prompt_keys(state->prompt, c.talker.vocab_size, *voice_keys_);
   out.state = std::move(state);
   return out;
 }
 
-TtsVector Qwen3TtsForConditionalGeneration::voice_vector(const Voice& voice) const {
+void Qwen3TtsForConditionalGeneration::check_voice(const Voice& voice) const {
   if (!speaker_encoder_) {
     fail(ErrorCode::Unsupported, "voices are for Qwen3-TTS Base models; this one is {} (use a named speaker)",
          config_.tts_model_type);
@@ -281,7 +305,6 @@ TtsVector Qwen3TtsForConditionalGeneration::voice_vector(const Voice& voice) con
       fail(ErrorCode::InvalidArgument, "voice xvector[{}] = {} is not finite", i, voice.xvector[i]);
     }
   }
-  return TtsVector{voice.xvector, voice_keys_->key_of(voice.xvector)};
 }
 
 Voice Qwen3TtsForConditionalGeneration::create_voice(const std::vector<float>& samples, int32_t sample_rate) const {
@@ -305,19 +328,20 @@ std::vector<std::vector<float>> Qwen3TtsForConditionalGeneration::decode_audio(
   std::vector<at::Tensor> codes;
   for (size_t i = 0; i < states.size(); ++i) {
     Qwen3TtsRequestState& state = tts_state(states[i]);
-    if (!state.codec) state.codec = codec_->new_state();
+    if (!state.codec) {
+      state.codec = codec_->new_state();
+      // In-context cloning continues the reference audio: decode it into the state, drop its audio.
+      if (!state.prompt.reference_frames.empty()) {
+        codec_->decode_streaming({state.codec.get()}, {frames_tensor(state.prompt.reference_frames, 0,
+                                                                     state.prompt.reference_frames.size())});
+      }
+    }
     const int32_t n = num_frames[i];
     IZWI_CHECK(state.frames_decoded + n <= static_cast<int32_t>(state.frames.size()), "{} frames to decode, {} pending",
                n, state.frames.size() - static_cast<size_t>(state.frames_decoded));
-    at::Tensor chunk = at::empty({config_.num_code_groups, n}, at::kLong);
-    auto a = chunk.accessor<int64_t, 2>();
-    for (int32_t f = 0; f < n; ++f) {
-      const std::vector<int32_t>& frame = state.frames[static_cast<size_t>(state.frames_decoded + f)];
-      for (int32_t k = 0; k < config_.num_code_groups; ++k) a[k][f] = frame[static_cast<size_t>(k)];
-    }
+    codes.push_back(frames_tensor(state.frames, static_cast<size_t>(state.frames_decoded), static_cast<size_t>(n)));
     state.frames_decoded += n;
     codec_states.push_back(state.codec.get());
-    codes.push_back(chunk);
   }
   const std::vector<at::Tensor> pcm = codec_->decode_streaming(codec_states, codes);
   std::vector<std::vector<float>> out;

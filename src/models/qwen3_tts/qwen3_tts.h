@@ -69,8 +69,9 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::unique_ptr<SpeakerEncoder> speaker_encoder_;  ///< Base models only.
   std::unique_ptr<VoiceKeys> voice_keys_;            ///< Prefix keys of the voices requests name.
 
-  /// The x-vector slot of a request's voice: checked against this model, with its prefix key.
-  TtsVector voice_vector(const Voice& voice) const;
+  /// InvalidArgument or Unsupported for a voice this model cannot speak in (the reference of an
+  /// in-context voice is checked with the prompt).
+  void check_voice(const Voice& voice) const;
 };
 
 }  // namespace izwi

@@ -26,6 +26,67 @@ void check_text_ids(const Qwen3TtsConfig& c, const std::vector<int32_t>& ids, co
   }
 }
 
+// The reference transcript's ids are `<|im_start|>assistant\n` (3), the transcript, then
+// `<|im_end|>\n` (2).
+constexpr size_t kReferenceRole = 3, kReferenceClosing = 2;
+
+void check_reference(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
+  if (in.reference_codes.empty() && in.reference_text_ids.empty()) return;
+  if (in.xvector.empty()) fail(ErrorCode::InvalidArgument, "an in-context voice needs its x-vector");
+  if (in.reference_text_ids.size() < kReferenceRole + kReferenceClosing + 1) {
+    fail(ErrorCode::InvalidArgument,
+         "the voice's reference transcript is empty: reference_text_ids has {} ids, the framing alone takes {}",
+         in.reference_text_ids.size(), kReferenceRole + kReferenceClosing);
+  }
+  if (in.reference_codes.empty()) fail(ErrorCode::InvalidArgument, "the voice has a transcript but no reference codes");
+  check_text_ids(c, in.reference_text_ids, "voice reference_text_ids");
+  const int64_t codebook_size = c.code_predictor.vocab_size;
+  for (size_t f = 0; f < in.reference_codes.size(); ++f) {
+    const std::vector<int32_t>& frame = in.reference_codes[f];
+    if (frame.size() != static_cast<size_t>(c.num_code_groups)) {
+      fail(ErrorCode::InvalidArgument, "voice reference_codes[{}] has {} codes; this model's frames have {}", f,
+           frame.size(), c.num_code_groups);
+    }
+    for (size_t k = 0; k < frame.size(); ++k) {
+      if (frame[k] < 0 || frame[k] >= codebook_size) {
+        fail(ErrorCode::InvalidArgument, "voice reference_codes[{}][{}] = {} is outside [0, {})", f, k, frame[k],
+             codebook_size);
+      }
+    }
+  }
+}
+
+// In-context cloning, as the released generate_icl_prompt: the text stream is the reference
+// transcript then the text then tts_eos; the codec stream is codec_bos then one position per
+// reference frame. Full text mode: every text position over codec_pad, then the codec stream over
+// tts_pad. Streaming mode: the two streams position by position, the shorter padded with tts_pad
+// (codec side) or the longer text's rest fed per generated frame.
+void add_in_context(const Qwen3TtsConfig& c, const TtsPromptInputs& in, const std::vector<int32_t>& text,
+                    TtsPrompt& prompt) {
+  std::vector<int32_t> stream(in.reference_text_ids.begin() + kReferenceRole,
+                              in.reference_text_ids.end() - kReferenceClosing);
+  stream.insert(stream.end(), text.begin(), text.end());
+  stream.push_back(c.tts_eos);
+  prompt.reference_frames = in.reference_codes;
+  std::vector<TtsPosition> codec{{-1, c.codec_bos}};
+  for (size_t f = 0; f < in.reference_codes.size(); ++f) codec.push_back({-1, -1, -1, static_cast<int32_t>(f)});
+  std::vector<TtsPosition>& p = prompt.positions;
+  if (!in.streaming_text) {
+    for (int32_t id : stream) p.push_back({id, c.codec_pad});
+    for (TtsPosition position : codec) {
+      position.text = c.tts_pad;
+      p.push_back(position);
+    }
+    return;
+  }
+  for (size_t i = 0; i < codec.size(); ++i) {
+    TtsPosition position = codec[i];
+    position.text = i < stream.size() ? stream[i] : c.tts_pad;
+    p.push_back(position);
+  }
+  if (stream.size() > codec.size()) prompt.trailing_text.assign(stream.begin() + codec.size(), stream.end());
+}
+
 }  // namespace
 
 TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
@@ -37,6 +98,7 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   }
   check_text_ids(c, in.text_ids, "text_ids");
   check_text_ids(c, in.instruct_ids, "instruct_ids");
+  check_reference(c, in);
 
   int32_t language = -1;  // "auto": no language id
   if (in.language != "auto") {
@@ -48,7 +110,7 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
     language = it->second;
   }
   int32_t speaker = -1;
-  if (!in.speaker.empty() && !in.xvector.values.empty()) {
+  if (!in.speaker.empty() && !in.xvector.empty()) {
     fail(ErrorCode::InvalidArgument, "give a speaker or a voice, not both (speaker '{}')", in.speaker);
   }
   if (!in.speaker.empty()) {
@@ -81,7 +143,7 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
     for (int32_t id : {c.codec_think, c.codec_think_bos, language, c.codec_think_eos}) add_codec(id);
   }
   if (speaker >= 0) add_codec(speaker);
-  if (!in.xvector.values.empty()) {
+  if (!in.xvector.empty()) {
     codec.push_back({c.tts_pad, -1, static_cast<int32_t>(prompt.vectors.size())});
     prompt.vectors.push_back(in.xvector);
   }
@@ -90,7 +152,9 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   p.insert(p.end(), codec.begin(), codec.end());
 
   const auto text_begin = in.text_ids.begin() + kRole, text_end = in.text_ids.end() - kClosing;
-  if (in.streaming_text) {
+  if (!in.reference_codes.empty()) {
+    add_in_context(c, in, {text_begin, text_end}, prompt);
+  } else if (in.streaming_text) {
     p.push_back({*text_begin, c.codec_bos});
     prompt.trailing_text.assign(text_begin + 1, text_end);
     prompt.trailing_text.push_back(c.tts_eos);
@@ -102,12 +166,17 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   return prompt;
 }
 
-std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size) {
+std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size, VoiceKeys& registry) {
   std::vector<int32_t> keys;
   for (const TtsPosition& position : prompt.positions) {
     if (position.vector >= 0) {
       // A vector position's text track is tts_pad by construction: its vector's key says it all.
-      keys.push_back(prompt.vectors[static_cast<size_t>(position.vector)].key);
+      keys.push_back(registry.key_of(prompt.vectors[static_cast<size_t>(position.vector)]));
+      continue;
+    }
+    if (position.frame >= 0) {
+      keys.push_back(
+          registry.key_of_frame(prompt.reference_frames[static_cast<size_t>(position.frame)], position.text));
       continue;
     }
     // (text + 1) * (codec_vocab + 1) + (codec + 1): at most ~4.7e8 for the released vocabularies.
