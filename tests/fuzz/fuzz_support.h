@@ -56,7 +56,7 @@ class Bytes {
   T take() {
     T value{};
     const size_t n = std::min(sizeof(T), remaining());
-    std::memcpy(&value, data_ + pos_, n);
+    if (n > 0) std::memcpy(&value, data_ + pos_, n);  // an empty input may come as nullptr
     pos_ += n;
     return value;
   }
