@@ -30,6 +30,10 @@ case "$mode" in
     filter="${2:-Engine*:*Transcription*}"
     binaries=(izwi_integration_tests)
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp}"
+    # One intra-op thread: libgomp is not instrumented, so TSan cannot see the barrier that ends
+    # a parallel region and reports the worker's next write to anything a kernel thread read as a
+    # race. The engine's own threads (worker, callers, callbacks) are what this run checks.
+    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
     ;;
   *)
     echo "usage: $0 asan|tsan [gtest filter]" >&2

@@ -42,7 +42,8 @@ struct IZWI_API EngineConfig {
   std::string dtype = "float32";      ///< Compute dtype: float32, bfloat16 or float16.
   std::string weight_dtype = "auto";  ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
                                       ///< float32 compute halves the bytes a CPU decode step reads.
-  /// CPU threads; 0 = all hardware threads. Process-wide, as libtorch's intra-op pool is. The
+  /// CPU threads; 0 = OMP_NUM_THREADS when it is set to a number in [1, 1024], else all hardware
+  /// threads. Process-wide, as libtorch's intra-op pool is. The
   /// engine runs its kernels from its worker thread; OpenMP work the host starts from other
   /// threads makes libgomp stop spinning between kernels and costs decode speed (docs/architecture.md).
   int32_t num_threads = 0;

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -47,6 +48,16 @@ std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
 
 constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
 constexpr int32_t kMaxDelayTokens = 512;  ///< 41 s of delay; the released model uses 6.
+
+/// OMP_NUM_THREADS, as OpenMP programs read it, when it holds a sensible count; else every core.
+int default_num_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1 && n <= 1024) return static_cast<int>(n);
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 }  // namespace
 
@@ -113,8 +124,7 @@ void EngineImpl::load(const std::string& model_dir) {
       config_.weight_dtype == "auto" ? options.dtype : parse_dtype(config_.weight_dtype, "weight_dtype");
   options.fast_kernels = config_.use_fast_kernels;
   // libtorch's intra-op pool is process-wide; it defaults to one thread in Debian's build.
-  const int threads = config_.num_threads > 0 ? config_.num_threads
-                                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = config_.num_threads > 0 ? config_.num_threads : default_num_threads();
   at::set_num_threads(threads);
   if (options.fast_kernels && options.device.is_cpu() && run_blas_on_calling_thread()) {
     logger()->debug("OpenBLAS set to run on the calling thread");

@@ -1,14 +1,18 @@
 // Request handling: validation errors, stop conditions, sampling reproducibility, metrics.
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <thread>
+#include <utility>
 
 #include "common/engine_checks.h"
 #include "common/reference.h"
+#include "engine/engine_impl.h"
 #include "izwi/engine.h"
 
 namespace izwi {
@@ -106,6 +110,34 @@ TEST(EngineRequests, EngineConstructionErrorsNameTheProblem) {
   bad = EngineConfig{};
   bad.device = "tpu";
   EXPECT_THROW(Engine(testing::fixture_dir("llama-tiny"), bad), Error);
+}
+
+/// The intra-op thread count the engine's worker runs its kernels with.
+int worker_threads(Engine& engine) {
+  int threads = 0;
+  detail::EngineImpl::of(engine).run_on_worker([&](EngineCore&) { threads = at::get_num_threads(); });
+  return threads;
+}
+
+TEST(EngineRequests, DefaultThreadCountFollowsOmpNumThreads) {
+  // num_threads = 0 takes OMP_NUM_THREADS when it is a count in [1, 1024], else every core.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (const auto& [value, expected] : std::vector<std::pair<const char*, int>>{
+           {"1", 1}, {"3", 3}, {"0", cores}, {"two", cores}, {"5000", cores}, {nullptr, cores}}) {
+    if (value != nullptr) {
+      ::setenv("OMP_NUM_THREADS", value, 1);
+    } else {
+      ::unsetenv("OMP_NUM_THREADS");
+    }
+    Engine engine(testing::fixture_dir("llama-tiny"));
+    EXPECT_EQ(worker_threads(engine), expected) << (value ? value : "unset");
+  }
+  EngineConfig config;
+  config.num_threads = 2;
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  Engine engine(testing::fixture_dir("llama-tiny"), config);
+  EXPECT_EQ(worker_threads(engine), 2);  // an explicit count wins
+  ::unsetenv("OMP_NUM_THREADS");
 }
 
 TEST(EngineRequests, EosEndsGenerationUnlessMinTokensOrIgnoreEos) {
