@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -121,6 +124,9 @@ int worker_threads(Engine& engine) {
 
 TEST(EngineRequests, DefaultThreadCountFollowsOmpNumThreads) {
   // num_threads = 0 takes OMP_NUM_THREADS when it is a count in [1, 1024], else every core.
+  // The caller's value is put back: later tests in this process (a sanitizer run) rely on it.
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const auto& [value, expected] : std::vector<std::pair<const char*, int>>{
            {"1", 1}, {"3", 3}, {"0", cores}, {"two", cores}, {"5000", cores}, {nullptr, cores}}) {
@@ -137,7 +143,11 @@ TEST(EngineRequests, DefaultThreadCountFollowsOmpNumThreads) {
   ::setenv("OMP_NUM_THREADS", "1", 1);
   Engine engine(testing::fixture_dir("llama-tiny"), config);
   EXPECT_EQ(worker_threads(engine), 2);  // an explicit count wins
-  ::unsetenv("OMP_NUM_THREADS");
+  if (saved) {
+    ::setenv("OMP_NUM_THREADS", saved->c_str(), 1);
+  } else {
+    ::unsetenv("OMP_NUM_THREADS");
+  }
 }
 
 TEST(EngineRequests, EosEndsGenerationUnlessMinTokensOrIgnoreEos) {
