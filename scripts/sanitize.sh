@@ -3,7 +3,8 @@
 #
 #   scripts/sanitize.sh asan [gtest filter]   AddressSanitizer + UBSan, the whole suite
 #   scripts/sanitize.sh tsan [gtest filter]   ThreadSanitizer, the engine, concurrency and
-#                                             transcription suites ('Engine*:*Transcription*')
+#                                             transcription suites ('*Engine*:*Transcription*:-*.Cli*':
+#                                             the CLI tests run binaries this build does not make)
 #
 # Debug with -O1 (fast enough to run the model fixtures, still precise stacks). Build folders:
 # build-asan, build-tsan (override with IZWI_SANITIZE_BUILD_DIR). Not part of ctest: the TSan run
@@ -27,7 +28,7 @@ case "$mode" in
   tsan)
     flags="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
     link="-fsanitize=thread"
-    filter="${2:-Engine*:*Transcription*}"
+    filter="${2:-*Engine*:*Transcription*:-*.Cli*}"
     binaries=(izwi_integration_tests)
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp}"
     # One intra-op thread: libgomp is not instrumented, so TSan cannot see the barrier that ends
