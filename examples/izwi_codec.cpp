@@ -1,22 +1,30 @@
-// izwi-codec: decodes audio codec codes to a 24 kHz waveform (Qwen3-TTS 12 Hz speech tokenizer).
+// izwi-codec: decodes audio codec codes to a waveform, or encodes audio to codes (Qwen3-TTS 12 Hz
+// speech tokenizer, Mimi).
 //
-//   izwi-codec --model DIR --codes-file F.json [--chunk-frames N] [--out FILE.wav] [--json]
+//   izwi-codec --model PATH --codes-file F.json [--chunk-frames N] [--num-codebooks K] [--out FILE.wav] [--json]
+//   izwi-codec --model PATH --encode AUDIO [--num-codebooks K] [--codes-out F.json] [--json]
 //
-// DIR is a codec folder (speech_tokenizer/ or a decoder-only folder) or a Qwen3-TTS model folder
-// holding speech_tokenizer/. F.json holds a [codebooks][frames] array of integers. With
-// --chunk-frames the codes go through the streaming decoder N frames at a time. --out writes a
-// float WAV; --json prints one line {"sample_rate":24000,"samples":[...]}; otherwise a summary.
+// PATH is a codec folder (speech_tokenizer/, a decoder-only folder, a transformers Mimi folder),
+// a model folder holding one (Qwen3-TTS speech_tokenizer/, LFM2-Audio tokenizer-*.safetensors)
+// or a moshi Mimi .safetensors file. F.json holds a [codebooks][frames] array of integers. With
+// --chunk-frames the codes go through the streaming decoder N frames at a time. --num-codebooks
+// picks how many codebooks a Mimi decodes or an encoder returns. Decoding: --out writes a float
+// WAV; --json prints one line {"sample_rate":24000,"samples":[...]}. Encoding (any audio file the
+// reader takes, mixed to mono and resampled to the codec's rate): --codes-out writes F.json;
+// --json prints {"codes":[[...]]}. Otherwise a summary line.
 
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "codec/codec_decoder.h"
+#include "codec/codec_encoder.h"
 #include "common/check.h"
 #include "common/cli_main.h"
 #include "common/json_fields.h"
@@ -46,21 +54,63 @@ at::Tensor read_codes(const std::string& path) {
   return at::tensor(values, at::kLong).view({static_cast<int64_t>(json.size()), static_cast<int64_t>(frames)});
 }
 
+/// codes [codebooks, frames] -> [codebooks][frames] JSON.
+nlohmann::json codes_json(const at::Tensor& codes) {
+  const at::Tensor c = codes.to(at::kLong).contiguous();
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t k = 0; k < c.size(0); ++k) {
+    rows.push_back(std::vector<int64_t>(c[k].data_ptr<int64_t>(), c[k].data_ptr<int64_t>() + c.size(1)));
+  }
+  return rows;
+}
+
+int encode(const std::string& model, const std::string& audio_path, int32_t num_codebooks, const std::string& out_path,
+           bool json) {
+  const auto codec = izwi::load_codec_encoder(model, at::kFloat, at::kCPU);
+  const std::vector<float> samples = izwi::load_audio_mono(audio_path, codec->sample_rate());
+  const auto start = std::chrono::steady_clock::now();
+  const at::Tensor codes = codec->encode(at::tensor(samples, at::kFloat), num_codebooks);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!out_path.empty()) {
+    std::ofstream out(out_path);
+    out << codes_json(codes).dump() << "\n";
+    if (!out) izwi::fail(izwi::ErrorCode::InvalidArgument, "cannot write '{}'", out_path);
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"codes", codes_json(codes)}}.dump() << "\n";
+  } else {
+    std::cout << samples.size() << " samples -> " << codes.size(1) << " frames x " << codes.size(0) << " codebooks in "
+              << seconds << " s\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Decode audio codec codes to a waveform with izwi"};
-  std::string model_dir, codes_path, out_path;
+  CLI::App app{"Decode audio codec codes to a waveform, or encode audio to codes, with izwi"};
+  std::string model_dir, codes_path, out_path, encode_path, codes_out_path;
   int64_t chunk_frames = 0;
+  int32_t num_codebooks = 0;
   bool json = false;
-  app.add_option("--model", model_dir, "Codec folder, or a Qwen3-TTS folder with speech_tokenizer/")->required();
-  app.add_option("--codes-file", codes_path, "JSON file: [codebooks][frames] integer codes")->required();
+  app.add_option("--model", model_dir, "Codec folder or file, or a model folder holding its codec")->required();
+  CLI::Option* codes_option =
+      app.add_option("--codes-file", codes_path, "JSON file: [codebooks][frames] integer codes");
+  CLI::Option* encode_option = app.add_option("--encode", encode_path, "Encode this audio file to codes");
+  codes_option->excludes(encode_option);
   app.add_option("--chunk-frames", chunk_frames, "Decode through the streaming path N frames at a time")
+      ->check(CLI::PositiveNumber)
+      ->excludes(encode_option);
+  app.add_option("--num-codebooks", num_codebooks, "Codebooks to decode or encode (default: the codec's)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out", out_path, "Write the waveform as a float WAV file");
-  app.add_flag("--json", json, "Print one JSON object with the samples");
+  app.add_option("--out", out_path, "Write the waveform as a float WAV file")->excludes(encode_option);
+  app.add_option("--codes-out", codes_out_path, "Write the codes as a JSON file")->needs(encode_option);
+  app.add_flag("--json", json, "Print one JSON object with the samples (decode) or codes (encode)");
   try {
     app.parse(argc, argv);
+    if (codes_option->count() == 0 && encode_option->count() == 0) {
+      throw CLI::RequiredError("--codes-file or --encode");
+    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -69,8 +119,9 @@ int main(int argc, char** argv) {
   }
 
   return izwi::cli::run_main("izwi-codec", [&] {
+    if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
-    const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU);
+    const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks);
     const auto start = std::chrono::steady_clock::now();
     at::Tensor wav;
     if (chunk_frames > 0) {

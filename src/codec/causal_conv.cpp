@@ -66,11 +66,12 @@ at::Tensor CausalConv1d::forward(const at::Tensor& x, at::Tensor& state) const {
 at::Tensor CausalConv1d::forward(const at::Tensor& x) const { return apply(at::constant_pad_nd(x, {context_, 0})); }
 
 CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels,
-                                             int64_t out_channels, int64_t kernel_size, int64_t stride)
-    : out_channels_(out_channels), stride_(stride), tail_(kernel_size - stride) {
+                                             int64_t out_channels, int64_t kernel_size, int64_t stride, int64_t groups,
+                                             bool bias)
+    : out_channels_(out_channels), stride_(stride), groups_(groups), tail_(kernel_size - stride) {
   IZWI_CHECK(kernel_size >= stride, "transposed conv kernel {} shorter than stride {}", kernel_size, stride);
-  weight_ = weights.take(prefix + ".weight", {in_channels, out_channels, kernel_size});
-  bias_ = weights.take(prefix + ".bias", {out_channels});
+  weight_ = weights.take(prefix + ".weight", {in_channels, out_channels / groups, kernel_size});
+  if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
 }
 
 at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
@@ -80,14 +81,16 @@ at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorO
 at::Tensor CausalConvTranspose1d::forward(const at::Tensor& x, at::Tensor& state) const {
   // Full transposed conv without bias: [B, out, T*stride + tail]. Column t*stride + j gets input
   // t's tap j, so the previous chunk's spill lands on this chunk's first `tail` columns.
-  at::Tensor full = at::conv_transpose1d(x, weight_, {}, stride_);
+  const int64_t padding = 0, output_padding = 0, dilation = 1;
+  at::Tensor full = at::conv_transpose1d(x, weight_, {}, stride_, padding, output_padding, groups_, dilation);
   const int64_t kept = x.size(2) * stride_;
   if (tail_ > 0) {
     IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == tail_, "transposed conv state shape");
     full.narrow(2, 0, tail_).add_(state);
     state = full.narrow(2, kept, tail_).clone();
   }
-  return full.narrow(2, 0, kept) + bias_.view({1, -1, 1});
+  const at::Tensor out = full.narrow(2, 0, kept);
+  return bias_.defined() ? out + bias_.view({1, -1, 1}) : out.contiguous();
 }
 
 }  // namespace izwi

@@ -44,9 +44,9 @@ class CausalConv1d {
 class CausalConvTranspose1d {
  public:
   CausalConvTranspose1d() = default;
-  /// Reads `<prefix>.weight` [in, out, k] and `<prefix>.bias` [out].
+  /// Reads `<prefix>.weight` [in, out/groups, k] and `<prefix>.bias` [out] (when `bias`).
   CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
-                        int64_t kernel_size, int64_t stride);
+                        int64_t kernel_size, int64_t stride, int64_t groups = 1, bool bias = true);
 
   int64_t out_channels() const { return out_channels_; }
   /// Output columns carried between chunks: k - stride.
@@ -55,11 +55,11 @@ class CausalConvTranspose1d {
   at::Tensor initial_state(int64_t batch, const at::TensorOptions& options) const;
   /// x [B, in, T] -> [B, out, T*stride]; `state` [B, out, tail] is read and replaced.
   at::Tensor forward(const at::Tensor& x, at::Tensor& state) const;
-  int64_t weight_bytes() const { return weight_.nbytes() + bias_.nbytes(); }
+  int64_t weight_bytes() const { return weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0); }
 
  private:
   at::Tensor weight_, bias_;
-  int64_t out_channels_ = 0, stride_ = 1, tail_ = 0;
+  int64_t out_channels_ = 0, stride_ = 1, groups_ = 1, tail_ = 0;
 };
 
 }  // namespace izwi

@@ -1,56 +1,56 @@
 #include "codec/codec_decoder.h"
 
-#include <filesystem>
-
+#include "codec/codec_checkpoint.h"
+#include "codec/mimi_decoder.h"
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
 #include "common/json_fields.h"
-#include "io/weight_loader.h"
 
 namespace izwi {
 
-namespace {
-
-namespace fs = std::filesystem;
-
-/// Builds the decoder from the checkpoint in `dir`: tensors under `prefix`, those under
-/// `skip_prefix` (the encoder's) ignored, any other one reported by finish().
-std::unique_ptr<CodecDecoder> load_qwen3_tts_decoder(const std::string& dir, const Qwen3TtsCodecConfig& config,
-                                                     const std::string& prefix, const std::string& skip_prefix,
-                                                     at::ScalarType dtype, const at::Device& device,
-                                                     bool check_finite) {
-  WeightLoader weights(dir, dtype, dtype, device);
-  weights.set_check_finite(check_finite);
-  if (!skip_prefix.empty()) weights.skip_prefix(skip_prefix);
-  auto decoder = std::make_unique<Qwen3TtsCodecDecoder>(weights, config, prefix);
-  weights.finish();
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, at::ScalarType dtype,
+                                                 const at::Device& device, bool check_finite, int32_t num_codebooks) {
+  const CodecCheckpoint checkpoint = find_codec_checkpoint(path);
+  // The config is checked before any weights are opened.
+  std::unique_ptr<WeightLoader> weights;
+  const auto open_weights = [&] { weights = open_codec_weights(checkpoint, dtype, device, check_finite); };
+  std::unique_ptr<CodecDecoder> decoder;
+  switch (checkpoint.kind) {
+    case CodecCheckpoint::Kind::kQwen3TtsTokenizer: {
+      const JsonFields top(checkpoint.config, checkpoint.config_path);
+      const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(*top.object("decoder_config"), &top);
+      open_weights();
+      weights->skip_prefix("encoder.");  // The encoder is load_codec_encoder's.
+      decoder = std::make_unique<Qwen3TtsCodecDecoder>(*weights, config, "decoder.");
+      break;
+    }
+    case CodecCheckpoint::Kind::kQwen3TtsDecoder: {
+      const JsonFields top(checkpoint.config, checkpoint.config_path);
+      const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(top, nullptr);
+      open_weights();
+      decoder = std::make_unique<Qwen3TtsCodecDecoder>(*weights, config, "");
+      break;
+    }
+    case CodecCheckpoint::Kind::kMimi: {
+      const MimiConfig config = mimi_config_of(checkpoint);
+      const int64_t available = config.quantizer.num_quantizers;
+      const int64_t used = num_codebooks == 0 ? available : num_codebooks;
+      if (used < 1 || used > available) {
+        fail(ErrorCode::InvalidArgument, "num_codebooks {} is outside [1, {}] for the codec in '{}'", num_codebooks,
+             available, path);
+      }
+      open_weights();
+      for (const char* part : {"encoder.", "encoder_transformer.", "downsample."}) weights->skip_prefix(part);
+      decoder = std::make_unique<MimiDecoder>(*weights, config, "", used);
+      break;
+    }
+  }
+  if (num_codebooks != 0 && num_codebooks != decoder->num_codebooks()) {
+    fail(ErrorCode::InvalidArgument, "num_codebooks {}: the codec in '{}' decodes exactly {}", num_codebooks, path,
+         decoder->num_codebooks());
+  }
+  weights->finish();
   return decoder;
-}
-
-}  // namespace
-
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype, const at::Device& device,
-                                                 bool check_finite) {
-  if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "codec folder '{}' does not exist", dir);
-  fs::path folder(dir);
-  // A Qwen3-TTS model folder keeps its codec in speech_tokenizer/.
-  if (fs::exists(folder / "speech_tokenizer" / "config.json")) {
-    folder /= "speech_tokenizer";
-  }
-  const std::string config_path = (folder / "config.json").string();
-  const nlohmann::json json = read_json_file(config_path);
-  if (!json.is_object()) fail(ErrorCode::InvalidFormat, "{}: expected a JSON object", config_path);
-  const JsonFields top(json, config_path);
-  if (const std::optional<JsonFields> nested = top.object("decoder_config")) {
-    // The released speech_tokenizer folder: decoder.* tensors, encoder.* (unused here) skipped.
-    const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(*nested, &top);
-    return load_qwen3_tts_decoder(folder.string(), config, "decoder.", "encoder.", dtype, device, check_finite);
-  }
-  if (!top.has("upsample_rates")) {
-    fail(ErrorCode::Unsupported, "{}: not a codec config (neither 'decoder_config' nor 'upsample_rates')", config_path);
-  }
-  const Qwen3TtsCodecConfig config = Qwen3TtsCodecConfig::parse(top, nullptr);
-  return load_qwen3_tts_decoder(folder.string(), config, "", "", dtype, device, check_finite);
 }
 
 }  // namespace izwi

@@ -1,7 +1,7 @@
 #pragma once
 // The interface every audio codec decoder implements (codes -> waveform), whole-sequence and
 // exact incremental streaming of many streams at once, plus the loader that picks the codec a
-// folder holds.
+// folder or file holds.
 
 #include <ATen/ATen.h>
 
@@ -40,12 +40,17 @@ class CodecDecoder {
   virtual int64_t weight_bytes() const = 0;
 };
 
-/// Loads the codec in `dir`: a Qwen3-TTS speech_tokenizer folder (config with a nested
-/// `decoder_config`, `decoder.`-prefixed tensors), a decoder-only folder (flat config), or a
-/// Qwen3-TTS model folder holding `speech_tokenizer/`. NotFound naming the missing folder or file;
-/// InvalidFormat naming the tensor whose shape disagrees with the config.
+/// Loads the codec decoder in `path`: a Qwen3-TTS speech_tokenizer folder (config with a nested
+/// `decoder_config`, `decoder.`-prefixed tensors), a decoder-only Qwen3-TTS codec folder (flat
+/// config), a Qwen3-TTS model folder holding `speech_tokenizer/`, a transformers Mimi folder
+/// (model_type "mimi"), a moshi Mimi .safetensors file, or a model folder holding one
+/// `tokenizer-*.safetensors` (LFM2-Audio; Kyutai's Mimi architecture). NotFound naming the
+/// missing folder or file; InvalidFormat naming the tensor whose shape disagrees with the config.
 /// `check_finite` scans every tensor for NaN and Inf (WeightSource::set_check_finite).
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& dir, at::ScalarType dtype, const at::Device& device,
-                                                 bool check_finite = false);
+/// `num_codebooks` (0: all the checkpoint has) picks how many codebooks a Mimi decodes; the
+/// Qwen3-TTS codec decodes exactly its own number.
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, at::ScalarType dtype,
+                                                 const at::Device& device, bool check_finite = false,
+                                                 int32_t num_codebooks = 0);
 
 }  // namespace izwi

@@ -11,17 +11,6 @@
 #include "io/weight_source.h"
 
 namespace izwi {
-namespace {
-
-class Qwen3TtsCodecState final : public CodecDecoderState {
- public:
-  const Qwen3TtsCodecDecoder* owner = nullptr;
-  int64_t position = 0;             ///< Frames decoded so far.
-  std::vector<at::Tensor> tensors;  ///< Batch-1 carry-overs, in the decoder's fixed order.
-};
-
-}  // namespace
-
 Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const JsonFields* top) {
   Qwen3TtsCodecConfig c;
   c.codebook_size = decoder.get_or<int64_t>("codebook_size", 2048);
@@ -42,7 +31,7 @@ Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const 
       decoder.has("head_dim") ? decoder.get<int64_t>("head_dim") : t.hidden_size / std::max<int64_t>(t.num_heads, 1);
   t.sliding_window = decoder.get_or<int64_t>("sliding_window", 72);
   t.rope_theta = decoder.get_or<double>("rope_theta", 10000.0);
-  t.rms_norm_eps = decoder.get_or<double>("rms_norm_eps", 1e-5);
+  t.norm_eps = decoder.get_or<double>("rms_norm_eps", 1e-5);
   t.attention_bias = decoder.get_or<bool>("attention_bias", false);
 
   const std::string& origin = decoder.origin();
@@ -60,7 +49,7 @@ Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const 
                             {"sliding_window", t.sliding_window, 1, kMaxPositions},
                             {"upsample_rates (stages)", static_cast<int64_t>(c.upsample_rates.size()), 1, 8},
                             {"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 0, 8}});
-  require_finite_non_negative(origin, {{"rms_norm_eps", t.rms_norm_eps}});
+  require_finite_non_negative(origin, {{"rms_norm_eps", t.norm_eps}});
   if (!(t.rope_theta > 0) || !std::isfinite(t.rope_theta)) {
     fail(ErrorCode::InvalidFormat, "{}: field 'rope_theta' must be finite and positive, got {}", origin, t.rope_theta);
   }
@@ -102,12 +91,12 @@ int64_t Qwen3TtsCodecConfig::samples_per_frame() const {
 
 Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(WeightSource& weights, const Qwen3TtsCodecConfig& config,
                                            const std::string& prefix)
-    : config_(config),
-      device_(weights.device()),
+    : StreamingCodecDecoder(weights.device()),
+      config_(config),
       options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())) {
   const Qwen3TtsCodecConfig& c = config_;
-  quantizer_ = SplitRvqDecoder(weights, prefix + "quantizer", c.num_quantizers, c.codebook_size, c.codebook_dim / 2,
-                               c.codebook_dim);
+  quantizer_ = SplitRvq(weights, prefix + "quantizer",
+                        {c.num_quantizers, 1, c.codebook_size, c.codebook_dim / 2, c.codebook_dim}, false);
   pre_conv_ = CausalConv1d(weights, prefix + "pre_conv.conv", c.codebook_dim, c.latent_dim, 3);
   pre_transformer_ = WindowedTransformer(weights, prefix + "pre_transformer", c.transformer);
   for (size_t i = 0; i < c.upsampling_ratios.size(); ++i) {
@@ -175,8 +164,8 @@ at::Tensor Qwen3TtsCodecDecoder::forward(const at::Tensor& codes, const std::vec
   size_t next = 0;
   const auto state = [&]() -> at::Tensor& { return states.at(next++); };
 
-  at::Tensor h = quantizer_.forward(codes).to(options_.dtype());  // [B, codebook_dim, n]
-  h = pre_conv_.forward(h, state());                              // [B, latent, n]
+  at::Tensor h = quantizer_.decode(codes).to(options_.dtype());  // [B, codebook_dim, n]
+  h = pre_conv_.forward(h, state());                             // [B, latent, n]
   h = pre_transformer_.forward(h.transpose(1, 2), positions, &states.at(next)).transpose(1, 2);
   next += 2 * static_cast<size_t>(config_.transformer.num_layers);
   for (size_t i = 0; i < upsample_convs_.size(); ++i) {
@@ -195,99 +184,6 @@ at::Tensor Qwen3TtsCodecDecoder::forward(const at::Tensor& codes, const std::vec
   h = decoder_out_.forward(final_act_.forward(h), state()).clamp(-1.0, 1.0);
   IZWI_CHECK(next == states.size(), "used {} of {} codec states", next, states.size());
   return h.squeeze(1);
-}
-
-at::Tensor Qwen3TtsCodecDecoder::checked_codes(const at::Tensor& codes, const std::string& what, bool allow_empty,
-                                               int64_t first_frame) const {
-  if (!codes.defined() || codes.dim() != 2) {
-    fail(ErrorCode::InvalidArgument, "{}codes must be a [num_codebooks, frames] tensor, got {} dimensions", what,
-         codes.defined() ? codes.dim() : 0);
-  }
-  if (at::isFloatingType(codes.scalar_type()) || codes.scalar_type() == at::kBool) {
-    fail(ErrorCode::InvalidArgument, "{}codes must be integers, got {}", what, c10::toString(codes.scalar_type()));
-  }
-  if (codes.size(0) != config_.num_quantizers) {
-    fail(ErrorCode::InvalidArgument, "{}codes have {} codebooks but the codec has {}", what, codes.size(0),
-         config_.num_quantizers);
-  }
-  if (codes.size(1) == 0 && !allow_empty) fail(ErrorCode::InvalidArgument, "{}codes have no frames", what);
-  const at::Tensor cpu = codes.to(at::kCPU, at::kLong).contiguous();
-  const at::Tensor bad = ((cpu < 0) | (cpu >= config_.codebook_size)).nonzero();
-  if (bad.size(0) > 0) {
-    const int64_t k = bad[0][0].item<int64_t>(), t = bad[0][1].item<int64_t>();
-    fail(ErrorCode::InvalidArgument, "{}codebook {}, frame {}: code {} is outside [0, {})", what, k, first_frame + t,
-         cpu[k][t].item<int64_t>(), config_.codebook_size);
-  }
-  return cpu.to(device_);
-}
-
-at::Tensor Qwen3TtsCodecDecoder::decode(const at::Tensor& codes) const {
-  const at::Tensor checked = checked_codes(codes, "", true, 0);
-  const int64_t frames = checked.size(1);
-  if (frames == 0) return at::zeros({0}, at::kFloat);
-  std::vector<at::Tensor> states;
-  append_initial_state(states);
-  std::vector<at::Tensor> pieces;
-  for (int64_t start = 0; start < frames; start += kDecodeChunkFrames) {
-    const int64_t n = std::min(kDecodeChunkFrames, frames - start);
-    pieces.push_back(forward(checked.narrow(1, start, n).unsqueeze(0), {start}, states).squeeze(0));
-  }
-  return at::cat(pieces).to(at::kCPU, at::kFloat).contiguous();
-}
-
-std::unique_ptr<CodecDecoderState> Qwen3TtsCodecDecoder::new_state() const {
-  auto state = std::make_unique<Qwen3TtsCodecState>();
-  state->owner = this;
-  append_initial_state(state->tensors);
-  return state;
-}
-
-std::vector<at::Tensor> Qwen3TtsCodecDecoder::decode_streaming(const std::vector<CodecDecoderState*>& states,
-                                                               const std::vector<at::Tensor>& new_codes) const {
-  if (states.size() != new_codes.size()) {
-    fail(ErrorCode::InvalidArgument, "decode_streaming: {} states but {} code chunks", states.size(), new_codes.size());
-  }
-  std::vector<Qwen3TtsCodecState*> typed(states.size());
-  std::vector<at::Tensor> codes(states.size());
-  std::map<int64_t, std::vector<size_t>> groups;  // frames -> streams
-  for (size_t i = 0; i < states.size(); ++i) {
-    typed[i] = dynamic_cast<Qwen3TtsCodecState*>(states[i]);
-    if (typed[i] == nullptr || typed[i]->owner != this) {
-      fail(ErrorCode::InvalidArgument, "decode_streaming: stream {} has a state this decoder did not create", i);
-    }
-    for (size_t j = 0; j < i; ++j) {
-      if (typed[j] == typed[i]) fail(ErrorCode::InvalidArgument, "decode_streaming: stream {} is also stream {}", i, j);
-    }
-    codes[i] = checked_codes(new_codes[i], fmt::format("stream {}: ", i), false, typed[i]->position);
-    groups[codes[i].size(1)].push_back(i);
-  }
-
-  std::vector<at::Tensor> outputs(states.size());
-  for (const auto& [frames, members] : groups) {
-    std::vector<int64_t> positions;
-    std::vector<at::Tensor> batch_codes;
-    for (const size_t i : members) {
-      positions.push_back(typed[i]->position);
-      batch_codes.push_back(codes[i]);
-    }
-    const size_t num_states = typed[members[0]]->tensors.size();
-    std::vector<at::Tensor> batched(num_states);
-    for (size_t s = 0; s < num_states; ++s) {
-      std::vector<at::Tensor> parts;
-      for (const size_t i : members) parts.push_back(typed[i]->tensors[s]);
-      batched[s] = members.size() == 1 ? parts[0] : at::cat(parts, 0);
-    }
-    const at::Tensor wav = forward(at::stack(batch_codes), positions, batched).to(at::kCPU, at::kFloat);
-    for (size_t b = 0; b < members.size(); ++b) {
-      Qwen3TtsCodecState* state = typed[members[b]];
-      for (size_t s = 0; s < num_states; ++s) {
-        state->tensors[s] = members.size() == 1 ? batched[s] : batched[s].narrow(0, b, 1).clone();
-      }
-      state->position += frames;
-      outputs[members[b]] = wav[b].contiguous();
-    }
-  }
-  return outputs;
 }
 
 }  // namespace izwi

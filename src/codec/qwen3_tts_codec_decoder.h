@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "codec/causal_conv.h"
-#include "codec/codec_decoder.h"
 #include "codec/convnext_block.h"
 #include "codec/snake_beta.h"
 #include "codec/split_rvq.h"
+#include "codec/streaming_codec_decoder.h"
 #include "codec/windowed_transformer.h"
 
 namespace izwi {
@@ -40,7 +40,7 @@ struct Qwen3TtsCodecConfig {
   int64_t samples_per_frame() const;
 };
 
-class Qwen3TtsCodecDecoder final : public CodecDecoder {
+class Qwen3TtsCodecDecoder final : public StreamingCodecDecoder {
  public:
   /// Takes its tensors from `weights` under `prefix` ("" or "decoder."), in the source's compute
   /// dtype on its device; the caller skips any other stored tensor and calls finish().
@@ -50,14 +50,12 @@ class Qwen3TtsCodecDecoder final : public CodecDecoder {
   int32_t codebook_size() const override { return static_cast<int32_t>(config_.codebook_size); }
   int32_t sample_rate() const override { return config_.sample_rate; }
   int32_t samples_per_frame() const override { return static_cast<int32_t>(config_.samples_per_frame()); }
-  at::Tensor decode(const at::Tensor& codes) const override;
-  std::unique_ptr<CodecDecoderState> new_state() const override;
-  std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
-                                           const std::vector<at::Tensor>& new_codes) const override;
   int64_t weight_bytes() const override { return weight_bytes_; }
 
-  /// Frames decode() pushes through the streaming path at a time (bounds peak memory).
-  static constexpr int64_t kDecodeChunkFrames = 128;
+ protected:
+  at::Tensor forward(const at::Tensor& codes, const std::vector<int64_t>& positions,
+                     std::vector<at::Tensor>& states) const override;
+  void append_initial_state(std::vector<at::Tensor>& states) const override;
 
  private:
   struct ResidualUnit {
@@ -70,20 +68,9 @@ class Qwen3TtsCodecDecoder final : public CodecDecoder {
     std::vector<ResidualUnit> units;
   };
 
-  /// codes [B, K, n] int64 on the device; `states` are the batched per-stream tensors in the
-  /// order append_initial_state lists them. Returns [B, n * samples_per_frame].
-  at::Tensor forward(const at::Tensor& codes, const std::vector<int64_t>& positions,
-                     std::vector<at::Tensor>& states) const;
-  void append_initial_state(std::vector<at::Tensor>& states) const;
-  /// Checks shape and range; returns the codes as int64 on the device. `what` prefixes messages,
-  /// which count frames from `first_frame` (the stream's position).
-  at::Tensor checked_codes(const at::Tensor& codes, const std::string& what, bool allow_empty,
-                           int64_t first_frame) const;
-
   Qwen3TtsCodecConfig config_;
-  at::Device device_;
   at::TensorOptions options_;
-  SplitRvqDecoder quantizer_;
+  SplitRvq quantizer_;
   CausalConv1d pre_conv_;
   WindowedTransformer pre_transformer_;
   std::vector<CausalConvTranspose1d> upsample_convs_;

@@ -4,47 +4,97 @@
 
 #include <vector>
 
+#include "common/check.h"
 #include "io/weight_source.h"
 
 namespace izwi {
-namespace {
 
-at::Tensor codebook_table(WeightSource& weights, const std::string& prefix, int64_t codebook_size, int64_t dim) {
-  const at::Tensor sum = weights.take(prefix + "._codebook.embedding_sum", {codebook_size, dim}).to(at::kFloat);
-  const at::Tensor usage = weights.take(prefix + "._codebook.cluster_usage", {codebook_size}).to(at::kFloat);
-  return (sum / usage.clamp_min(1e-5).unsqueeze(1)).to(weights.compute_dtype());
+SplitRvq::Half SplitRvq::load_half(WeightSource& weights, const std::string& prefix, int64_t count,
+                                   bool encoder) const {
+  const SplitRvqConfig& c = config_;
+  Half half;
+  half.count = count;
+  if (count == 0) return half;
+  std::vector<at::Tensor> tables;
+  for (int64_t k = 0; k < count; ++k) {
+    const std::string p = fmt::format("{}.layers.{}.codebook.", prefix, k);
+    const at::Tensor sum = weights.take(p + "embed_sum", {c.codebook_size, c.dim}).to(at::kFloat);
+    const at::Tensor usage = weights.take(p + "cluster_usage", {c.codebook_size}).to(at::kFloat);
+    tables.push_back(sum / usage.clamp_min(1e-5).unsqueeze(1));
+    if (weights.contains(p + "initialized")) weights.skip(p + "initialized");
+  }
+  half.table = at::cat(tables, 0).to(weights.compute_dtype());
+  half.offsets =
+      (at::arange(count, at::TensorOptions().dtype(at::kLong)) * c.codebook_size).view({1, -1, 1}).to(weights.device());
+  // transformers leaves the projections out when the table is as wide as the model.
+  if (c.dim != c.output_dim || weights.contains(prefix + ".output_proj.weight")) {
+    half.output_proj = weights.take(prefix + ".output_proj.weight", {c.output_dim, c.dim, 1});
+    if (encoder) {
+      half.input_proj = weights.take(prefix + ".input_proj.weight", {c.dim, c.output_dim, 1});
+    } else if (weights.contains(prefix + ".input_proj.weight")) {
+      weights.skip(prefix + ".input_proj.weight");
+    }
+  }
+  return half;
 }
 
-}  // namespace
-
-SplitRvqDecoder::SplitRvqDecoder(WeightSource& weights, const std::string& prefix, int64_t num_quantizers,
-                                 int64_t codebook_size, int64_t dim, int64_t output_dim)
-    : num_quantizers_(num_quantizers) {
-  first_table_ = codebook_table(weights, prefix + ".rvq_first.vq.layers.0", codebook_size, dim);
-  std::vector<at::Tensor> rest;
-  for (int64_t k = 0; k + 1 < num_quantizers; ++k) {
-    rest.push_back(codebook_table(weights, fmt::format("{}.rvq_rest.vq.layers.{}", prefix, k), codebook_size, dim));
-  }
-  rest_table_ = at::cat(rest, 0);
-  rest_offsets_ = (at::arange(num_quantizers - 1, at::TensorOptions().dtype(at::kLong)) * codebook_size)
-                      .view({1, -1, 1})
-                      .to(weights.device());
-  first_proj_ = weights.take(prefix + ".rvq_first.output_proj.weight", {output_dim, dim, 1});
-  rest_proj_ = weights.take(prefix + ".rvq_rest.output_proj.weight", {output_dim, dim, 1});
-  for (const char* half : {".rvq_first", ".rvq_rest"}) {
-    if (weights.contains(prefix + half + ".input_proj.weight")) weights.skip(prefix + half + ".input_proj.weight");
-  }
+SplitRvq::SplitRvq(WeightSource& weights, const std::string& prefix, const SplitRvqConfig& config, bool encoder)
+    : config_(config) {
+  IZWI_CHECK(config.num_semantic >= 1 && config.num_semantic <= config.num_quantizers, "semantic codebooks {} of {}",
+             config.num_semantic, config.num_quantizers);
+  semantic_ = load_half(weights, prefix + ".semantic_residual_vector_quantizer", config.num_semantic, encoder);
+  acoustic_ = load_half(weights, prefix + ".acoustic_residual_vector_quantizer",
+                        config.num_quantizers - config.num_semantic, encoder);
 }
 
-at::Tensor SplitRvqDecoder::forward(const at::Tensor& codes) const {
-  const at::Tensor first = at::embedding(first_table_, codes.select(1, 0)).transpose(1, 2);  // [B, dim, T]
-  at::Tensor out = at::conv1d(first, first_proj_);
-  if (num_quantizers_ > 1) {
-    const at::Tensor rest_codes = codes.narrow(1, 1, num_quantizers_ - 1) + rest_offsets_;
-    const at::Tensor rest = at::embedding(rest_table_, rest_codes).sum(1).transpose(1, 2);  // [B, dim, T]
-    out = out + at::conv1d(rest, rest_proj_);
+int64_t SplitRvq::weight_bytes() const {
+  int64_t total = 0;
+  for (const Half* half : {&semantic_, &acoustic_}) {
+    for (const at::Tensor* t : {&half->table, &half->input_proj, &half->output_proj}) {
+      if (t->defined()) total += static_cast<int64_t>(t->nbytes());
+    }
   }
+  return total;
+}
+
+at::Tensor SplitRvq::decode_half(const Half& half, const at::Tensor& codes) const {
+  const int64_t count = codes.size(1);
+  const at::Tensor summed =
+      at::embedding(half.table, codes + half.offsets.narrow(1, 0, count)).sum(1).transpose(1, 2);  // [B, dim, T]
+  return half.output_proj.defined() ? at::conv1d(summed, half.output_proj) : summed;
+}
+
+at::Tensor SplitRvq::decode(const at::Tensor& codes) const {
+  const int64_t k = codes.size(1), semantic = std::min(k, config_.num_semantic);
+  at::Tensor out = decode_half(semantic_, codes.narrow(1, 0, semantic));
+  if (k > semantic) out = out + decode_half(acoustic_, codes.narrow(1, semantic, k - semantic));
   return out;
+}
+
+at::Tensor SplitRvq::encode_half(const Half& half, const at::Tensor& embeddings, int64_t count) const {
+  const int64_t n = config_.codebook_size;
+  // Nearest centroid in float32, as the reference's cdist + argmin.
+  at::Tensor residual =
+      (half.input_proj.defined() ? at::conv1d(embeddings, half.input_proj) : embeddings).transpose(1, 2).to(at::kFloat);
+  std::vector<at::Tensor> codes;
+  for (int64_t k = 0; k < count; ++k) {
+    const at::Tensor table = half.table.narrow(0, k * n, n).to(at::kFloat);  // [n, dim]
+    const at::Tensor flat = residual.reshape({-1, residual.size(-1)});
+    const at::Tensor index = at::cdist(flat.unsqueeze(0), table.unsqueeze(0)).squeeze(0).argmin(-1);
+    codes.push_back(index.view({residual.size(0), residual.size(1)}));
+    residual = residual - at::embedding(table, codes.back());
+  }
+  return at::stack(codes, 1);  // [B, count, T]
+}
+
+at::Tensor SplitRvq::encode(const at::Tensor& embeddings, int64_t num_codebooks) const {
+  IZWI_CHECK(num_codebooks >= config_.num_semantic && num_codebooks <= config_.num_quantizers,
+             "{} codebooks requested of {}", num_codebooks, config_.num_quantizers);
+  at::Tensor codes = encode_half(semantic_, embeddings, config_.num_semantic);
+  if (num_codebooks > config_.num_semantic) {
+    codes = at::cat({codes, encode_half(acoustic_, embeddings, num_codebooks - config_.num_semantic)}, 1);
+  }
+  return codes;
 }
 
 }  // namespace izwi

@@ -18,35 +18,65 @@ at::Tensor rotate_half(const at::Tensor& x) {
 
 }  // namespace
 
+void WindowedTransformer::take_qkv(WeightSource& weights, const std::string& p, Layer& layer) const {
+  const int64_t h = config_.hidden_size, hd = config_.head_dim, q_dim = config_.num_heads * hd,
+                kv_dim = config_.num_kv_heads * hd;
+  if (!weights.contains(p + "self_attn.in_proj_weight")) {
+    layer.q = weights.take_matrix(p + "self_attn.q_proj.weight", {q_dim, h});
+    layer.k = weights.take_matrix(p + "self_attn.k_proj.weight", {kv_dim, h});
+    layer.v = weights.take_matrix(p + "self_attn.v_proj.weight", {kv_dim, h});
+    return;
+  }
+  // moshi rotates interleaved pairs (0,1), (2,3), ...; reorder each head's q/k rows so the
+  // half-split rotation used here computes the same thing (transformers' conversion does this).
+  const at::Tensor packed = weights.take_matrix(p + "self_attn.in_proj_weight", {q_dim + 2 * kv_dim, h});
+  const auto half_split = [&](const at::Tensor& w, int64_t heads) {
+    return w.view({heads, hd / 2, 2, h}).transpose(1, 2).reshape({heads * hd, h}).contiguous();
+  };
+  layer.q = half_split(packed.narrow(0, 0, q_dim), config_.num_heads);
+  layer.k = half_split(packed.narrow(0, q_dim, kv_dim), config_.num_kv_heads);
+  layer.v = packed.narrow(0, q_dim + kv_dim, kv_dim).contiguous();
+}
+
 WindowedTransformer::WindowedTransformer(WeightSource& weights, const std::string& prefix,
                                          const WindowedTransformerConfig& config)
     : config_(config) {
-  const int64_t h = config.hidden_size, q_dim = config.num_heads * config.head_dim,
-                kv_dim = config.num_kv_heads * config.head_dim, ffn = config.intermediate_size;
-  input_proj_ = weights.take_matrix(prefix + ".input_proj.weight", {h, config.input_dim});
-  input_proj_bias_ = weights.take(prefix + ".input_proj.bias", {h});
-  output_proj_ = weights.take_matrix(prefix + ".output_proj.weight", {config.input_dim, h});
-  output_proj_bias_ = weights.take(prefix + ".output_proj.bias", {config.input_dim});
-  norm_ = weights.take(prefix + ".norm.weight", {h});
+  const bool mimi = config.style == WindowedTransformerConfig::Style::kMimi;
+  const int64_t h = config.hidden_size, q_dim = config.num_heads * config.head_dim, ffn = config.intermediate_size;
+  if (!mimi) {
+    input_proj_ = weights.take_matrix(prefix + ".input_proj.weight", {h, config.input_dim});
+    input_proj_bias_ = weights.take(prefix + ".input_proj.bias", {h});
+    output_proj_ = weights.take_matrix(prefix + ".output_proj.weight", {config.input_dim, h});
+    output_proj_bias_ = weights.take(prefix + ".output_proj.bias", {config.input_dim});
+    norm_ = weights.take(prefix + ".norm.weight", {h});
+  }
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const std::string p = fmt::format("{}.layers.{}.", prefix, i);
     Layer layer;
     layer.input_norm = weights.take(p + "input_layernorm.weight", {h});
     layer.post_norm = weights.take(p + "post_attention_layernorm.weight", {h});
-    layer.q = weights.take_matrix(p + "self_attn.q_proj.weight", {q_dim, h});
-    layer.k = weights.take_matrix(p + "self_attn.k_proj.weight", {kv_dim, h});
-    layer.v = weights.take_matrix(p + "self_attn.v_proj.weight", {kv_dim, h});
+    if (mimi) {
+      layer.input_norm_bias = weights.take(p + "input_layernorm.bias", {h});
+      layer.post_norm_bias = weights.take(p + "post_attention_layernorm.bias", {h});
+    }
+    take_qkv(weights, p, layer);
     layer.o = weights.take_matrix(p + "self_attn.o_proj.weight", {h, q_dim});
     if (config.attention_bias) {
+      const int64_t kv_dim = config.num_kv_heads * config.head_dim;
       layer.q_bias = weights.take(p + "self_attn.q_proj.bias", {q_dim});
       layer.k_bias = weights.take(p + "self_attn.k_proj.bias", {kv_dim});
       layer.v_bias = weights.take(p + "self_attn.v_proj.bias", {kv_dim});
       layer.o_bias = weights.take(p + "self_attn.o_proj.bias", {h});
     }
     layer.attn_scale = weights.take(p + "self_attn_layer_scale.scale", {h});
-    layer.gate = weights.take_matrix(p + "mlp.gate_proj.weight", {ffn, h});
-    layer.up = weights.take_matrix(p + "mlp.up_proj.weight", {ffn, h});
-    layer.down = weights.take_matrix(p + "mlp.down_proj.weight", {h, ffn});
+    if (mimi) {
+      layer.up = weights.take_matrix(p + "mlp.fc1.weight", {ffn, h});
+      layer.down = weights.take_matrix(p + "mlp.fc2.weight", {h, ffn});
+    } else {
+      layer.gate = weights.take_matrix(p + "mlp.gate_proj.weight", {ffn, h});
+      layer.up = weights.take_matrix(p + "mlp.up_proj.weight", {ffn, h});
+      layer.down = weights.take_matrix(p + "mlp.down_proj.weight", {h, ffn});
+    }
     layer.mlp_scale = weights.take(p + "mlp_layer_scale.scale", {h});
     layers_.push_back(std::move(layer));
   }
@@ -61,8 +91,9 @@ int64_t WindowedTransformer::weight_bytes() const {
   int64_t total =
       bytes(input_proj_) + bytes(input_proj_bias_) + bytes(output_proj_) + bytes(output_proj_bias_) + bytes(norm_);
   for (const Layer& l : layers_) {
-    for (const at::Tensor* t : {&l.input_norm, &l.post_norm, &l.q, &l.k, &l.v, &l.o, &l.q_bias, &l.k_bias, &l.v_bias,
-                                &l.o_bias, &l.attn_scale, &l.gate, &l.up, &l.down, &l.mlp_scale}) {
+    for (const at::Tensor* t :
+         {&l.input_norm, &l.input_norm_bias, &l.post_norm, &l.post_norm_bias, &l.q, &l.k, &l.v, &l.o, &l.q_bias,
+          &l.k_bias, &l.v_bias, &l.o_bias, &l.attn_scale, &l.gate, &l.up, &l.down, &l.mlp_scale}) {
       total += bytes(*t);
     }
   }
@@ -76,9 +107,17 @@ void WindowedTransformer::append_initial_state(std::vector<at::Tensor>& states, 
   }
 }
 
-at::Tensor WindowedTransformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+at::Tensor WindowedTransformer::norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) const {
+  if (bias.defined()) return at::layer_norm(x, {x.size(-1)}, weight, bias, config_.norm_eps);
   const at::Tensor xf = x.to(at::kFloat);
-  return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.rms_norm_eps)).to(x.scalar_type());
+  return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps)).to(x.scalar_type());
+}
+
+at::Tensor WindowedTransformer::mlp(const Layer& layer, const at::Tensor& x) const {
+  if (!layer.gate.defined())
+    return linear_forward(at::gelu(linear_forward(x, layer.up, {}, true)), layer.down, {}, true);
+  return linear_forward(at::silu(linear_forward(x, layer.gate, {}, true)) * linear_forward(x, layer.up, {}, true),
+                        layer.down, {}, true);
 }
 
 at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<int64_t>& positions,
@@ -103,12 +142,12 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
   const at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
   const double scaling = 1.0 / std::sqrt(static_cast<double>(hd));
 
-  at::Tensor hidden = linear_forward(x, input_proj_, input_proj_bias_, true);
+  at::Tensor hidden = input_proj_.defined() ? linear_forward(x, input_proj_, input_proj_bias_, true) : x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     at::Tensor& k_cache = states[2 * l];
     at::Tensor& v_cache = states[2 * l + 1];
-    const at::Tensor h = rms_norm(hidden, layer.input_norm);
+    const at::Tensor h = norm(hidden, layer.input_norm, layer.input_norm_bias);
     at::Tensor q = linear_forward(h, layer.q, layer.q_bias, true).view({batch, n, heads, hd}).transpose(1, 2);
     at::Tensor k = linear_forward(h, layer.k, layer.k_bias, true).view({batch, n, kv_heads, hd}).transpose(1, 2);
     const at::Tensor v = linear_forward(h, layer.v, layer.v_bias, true).view({batch, n, kv_heads, hd}).transpose(1, 2);
@@ -126,13 +165,10 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(x.scalar_type());
     const at::Tensor attn = at::matmul(probs, v_all).transpose(1, 2).reshape({batch, n, heads * hd});
     hidden = hidden + linear_forward(attn, layer.o, layer.o_bias, true) * layer.attn_scale;
-    const at::Tensor m = rms_norm(hidden, layer.post_norm);
-    const at::Tensor mlp =
-        linear_forward(at::silu(linear_forward(m, layer.gate, {}, true)) * linear_forward(m, layer.up, {}, true),
-                       layer.down, {}, true);
-    hidden = hidden + mlp * layer.mlp_scale;
+    hidden = hidden + mlp(layer, norm(hidden, layer.post_norm, layer.post_norm_bias)) * layer.mlp_scale;
   }
-  return linear_forward(rms_norm(hidden, norm_), output_proj_, output_proj_bias_, true);
+  if (!output_proj_.defined()) return hidden;
+  return linear_forward(norm(hidden, norm_, {}), output_proj_, output_proj_bias_, true);
 }
 
 }  // namespace izwi

@@ -1,10 +1,11 @@
 #pragma once
-// The Qwen3-TTS codec's pre-transformer: input_proj Linear, decoder layers (RMSNorm, causal
-// sliding-window attention with NeoX RoPE and no q/k norm, SwiGLU MLP, LayerScale on both
-// residual branches), final RMSNorm, output_proj Linear. Query i sees key j iff
-// 0 <= i - j < sliding_window. Streaming keeps, per layer, the rotated K and V of the last
-// (sliding_window - 1) frames (zero-filled and masked out before the stream's start), and each
-// stream's absolute position so RoPE matches a whole-sequence decode.
+// The audio codecs' causal sliding-window transformer. Layers: pre-norm, attention with NeoX RoPE
+// and no q/k norm, pre-norm MLP, LayerScale on both residual branches. Two styles: Qwen3-TTS's
+// codec (RMSNorm, SwiGLU MLP, wrapped in input_proj / final RMSNorm / output_proj) and Mimi's
+// (LayerNorm with bias, GELU fc1/fc2 MLP, nothing around the layers; moshi's packed
+// `in_proj_weight` is split at load). Query i sees key j iff 0 <= i - j < sliding_window. Streaming keeps, per layer,
+// the rotated K and V of the last (sliding_window - 1) frames (zero-filled and masked out before the stream's start),
+// and each stream's absolute position so RoPE matches a whole-sequence decode.
 
 #include <ATen/ATen.h>
 
@@ -17,7 +18,9 @@ namespace izwi {
 class WeightSource;
 
 struct WindowedTransformerConfig {
-  int64_t input_dim = 0;  ///< latent_dim
+  enum class Style { kQwen3Tts, kMimi };
+  Style style = Style::kQwen3Tts;
+  int64_t input_dim = 0;  ///< latent_dim (Qwen3-TTS); hidden_size (Mimi)
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;
@@ -26,7 +29,7 @@ struct WindowedTransformerConfig {
   int64_t head_dim = 0;
   int64_t sliding_window = 0;
   double rope_theta = 10000.0;
-  double rms_norm_eps = 1e-5;
+  double norm_eps = 1e-5;
   bool attention_bias = false;
 };
 
@@ -44,9 +47,13 @@ class WindowedTransformer {
 
  private:
   struct Layer {
-    at::Tensor input_norm, post_norm, q, k, v, o, q_bias, k_bias, v_bias, o_bias, attn_scale, gate, up, down, mlp_scale;
+    at::Tensor input_norm, input_norm_bias, post_norm, post_norm_bias, q, k, v, o, q_bias, k_bias, v_bias, o_bias,
+        attn_scale, gate, up, down, mlp_scale;
   };
-  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  /// Takes q/k/v, from moshi's packed projection when the checkpoint has one.
+  void take_qkv(WeightSource& weights, const std::string& prefix, Layer& layer) const;
+  at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) const;
+  at::Tensor mlp(const Layer& layer, const at::Tensor& x) const;
 
   WindowedTransformerConfig config_;
   std::vector<Layer> layers_;

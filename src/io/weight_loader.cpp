@@ -33,7 +33,10 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_
   const fs::path dir(model_dir);
   const fs::path index_path = dir / "model.safetensors.index.json";
   const fs::path single_path = dir / "model.safetensors";
-  if (fs::exists(index_path)) {
+  if (fs::is_regular_file(dir)) {
+    files_.push_back(std::make_unique<SafetensorsFile>(dir.string()));
+    for (const auto& info : files_.back()->tensors()) tensors_[info.name] = Location{files_.back().get(), &info};
+  } else if (fs::exists(index_path)) {
     const nlohmann::json index = read_json_file(index_path.string());
     JsonFields fields(index, index_path.string());
     auto map = fields.object("weight_map");
@@ -78,6 +81,18 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_
 
 bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
 
+void WeightLoader::rename(const std::function<std::string(const std::string&)>& rename) {
+  std::map<std::string, Location> renamed;
+  for (const auto& [name, location] : tensors_) {
+    const auto [it, inserted] = renamed.emplace(rename(name), location);
+    if (!inserted) {
+      fail(ErrorCode::InvalidFormat, "{}: tensors '{}' and '{}' both stand for '{}'", location.file->path(),
+           it->second.info->name, name, it->first);
+    }
+  }
+  tensors_ = std::move(renamed);
+}
+
 void WeightLoader::skip_prefix(const std::string& prefix) {
   for (const auto& [name, location] : tensors_) {
     if (name.compare(0, prefix.size(), prefix) == 0) skip(name);
@@ -101,12 +116,12 @@ at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t
   const Location& loc = it->second;
   const StTensorInfo& info = *loc.info;
   if (info.shape != shape) {
-    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", loc.file->path(), name,
-         fmt::join(info.shape, ", "), fmt::join(shape, ", "));
+    fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has shape [{}] but the config implies [{}]", loc.file->path(),
+         info.name, fmt::join(info.shape, ", "), fmt::join(shape, ", "));
   }
   if (!is_float(info.dtype)) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected a floating-point type", loc.file->path(),
-         name, st_dtype_name(info.dtype));
+         info.name, st_dtype_name(info.dtype));
   }
   used_.insert(name);
   return read_tensor(*loc.file, info);
@@ -117,7 +132,7 @@ void WeightLoader::skip(const std::string& name) { used_.insert(name); }
 void WeightLoader::finish() const {
   std::vector<std::string> unused;
   for (const auto& [name, loc] : tensors_) {
-    if (used_.count(name) == 0) unused.push_back(name);
+    if (used_.count(name) == 0) unused.push_back(loc.info->name);
   }
   if (!unused.empty()) {
     const size_t shown = std::min<size_t>(unused.size(), 5);

@@ -1,10 +1,11 @@
 #pragma once
-// Loads a Hugging Face checkpoint's tensors (model.safetensors, or shards listed in
-// model.safetensors.index.json). Every stored tensor must be taken or explicitly skipped:
-// finish() reports the rest by name.
+// Loads a Hugging Face checkpoint's tensors (model.safetensors, shards listed in
+// model.safetensors.index.json, or one named .safetensors file). Every stored tensor must be taken or explicitly
+// skipped: finish() reports the rest by name.
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,7 +19,8 @@ namespace izwi {
 
 class WeightLoader final : public WeightSource {
  public:
-  /// Opens the checkpoint in `model_dir`; NotFound if it has no safetensors weights.
+  /// Opens the checkpoint in `model_dir` (a folder, or a .safetensors file); NotFound if it has no
+  /// safetensors weights.
   WeightLoader(const std::string& model_dir, at::ScalarType compute_dtype, at::ScalarType weight_dtype,
                const at::Device& device);
 
@@ -30,6 +32,9 @@ class WeightLoader final : public WeightSource {
   /// Skips every stored tensor whose name does not start with `prefix`.
   void skip_all_but(const std::string& prefix);
   void finish() const override;
+  /// Files every stored tensor under `rename(stored name)` (a checkpoint written with another
+  /// library's names); messages keep naming the stored tensor. InvalidFormat when two collide.
+  void rename(const std::function<std::string(const std::string&)>& rename);
 
  protected:
   at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) override;

@@ -1,4 +1,5 @@
-// The izwi-codec command line contract: whole and streamed decode, JSON and WAV output, errors.
+// The izwi-codec command line contract: whole and streamed decode, JSON and WAV output, Mimi
+// encode and decode with a chosen number of codebooks, errors.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,11 @@ TEST(CliCodec, ErrorsGoToStderrWithExitCodeOne) {
   const std::string not_json = dir.write("notes.json", "[[1, 2], [3");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--codes-file " + good, "--model is required"},
-      {kModel, "--codes-file is required"},
+      {kModel, "--codes-file or --encode is required"},
+      {kModel + " --codes-file " + good + " --encode x.wav", "excludes"},
+      {"--model " + testing::fixture_dir("mimi-tiny") + " --encode /no/such/audio.wav", "/no/such/audio.wav"},
+      {kModel + " --encode /no/such/audio.wav", "holds a decoder only"},
+      {kModel + " --codes-file " + good + " --codes-out x.json", "requires --encode"},
       {kModel + " --codes-file " + good + " --chunk-frames 0", "chunk-frames"},
       {kModel + " --codes-file " + good + " --bogus", "bogus"},
       {"--model /no/such/codec --codes-file " + good, "izwi-codec: NotFound: "},
@@ -83,6 +88,46 @@ TEST(CliCodec, ErrorsGoToStderrWithExitCodeOne) {
     EXPECT_NE(run.err.find("izwi-codec: "), std::string::npos) << args << ": " << run.err;
     EXPECT_NE(run.err.find(expected), std::string::npos) << args << " printed: " << run.err;
   }
+}
+
+const std::string kMimi = "--model " + testing::fixture_dir("mimi-tiny");
+
+TEST(CliCodec, MimiEncodesAudioToTheReferenceCodesAndDecodesThem) {
+  const testing::ReferenceTensors ref("mimi-tiny");
+  testing::TempDir dir;
+  const std::string codes_out = dir.file("codes.json");
+  const std::string audio = testing::fixture_dir("mimi-tiny") + "/audio.wav";
+  const testing::CliRun encoded = run_cli(kMimi + " --encode " + audio + " --codes-out " + codes_out + " --json");
+  ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+  const nlohmann::json printed = nlohmann::json::parse(encoded.out).at("codes");
+  const at::Tensor expected = ref.get("encoded_codes");
+  ASSERT_EQ(printed.size(), 8u);
+  for (int64_t k = 0; k < 8; ++k) {
+    EXPECT_EQ(
+        printed[k].get<std::vector<int64_t>>(),
+        std::vector<int64_t>(expected[k].data_ptr<int64_t>(), expected[k].data_ptr<int64_t>() + expected.size(1)));
+  }
+  const testing::CliRun three = run_cli(kMimi + " --encode " + audio + " --num-codebooks 3");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_NE(three.out.find("24000 samples -> 13 frames x 3 codebooks"), std::string::npos) << three.out;
+
+  // The reference codes decode to the reference audio, whole and streamed.
+  const std::string codes = " --codes-file " + write_codes(dir, ref.get("codes"));
+  for (const char* mode : {"", " --chunk-frames 2"}) {
+    const testing::CliRun run = run_cli(kMimi + codes + " --json" + mode);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::vector<float> samples = nlohmann::json::parse(run.out).at("samples").get<std::vector<float>>();
+    EXPECT_LT(testing::max_abs_diff(at::tensor(samples), ref.get("decoded_audio").to(at::kFloat)), 1e-4) << mode;
+  }
+  // The encoder's own codes decode with as many codebooks as they have.
+  const testing::CliRun four = run_cli(kMimi + " --encode " + audio + " --num-codebooks 4 --codes-out " + codes_out);
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  const testing::CliRun decoded = run_cli(kMimi + " --codes-file " + codes_out + " --num-codebooks 4");
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_NE(decoded.out.find("13 frames -> 24960 samples"), std::string::npos) << decoded.out;
+  const testing::CliRun too_many = run_cli(kMimi + " --encode " + audio + " --num-codebooks 9");
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_NE(too_many.err.find("num_codebooks 9"), std::string::npos) << too_many.err;
 }
 
 }  // namespace
