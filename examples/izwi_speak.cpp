@@ -1,12 +1,16 @@
 // izwi-speak: text to speech with a speech synthesis model (Qwen3-TTS).
 //
-//   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME | --voice-audio FILE |
-//              --voice-file F] [--save-voice F] [--language L] [--instruct S] [--text-mode streaming|full]
+//   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME | --voice-audio FILE
+//              [--voice-text S | --voice-text-ids 1,2,3] | --voice-file F] [--save-voice F] [--language L]
+//              [--instruct S] [--text-mode streaming|full]
 //              [--temperature T] [--top-k K]
 //              [--top-p P] [--repetition-penalty R] [--subtalker-temperature T] [--seed N]
 //              [--max-frames N] [--out FILE.wav] [--stream] [--json]
 //
-// --voice-audio clones the voice of a reference recording (Qwen3-TTS Base: its x-vector);
+// --voice-audio clones the voice of a reference recording (Qwen3-TTS Base: its x-vector); with
+// what the recording says (--voice-text, or --voice-text-ids: the framed ids
+// `<|im_start|>assistant\n` + transcript + `<|im_end|>\n`) the clone is in-context: the speech
+// continues the reference, whose codes the speech tokenizer's encoder computes.
 // --save-voice writes that voice to a small file, which --voice-file reuses without the audio.
 // --text-ids are the complete talker text ids (`<|im_start|>assistant\n` + text +
 // `<|im_end|>\n<|im_start|>assistant\n`). --temperature sets both heads unless
@@ -42,7 +46,8 @@ double ms_since(Clock::time_point start) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Speak text with an izwi speech model"};
-  std::string model_dir, text_ids, text_mode, out_path, voice_audio, voice_file, save_voice;
+  std::string model_dir, text_ids, text_mode, out_path, voice_audio, voice_file, save_voice, voice_text_ids;
+  izwi::VoiceTranscript transcript;
   bool stream = false, json = false;
   izwi::SpeechRequest request;
   izwi::SpeechParams& p = request.params;
@@ -57,6 +62,12 @@ int main(int argc, char** argv) {
   auto* voice_audio_opt =
       app.add_option("--voice-audio", voice_audio, "Reference recording of the voice to clone (Base models)");
   auto* voice_file_opt = app.add_option("--voice-file", voice_file, "Voice file written by --save-voice");
+  auto* voice_text_opt = app.add_option("--voice-text", transcript.text, "What --voice-audio says (in-context clone)")
+                             ->needs(voice_audio_opt);
+  auto* voice_ids_opt =
+      app.add_option("--voice-text-ids", voice_text_ids, "Framed transcript ids of --voice-audio, comma separated")
+          ->needs(voice_audio_opt);
+  voice_text_opt->excludes(voice_ids_opt);
   app.add_option("--save-voice", save_voice, "Write the voice of --voice-audio to this file");
   speaker_opt->excludes(voice_audio_opt)->excludes(voice_file_opt);
   voice_audio_opt->excludes(voice_file_opt);
@@ -80,6 +91,7 @@ int main(int argc, char** argv) {
 
   return izwi::cli::run_main("izwi-speak", [&] {
     if (ids_opt->count() > 0) request.text_ids = izwi::cli::parse_id_list(text_ids, "--text-ids");
+    if (voice_ids_opt->count() > 0) transcript.text_ids = izwi::cli::parse_id_list(voice_text_ids, "--voice-text-ids");
     if (text_opt->count() == 0 && ids_opt->count() == 0) {
       throw izwi::Error(izwi::ErrorCode::InvalidArgument, "give --text or --text-ids");
     }
@@ -101,7 +113,7 @@ int main(int argc, char** argv) {
     izwi::Engine engine(model_dir);
     if (!voice_audio.empty()) {
       const izwi::AudioBuffer reference = izwi::read_audio(voice_audio);
-      request.voice = engine.create_voice(izwi::to_mono(reference), reference.sample_rate);
+      request.voice = engine.create_voice(izwi::to_mono(reference), reference.sample_rate, transcript);
       if (!save_voice.empty()) izwi::save_voice(request.voice, save_voice);
     }
     const int32_t rate = engine.model_info().output_sample_rate;

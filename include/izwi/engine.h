@@ -104,7 +104,11 @@ class IZWI_API Engine {
   /// the model needs), for SpeechRequest::voice; compute it once and reuse it. Models with
   /// ModelInfo::clones_voices; Unsupported otherwise. InvalidArgument for audio that is too short
   /// (under half a second), silent, or not finite. Runs on the calling thread.
-  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate);
+  /// With a transcript of the recording the voice is in-context: it also carries the transcript's
+  /// ids and the recording's codec codes (the speech tokenizer's encoder; Unsupported when the
+  /// model folder's codec has none), and the model continues the reference.
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate,
+                     const VoiceTranscript& transcript = VoiceTranscript{});
 
   /// Aborts a live request; returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);

@@ -27,6 +27,16 @@ struct Voice {
   bool in_context() const { return !reference_codes.empty(); }
 };
 
+/// What the reference recording says, for in-context cloning (Engine::create_voice): UTF-8 text,
+/// tokenized by the model folder's tokenizer inside the reference framing, or the complete framed
+/// ids (as Voice::reference_text_ids holds them). Both empty: an x-vector-only voice.
+struct VoiceTranscript {
+  std::string text;
+  std::vector<int32_t> text_ids;
+
+  bool empty() const { return text.empty() && text_ids.empty(); }
+};
+
 /// Largest voice file load_voice reads (a 2048-wide x-vector and a minute of reference codes take
 /// about 200 KB).
 constexpr size_t kMaxVoiceFileBytes = size_t{16} << 20;

@@ -47,4 +47,19 @@ std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, at::Sc
   return encoder;
 }
 
+bool holds_codec_encoder(const std::string& path) {
+  const CodecCheckpoint checkpoint = find_codec_checkpoint(path);
+  switch (checkpoint.kind) {
+    case CodecCheckpoint::Kind::kMimi:
+      return true;
+    case CodecCheckpoint::Kind::kQwen3TtsDecoder:
+      return false;
+    case CodecCheckpoint::Kind::kQwen3TtsTokenizer: {
+      const auto it = checkpoint.config.find("encoder_config");
+      return it != checkpoint.config.end() && it->is_object() && !it->empty();
+    }
+  }
+  return false;
+}
+
 }  // namespace izwi

@@ -33,4 +33,8 @@ class CodecEncoder {
 std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, at::ScalarType dtype,
                                                  const at::Device& device, bool check_finite = false);
 
+/// True when `path` (as load_codec_encoder takes it) holds an encoder: a Mimi, or a Qwen3-TTS
+/// speech tokenizer with a non-empty encoder_config. Errors as find_codec_checkpoint.
+bool holds_codec_encoder(const std::string& path);
+
 }  // namespace izwi

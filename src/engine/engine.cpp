@@ -116,8 +116,8 @@ StreamHandle Engine::synthesize_streaming(const SpeechRequest& request) {
   return StreamHandle(impl_->submit_speech(request, RequestChannel::Mode::Stream), impl_);
 }
 
-Voice Engine::create_voice(const std::vector<float>& samples, int32_t sample_rate) {
-  return impl_->create_voice(samples, sample_rate);
+Voice Engine::create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript) {
+  return impl_->create_voice(samples, sample_rate, transcript);
 }
 
 bool Engine::abort(const std::string& request_id) { return impl_->abort(request_id); }

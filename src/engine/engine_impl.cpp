@@ -330,8 +330,9 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
   return channel;
 }
 
-Voice EngineImpl::create_voice(const std::vector<float>& samples, int32_t sample_rate) const {
-  return model_->create_voice(samples, sample_rate);
+Voice EngineImpl::create_voice(const std::vector<float>& samples, int32_t sample_rate,
+                               const VoiceTranscript& transcript) const {
+  return model_->create_voice(samples, sample_rate, transcript, tokenizer());
 }
 
 void EngineImpl::push_audio(const std::string& request_id, std::vector<float> samples) {

@@ -47,7 +47,7 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// Validates and queues a speech synthesis request.
   std::shared_ptr<RequestChannel> submit_speech(const SpeechRequest& request, RequestChannel::Mode mode);
   /// The model's voice of reference audio, computed on the caller's thread.
-  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const;
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript) const;
   /// Audio at the model's rate for a live speech request, and its end.
   void push_audio(const std::string& request_id, std::vector<float> samples);
   void finish_audio(const std::string& request_id);

@@ -90,9 +90,11 @@ class CausalLM {
   /// text with `tokenizer`, which may be null) and resolves its sampling. Safe from any thread.
   virtual SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const;
   /// Voice cloning (spec().clones_voices): the voice of mono reference `samples` at `sample_rate`
-  /// (resampled as the model needs). InvalidArgument for audio too short or silent. Safe from any
-  /// thread. Other models throw Unsupported.
-  virtual Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const;
+  /// (resampled as the model needs); in-context when `transcript` is given (its text tokenized
+  /// with `tokenizer`, which may be null). InvalidArgument for audio too short or silent. Safe
+  /// from any thread. Other models throw Unsupported.
+  virtual Voice create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript,
+                             const Tokenizer* tokenizer) const;
   /// Decodes the next `num_frames[i]` undecoded frames of each `states[i]` to PCM at
   /// output_sample_rate, batched across the requests; streamed audio equals a whole decode.
   virtual std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,

@@ -82,6 +82,36 @@ TEST(CliSpeak, ClonesAVoiceSavesItAndSpeaksTheSameFromTheVoiceFile) {
                     });
 }
 
+TEST(CliSpeak, ClonesAVoiceInContextFromAudioAndItsTranscript) {
+  testing::TempDir dir, model;
+  const std::string base = "--model " + testing::make_qwen3_tts_base_model(model, true);
+  const at::Tensor samples =
+      testing::ReferenceTensors("qwen3-tts-speaker-encoder-tiny").get("case0.waveform_24k").to(at::kFloat).contiguous();
+  write_wav(dir.file("ref.wav"), {samples.data_ptr<float>(), samples.data_ptr<float>() + samples.numel()}, 24000);
+  const std::vector<int32_t> case1 = testing::ReferenceTensors("qwen3-tts-tiny").ids("case1.input_ids");
+  const std::vector<int32_t> transcript(case1.begin(), case1.end() - 3);  // ... <|im_end|>\n
+  const std::string args = base + ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids")) +
+                           " --temperature 0 --max-frames 4 --json --voice-audio " + dir.file("ref.wav");
+  std::string transcript_ids;
+  for (const int32_t id : transcript) transcript_ids += (transcript_ids.empty() ? "" : ",") + std::to_string(id);
+  const testing::CliRun cloned = testing::run_example(
+      "izwi-speak", args + " --voice-text-ids " + transcript_ids + " --save-voice " + dir.file("voice.json"));
+  ASSERT_EQ(cloned.exit_code, 0) << cloned.err;
+  const Voice voice = load_voice(dir.file("voice.json"));
+  EXPECT_EQ(voice.reference_text_ids, transcript);
+  EXPECT_EQ(voice.reference_codes.size(), (static_cast<size_t>(samples.numel()) + 1919) / 1920);
+  const testing::CliRun reused = testing::run_example(
+      "izwi-speak", base + ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids")) +
+                        " --temperature 0 --max-frames 4 --json --voice-file " + dir.file("voice.json"));
+  ASSERT_EQ(reused.exit_code, 0) << reused.err;
+  EXPECT_EQ(nlohmann::json::parse(reused.out).at("codes"), nlohmann::json::parse(cloned.out).at("codes"));
+  testing::expect_cli_errors("izwi-speak", {
+                                               {args + " --voice-text hello", "transcript needs a tokenizer"},
+                                               {args + " --voice-text hi --voice-text-ids 1,2", "excludes"},
+                                               {base + " --text-ids 1,2 --voice-text hi", "requires --voice-audio"},
+                                           });
+}
+
 TEST(CliSpeak, ErrorsGoToStderrWithANonZeroExit) {
   const std::string ids = ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids"));
   testing::expect_cli_errors(

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 
+#include "codec/codec_encoder.h"
 #include "common/codec_frames.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
@@ -302,6 +303,86 @@ TEST_F(EngineVoice, CorruptVoiceFilesAreNamed) {
             std::string::npos);
   EXPECT_NE(error_of("neg.json", voice + R"("reference_text_ids": [1], "reference_codes": [[1, -2]]})")
                 .find("reference_codes[0][1] = -2 is not an integer"),
+            std::string::npos);
+}
+
+TEST(EngineVoiceFromAudio, ATranscriptMakesAnInContextVoiceFromTheSpeechTokenizersEncoder) {
+  testing::TempDir dir;
+  const std::string model = testing::make_qwen3_tts_base_model(dir, true);
+  Engine engine(model);
+  const ReferenceTensors speaker("qwen3-tts-speaker-encoder-tiny");
+  const std::vector<float> samples = to_vector(speaker.get("case0.waveform_24k"));
+  const std::vector<int32_t> transcript = in_context_voice(Voice{}).reference_text_ids;
+
+  const Voice plain = engine.create_voice(samples, 24000);
+  const Voice voice = engine.create_voice(samples, 24000, VoiceTranscript{"", transcript});
+  EXPECT_EQ(voice.xvector, plain.xvector);
+  EXPECT_EQ(voice.reference_text_ids, transcript);
+  // The reference codes are the speech tokenizer's encoding of the recording, frame by frame.
+  const auto encoder = load_codec_encoder(model, at::kFloat, at::kCPU);
+  const at::Tensor codes = encoder->encode(at::tensor(samples));
+  ASSERT_EQ(codes.size(0), 16);
+  ASSERT_EQ(static_cast<int64_t>(voice.reference_codes.size()), codes.size(1));
+  EXPECT_EQ(codes.size(1), (static_cast<int64_t>(samples.size()) + 1919) / 1920);
+  for (int64_t f = 0; f < codes.size(1); ++f) {
+    for (int64_t k = 0; k < 16; ++k) ASSERT_EQ(voice.reference_codes[f][k], codes[k][f].item<int64_t>()) << f << k;
+  }
+  // At another rate the recording is resampled to the codec's first.
+  const std::vector<float> at_16k = resample(samples, 24000, 16000);
+  const Voice resampled = engine.create_voice(at_16k, 16000, VoiceTranscript{"", transcript});
+  const at::Tensor codes_16k = encoder->encode(at::tensor(resample(at_16k, 16000, 24000)));
+  ASSERT_EQ(static_cast<int64_t>(resampled.reference_codes.size()), codes_16k.size(1));
+  EXPECT_EQ(resampled.reference_codes[1][3], codes_16k[3][1].item<int64_t>());
+
+  // The voice speaks, continuing its reference: the audio is the decode of reference + generated
+  // codes with the reference's samples cut.
+  SpeechRequest r;
+  r.text_ids = ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids");
+  r.voice = voice;
+  r.params.temperature = 0.0f;
+  r.params.subtalker_temperature = 0.0f;
+  r.params.max_frames = 4;
+  const Output out = engine.synthesize(r);
+  ASSERT_FALSE(out.audio_codes.empty());
+  std::vector<std::vector<int32_t>> all = voice.reference_codes;
+  all.insert(all.end(), out.audio_codes.begin(), out.audio_codes.end());
+  const at::Tensor whole = testing::decode_frames(model + "/speech_tokenizer", all);
+  EXPECT_LT(testing::max_abs_diff(at::tensor(out.audio),
+                                  whole.slice(0, static_cast<int64_t>(voice.reference_codes.size()) * 1920)),
+            1e-4);
+}
+
+TEST(EngineVoiceFromAudio, TranscriptsThatCannotBeUsedAreNamed) {
+  const ReferenceTensors speaker("qwen3-tts-speaker-encoder-tiny");
+  const std::vector<float> samples = to_vector(speaker.get("case0.waveform_24k"));
+  testing::TempDir with_encoder;
+  Engine engine(testing::make_qwen3_tts_base_model(with_encoder, true));
+  // The tiny model folder has no tokenizer, so text cannot be tokenized; ids can.
+  const std::string no_tokenizer = testing::error_message([&] {
+    engine.create_voice(samples, 24000, VoiceTranscript{"Hello.", {}});
+  });
+  EXPECT_NE(no_tokenizer.find("transcript needs a tokenizer"), std::string::npos) << no_tokenizer;
+  EXPECT_EQ(testing::error_code_of([&] {
+              engine.create_voice(samples, 24000, VoiceTranscript{"Hello.", {1, 2}});
+            }),
+            ErrorCode::InvalidArgument);
+  // A voice whose transcript ids fall outside the vocabulary is refused when it is used.
+  Voice bad = engine.create_voice(samples, 24000, VoiceTranscript{"", {1, 2, 3, 999999, 4, 5}});
+  SpeechRequest r;
+  r.text_ids = ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids");
+  r.voice = bad;
+  EXPECT_NE(testing::error_message([&] { engine.synthesize(r); }).find("voice reference_text_ids[3] = 999999"),
+            std::string::npos);
+  // A speech tokenizer without an encoder cannot make reference codes.
+  testing::TempDir decoder_only;
+  Engine plain(testing::make_qwen3_tts_base_model(decoder_only));
+  EXPECT_EQ(testing::error_code_of([&] {
+              plain.create_voice(samples, 24000, VoiceTranscript{"", {1, 2, 3, 4, 5, 6}});
+            }),
+            ErrorCode::Unsupported);
+  EXPECT_NE(testing::error_message([&] {
+              plain.create_voice(samples, 24000, VoiceTranscript{"", {1, 2, 3, 4, 5, 6}});
+            }).find("speech tokenizer's encoder"),
             std::string::npos);
 }
 

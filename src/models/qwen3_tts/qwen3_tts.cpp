@@ -110,6 +110,16 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
          codec_->num_codebooks(), codec_->codebook_size(), hf.path(), c.num_code_groups, c.code_predictor.vocab_size);
   }
 
+  if (speaker_encoder_ && holds_codec_encoder(codec_dir)) {
+    codec_encoder_ = load_codec_encoder(codec_dir, source.compute_dtype(), source.device(), source.check_finite());
+    if (codec_encoder_->default_codebooks() != c.num_code_groups ||
+        codec_encoder_->codebook_size() != c.code_predictor.vocab_size) {
+      fail(ErrorCode::InvalidFormat, "{}: the codec's encoder gives {} codebooks of {} codes, but {} has {} of {}",
+           codec_dir, codec_encoder_->default_codebooks(), codec_encoder_->codebook_size(), hf.path(),
+           c.num_code_groups, c.code_predictor.vocab_size);
+    }
+  }
+
   spec_.produces_audio = true;
   spec_.output_sample_rate = codec_->sample_rate();
   spec_.num_codebooks = c.num_code_groups;
@@ -307,18 +317,40 @@ void Qwen3TtsForConditionalGeneration::check_voice(const Voice& voice) const {
   }
 }
 
-Voice Qwen3TtsForConditionalGeneration::create_voice(const std::vector<float>& samples, int32_t sample_rate) const {
+Voice Qwen3TtsForConditionalGeneration::create_voice(const std::vector<float>& samples, int32_t sample_rate,
+                                                     const VoiceTranscript& transcript,
+                                                     const Tokenizer* tokenizer) const {
   if (!speaker_encoder_) {
     fail(ErrorCode::Unsupported, "voice cloning needs a Qwen3-TTS Base model; this one is {}", config_.tts_model_type);
   }
+  if (!transcript.empty() && !codec_encoder_) {
+    fail(ErrorCode::Unsupported,
+         "in-context cloning (a voice with a transcript) needs the speech tokenizer's encoder, and this model's "
+         "speech_tokenizer/ has a decoder only");
+  }
   check_sample_rate(sample_rate, "sample_rate", "create_voice");
   check_samples(samples.data(), samples.size(), "create_voice reference audio");
-  const int32_t rate = speaker_encoder_->config().sample_rate;
-  const std::vector<float> audio = sample_rate == rate ? samples : resample(samples, sample_rate, rate);
-  const at::Tensor xvector = speaker_encoder_->embed(at::tensor(audio));
   Voice voice;
   voice.model_type = spec_.model_type;
+  if (!transcript.empty()) {
+    // As the released code frames ref_text; the prompt builder checks the ids against the vocabulary.
+    voice.reference_text_ids = resolve_text(transcript.text, transcript.text_ids, "transcript",
+                                            "<|im_start|>assistant\n", "<|im_end|>\n", tokenizer);
+  }
+  const auto at_rate = [&](int32_t rate) {
+    return sample_rate == rate ? samples : resample(samples, sample_rate, rate);
+  };
+  const at::Tensor xvector = speaker_encoder_->embed(at::tensor(at_rate(speaker_encoder_->config().sample_rate)));
   voice.xvector.assign(xvector.data_ptr<float>(), xvector.data_ptr<float>() + xvector.numel());
+  if (!transcript.empty()) {
+    const at::Tensor codes = codec_encoder_->encode(at::tensor(at_rate(codec_encoder_->sample_rate())))
+                                 .to(at::kInt)
+                                 .t()
+                                 .contiguous();  // [frames, codebooks]
+    for (int64_t f = 0; f < codes.size(0); ++f) {
+      voice.reference_codes.emplace_back(codes[f].data_ptr<int32_t>(), codes[f].data_ptr<int32_t>() + codes.size(1));
+    }
+  }
   return voice;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codec/codec_decoder.h"
+#include "codec/codec_encoder.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
 #include "layers/decoder_layer.h"
@@ -40,7 +41,8 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
   SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const override;
-  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate) const override;
+  Voice create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript,
+                     const Tokenizer* tokenizer) const override;
   std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,
                                                const std::vector<int32_t>& num_frames) const override;
 
@@ -66,6 +68,8 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::unique_ptr<RotaryEmbedding> rope_;
   std::unique_ptr<Qwen3TtsCodePredictor> code_predictor_;
   std::unique_ptr<CodecDecoder> codec_;
+  /// Base models whose speech tokenizer has its encoder: reference audio -> codes.
+  std::unique_ptr<CodecEncoder> codec_encoder_;
   std::unique_ptr<SpeakerEncoder> speaker_encoder_;  ///< Base models only.
   std::unique_ptr<VoiceKeys> voice_keys_;            ///< Prefix keys of the voices requests name.
 
