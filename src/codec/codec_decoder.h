@@ -16,6 +16,8 @@ namespace izwi {
 class CodecDecoderState {
  public:
   virtual ~CodecDecoderState() = default;
+  /// An independent copy: decoding into either leaves the other as it was.
+  virtual std::unique_ptr<CodecDecoderState> clone() const = 0;
 };
 
 class CodecDecoder {

@@ -14,6 +14,14 @@ class CodecStreamState final : public CodecDecoderState {
   const StreamingCodecDecoder* owner = nullptr;
   int64_t position = 0;             ///< Frames decoded so far.
   std::vector<at::Tensor> tensors;  ///< Batch-1 carry-overs, in the decoder's fixed order.
+
+  std::unique_ptr<CodecDecoderState> clone() const override {
+    auto copy = std::make_unique<CodecStreamState>();
+    copy->owner = owner;
+    copy->position = position;
+    for (const at::Tensor& t : tensors) copy->tensors.push_back(t.clone());
+    return copy;
+  }
 };
 
 }  // namespace

@@ -222,6 +222,18 @@ json qwen3_tts(const Qwen3TtsShape& s) {
           {kSpeechTokenizerKey, speech_tokenizer}};
 }
 
+// The Base variant of a qwen3_tts preset: a speaker encoder whose x-vector is as wide as the
+// talker, no named speakers, and the speech tokenizer's Mimi encoder (16 of its quantizers kept).
+json qwen3_tts_base(json config, const json& speaker_encoder, const json& mimi_encoder) {
+  config["tts_model_type"] = "base";
+  config["speaker_encoder_config"] = speaker_encoder;
+  config["speaker_encoder_config"]["enc_dim"] = config["talker_config"]["hidden_size"];
+  config["talker_config"]["spk_id"] = json::object();
+  config["talker_config"]["spk_is_dialect"] = json::object();
+  config[kSpeechTokenizerKey]["encoder_config"] = mimi_encoder;
+  return config;
+}
+
 std::vector<std::string> lfm2_layers(const std::vector<int>& attention, int count) {
   std::vector<std::string> types(static_cast<size_t>(count), "conv");
   for (int i : attention) types[static_cast<size_t>(i)] = "full_attention";
@@ -256,6 +268,30 @@ const std::map<std::pair<std::string, std::string>, json>& presets() {
       {{"qwen3_tts", "qwen3-tts-0.6b"},
        qwen3_tts({1024,   3072,   28,     16,     8,     128, 1024, 3072, 5,   16, 8,  128, 151936, 2048, 151644,
                   151645, 151671, 151672, 151673, "0b6", 512, 1024, 1536, 512, 8,  16, 64,  1024,   72})},
+      {{"qwen3_tts", "tiny-base"},
+       qwen3_tts_base(qwen3_tts({64, 128,  2,    4,    2,     16, 32, 64, 2,  4, 2, 16, 3000, 48, 1,
+                                 2,  2997, 2998, 2999, "0b6", 32, 64, 64, 64, 2, 4, 16, 128,  8}),
+                      {{"enc_channels", {32, 32, 32, 32, 96}},
+                       {"enc_attention_channels", 16},
+                       {"enc_se_channels", 16},
+                       {"enc_res2net_scale", 4}},
+                      {{"model_type", "mimi"},
+                       {"hidden_size", 64},
+                       {"num_filters", 8},
+                       {"intermediate_size", 128},
+                       {"num_hidden_layers", 2},
+                       {"num_attention_heads", 4},
+                       {"head_dim", 16},
+                       {"codebook_dim", 32},
+                       {"vector_quantization_hidden_dimension", 32},
+                       {"upsample_groups", 64},
+                       {"num_quantizers", 16}})},
+      {{"qwen3_tts", "qwen3-tts-0.6b-base"},
+       qwen3_tts_base(
+           qwen3_tts({1024,   3072,   28,     16,     8,     128, 1024, 3072, 5,   16, 8,  128, 151936, 2048, 151644,
+                      151645, 151671, 151672, 151673, "0b6", 512, 1024, 1536, 512, 8,  16, 64,  1024,   72}),
+           json::object(),                                      // the released ECAPA-TDNN sizes
+           {{"model_type", "mimi"}, {"num_quantizers", 32}})},  // Kyutai's sizes, as released
       {{"voxtral_realtime", "voxtral-mini-4b-realtime"},
        voxtral(3072, 9216, 26, 32, 8, 128, 131072, 1280, 5120, 32, 32, 750)},
   };

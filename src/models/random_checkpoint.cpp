@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codec/mimi_encoder.h"
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
 #include "common/json_fields.h"
@@ -24,8 +25,9 @@ void write_json(const nlohmann::json& json, const fs::path& path) {
   if (!out) fail(ErrorCode::ResourceExhausted, "cannot write '{}'", path.string());
 }
 
-/// Writes `dir`/config.json (the released speech-tokenizer layout with a nested decoder_config)
-/// and `dir`/model.safetensors with the decoder's tensors (`decoder.` names, float32 as released).
+/// Writes `dir`/config.json (the released speech-tokenizer layout with a nested decoder_config,
+/// and encoder_config for Base models) and `dir`/model.safetensors with the decoder's tensors
+/// (`decoder.` names) and the encoder's (`encoder.`), float32 as released.
 int64_t write_speech_tokenizer(const nlohmann::json& config, const fs::path& dir, uint64_t seed) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -38,6 +40,11 @@ int64_t write_speech_tokenizer(const nlohmann::json& config, const fs::path& dir
   RandomWeights weights(seed, at::kMeta, at::kFloat);
   const Qwen3TtsCodecDecoder recorded(weights, Qwen3TtsCodecConfig::parse(*decoder, &top), "decoder.");
   (void)recorded;
+  if (const std::optional<JsonFields> encoder = top.object("encoder_config")) {
+    const MimiEncoder recorded_encoder(weights, MimiConfig::parse(*encoder), "encoder.",
+                                       top.get_or<int32_t>("encoder_valid_num_quantizers", 16));
+    (void)recorded_encoder;
+  }
   write_safetensors((dir / "model.safetensors").string(), weights.tensors(), at::kFloat);
   int64_t parameters = 0;
   for (const auto& [name, t] : weights.tensors()) parameters += t.numel();

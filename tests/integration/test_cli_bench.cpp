@@ -21,12 +21,13 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_TRUE(std::filesystem::exists(model + "/config.json"));
   EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
 
-  // --kernels both also runs the plain libtorch path in a child process. 64 tokens each: with 24,
-  // a loaded machine once let the first of the two requests finish before the second started, and
-  // the bench rightly found no window in which both decode.
+  // --kernels both also runs the plain libtorch path in a child process. 256 tokens each: with 24,
+  // and once with 64, a loaded machine let the reader of one stream see all its tokens before the
+  // other's first (the tiny model makes a token in well under a millisecond), and the bench
+  // rightly found no window in which both decode.
   const testing::CliRun run = testing::run_built(
       "benchmarks/izwi-bench",
-      "--model " + model + " --concurrency 1,2 --prompt-len 8 --gen 64 --shared-prefix 32 --kernels both --json");
+      "--model " + model + " --concurrency 1,2 --prompt-len 8 --gen 256 --shared-prefix 32 --kernels both --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);

@@ -55,18 +55,6 @@ at::Tensor ids_tensor(const std::vector<int64_t>& ids, const at::Device& device)
   return at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(device);
 }
 
-/// Frames [first, first + count) of `frames` ([frames][codebooks]) as the codec's [codebooks, count].
-at::Tensor frames_tensor(const std::vector<std::vector<int32_t>>& frames, size_t first, size_t count) {
-  IZWI_CHECK(count > 0 && first + count <= frames.size(), "frames [{}, {}) of {}", first, first + count, frames.size());
-  const int64_t codebooks = static_cast<int64_t>(frames[first].size());
-  at::Tensor codes = at::empty({codebooks, static_cast<int64_t>(count)}, at::kLong);
-  auto a = codes.accessor<int64_t, 2>();
-  for (size_t f = 0; f < count; ++f) {
-    for (int64_t k = 0; k < codebooks; ++k) a[k][static_cast<int64_t>(f)] = frames[first + f][static_cast<size_t>(k)];
-  }
-  return codes;
-}
-
 }  // namespace
 
 Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfig& hf, WeightSource& source)
@@ -101,6 +89,7 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
     }
     speaker_encoder_ = std::make_unique<SpeakerEncoder>(source, "speaker_encoder.", encoder);
   }
+  warm_codecs_ = std::make_unique<WarmCodecStates>(kWarmCodecVoices);
   voice_keys_ = std::make_unique<VoiceKeys>(tts_first_vector_key(c.text_vocab_size, t.vocab_size));
 
   const std::string codec_dir = hf.model_dir() + "/speech_tokenizer";
@@ -361,17 +350,16 @@ std::vector<std::vector<float>> Qwen3TtsForConditionalGeneration::decode_audio(
   for (size_t i = 0; i < states.size(); ++i) {
     Qwen3TtsRequestState& state = tts_state(states[i]);
     if (!state.codec) {
-      state.codec = codec_->new_state();
-      // In-context cloning continues the reference audio: decode it into the state, drop its audio.
-      if (!state.prompt.reference_frames.empty()) {
-        codec_->decode_streaming({state.codec.get()}, {frames_tensor(state.prompt.reference_frames, 0,
-                                                                     state.prompt.reference_frames.size())});
-      }
+      // In-context cloning continues the reference audio: the state starts after it (its audio
+      // dropped), copied from the voice's earlier requests when there were any.
+      state.codec = state.prompt.reference_frames.empty()
+                        ? codec_->new_state()
+                        : warm_codecs_->state_after(*codec_, state.prompt.reference_frames);
     }
     const int32_t n = num_frames[i];
     IZWI_CHECK(state.frames_decoded + n <= static_cast<int32_t>(state.frames.size()), "{} frames to decode, {} pending",
                n, state.frames.size() - static_cast<size_t>(state.frames_decoded));
-    codes.push_back(frames_tensor(state.frames, static_cast<size_t>(state.frames_decoded), static_cast<size_t>(n)));
+    codes.push_back(frames_to_codes(state.frames, static_cast<size_t>(state.frames_decoded), static_cast<size_t>(n)));
     state.frames_decoded += n;
     codec_states.push_back(state.codec.get());
   }

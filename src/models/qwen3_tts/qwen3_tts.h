@@ -13,6 +13,7 @@
 
 #include "codec/codec_decoder.h"
 #include "codec/codec_encoder.h"
+#include "codec/warm_codec_states.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
 #include "layers/decoder_layer.h"
@@ -70,6 +71,9 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   std::unique_ptr<CodecDecoder> codec_;
   /// Base models whose speech tokenizer has its encoder: reference audio -> codes.
   std::unique_ptr<CodecEncoder> codec_encoder_;
+  /// Codec states after in-context voices' reference frames (a few MB each on the 0.6B codec).
+  static constexpr size_t kWarmCodecVoices = 16;
+  std::unique_ptr<WarmCodecStates> warm_codecs_;
   std::unique_ptr<SpeakerEncoder> speaker_encoder_;  ///< Base models only.
   std::unique_ptr<VoiceKeys> voice_keys_;            ///< Prefix keys of the voices requests name.
 
