@@ -1,150 +1,21 @@
 #include "models/lfm2.h"
 
-#include <fmt/format.h>
-
-#include "common/check.h"
-
 namespace izwi {
 
-namespace {
-
-// The feed-forward width as Lfm2MLP derives it from the config.
-int64_t lfm2_ffn_dim(const JsonFields& f, int64_t intermediate) {
-  if (!f.get_or<bool>("block_auto_adjust_ff_dim", false)) return intermediate;
-  int64_t dim = 2 * intermediate / 3;
-  if (auto multiplier = f.get_optional<double>("block_ffn_dim_multiplier")) {
-    const double scaled = *multiplier * static_cast<double>(dim);  // checked before the cast to int64
-    if (!(scaled >= 1 && scaled <= static_cast<double>(kMaxIntermediateSize))) {
-      fail(ErrorCode::InvalidFormat,
-           "{}: field 'block_ffn_dim_multiplier' {} gives a feed-forward width outside [1, {}]", f.origin(),
-           *multiplier, kMaxIntermediateSize);
-    }
-    dim = static_cast<int64_t>(scaled);
-    const int64_t multiple = f.get<int64_t>("block_multiple_of");
-    require_in_range(f.origin(), {{"block_multiple_of", multiple, 1, kMaxIntermediateSize}});
-    dim = multiple * ((dim + multiple - 1) / multiple);
-  }
-  return dim;
-}
-
-}  // namespace
-
-Lfm2Config Lfm2Config::parse(const HfConfig& hf) {
-  const JsonFields f = hf.fields();
-  Lfm2Config c;
-  c.vocab_size = f.get<int64_t>("vocab_size");
-  c.hidden_size = f.get<int64_t>("hidden_size");
-  const int64_t intermediate = f.get<int64_t>("intermediate_size");
-  // Checked before lfm2_ffn_dim derives the feed-forward width from it.
-  require_in_range(hf.path(), {{"intermediate_size", intermediate, 1, kMaxIntermediateSize}});
-  c.intermediate_size = lfm2_ffn_dim(f, intermediate);
-  c.num_layers = f.get<int64_t>("num_hidden_layers");
-  c.num_heads = f.get<int64_t>("num_attention_heads");
-  c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
-  c.max_positions = f.get<int64_t>("max_position_embeddings");
-  c.conv_kernel = f.get_or<int64_t>("conv_L_cache", c.conv_kernel);
-  c.conv_bias = f.get_or<bool>("conv_bias", false);
-  c.norm_eps = f.get_or<double>("norm_eps", c.norm_eps);
-  c.rope = read_rope_config(f);
-  c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", true);
-
-  require_in_range(hf.path(), {{"vocab_size", c.vocab_size, 1, kMaxVocabSize},
-                               {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                               {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
-                               {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
-                               {"num_attention_heads", c.num_heads, 1, kMaxHeads},
-                               {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
-                               {"max_position_embeddings", c.max_positions, 1, kMaxPositions},
-                               {"conv_L_cache", c.conv_kernel, 1, kMaxConvKernel}});
-  require_finite_non_negative(hf.path(), {{"norm_eps", c.norm_eps}});
-  if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
-    fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide",
-         hf.path());
-  }
-  c.head_dim = c.hidden_size / c.num_heads;
-
-  c.is_attention.assign(static_cast<size_t>(c.num_layers), false);
-  if (f.has("layer_types")) {
-    const auto types = f.get<std::vector<std::string>>("layer_types");
-    if (static_cast<int64_t>(types.size()) != c.num_layers) {
-      fail(ErrorCode::InvalidFormat, "{}: layer_types has {} entries for {} layers", hf.path(), types.size(),
-           c.num_layers);
-    }
-    for (size_t i = 0; i < types.size(); ++i) {
-      if (types[i] != "full_attention" && types[i] != "conv") {
-        fail(ErrorCode::Unsupported, "{}: layer_types[{}] = '{}' (expected conv or full_attention)", hf.path(), i,
-             types[i]);
-      }
-      c.is_attention[i] = types[i] == "full_attention";
-    }
-  } else {
-    for (int64_t idx : f.get<std::vector<int64_t>>("full_attn_idxs")) {
-      if (idx < 0 || idx >= c.num_layers)
-        fail(ErrorCode::InvalidFormat, "{}: full_attn_idxs entry {} out of range", hf.path(), idx);
-      c.is_attention[static_cast<size_t>(idx)] = true;
-    }
-  }
-  return c;
-}
-
-Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source) : config_(Lfm2Config::parse(hf)) {
-  const Lfm2Config& c = config_;
+Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source)
+    : backbone_(source, "model", Lfm2Config::parse(hf.fields())) {
+  const Lfm2Config& c = backbone_.config();
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
-
-  embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
-  SelfAttentionSpec attn;
-  attn.hidden_size = c.hidden_size;
-  attn.num_heads = c.num_heads;
-  attn.num_kv_heads = c.num_kv_heads;
-  attn.head_dim = c.head_dim;
-  attn.qk_norm_eps = c.norm_eps;
-  attn.o_name = "out_proj";
-  attn.q_norm_name = "q_layernorm";
-  attn.k_norm_name = "k_layernorm";
-  const GatedMlpNames ffn_names{"w1", "w3", "w2"};
-  layers_.reserve(static_cast<size_t>(c.num_layers));
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = fmt::format("model.layers.{}", i);
-    Layer layer{RMSNorm::load(source, p + ".operator_norm.weight", c.hidden_size, c.norm_eps), nullptr, nullptr,
-                RMSNorm::load(source, p + ".ffn_norm.weight", c.hidden_size, c.norm_eps),
-                GatedMlp(source, p + ".feed_forward", c.hidden_size, c.intermediate_size, false, false, ffn_names)};
-    if (c.is_attention[static_cast<size_t>(i)]) {
-      layer.attention = std::make_unique<SelfAttention>(source, p + ".self_attn", attn);
-    } else {
-      layer.conv = std::make_unique<ShortConv>(source, p + ".conv", c.hidden_size, c.conv_kernel, c.conv_bias);
-    }
-    layers_.push_back(std::move(layer));
-  }
-  // LFM2 names its final norm "embedding_norm"; it is applied after the last layer.
-  final_norm_ = RMSNorm::load(source, "model.embedding_norm.weight", c.hidden_size, c.norm_eps);
-  lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
-  rope_ =
-      std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
-  spec_.decode_weight_bytes = lm_head_.weight_bytes();
-  for (const Layer& layer : layers_) {
-    spec_.decode_weight_bytes += layer.feed_forward.weight_bytes() +
-                                 (layer.attention ? layer.attention->weight_bytes() : layer.conv->weight_bytes());
-  }
+  lm_head_ =
+      load_output_head(source, backbone_.embed_tokens(), c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
+  spec_.decode_weight_bytes = lm_head_.weight_bytes() + backbone_.layer_weight_bytes();
 }
 
-std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const {
-  std::vector<LayerCacheSpec> layout;
-  for (const Layer& layer : layers_)
-    layout.push_back(layer.attention ? layer.attention->cache_spec() : layer.conv->cache_spec());
-  return layout;
-}
+std::vector<LayerCacheSpec> Lfm2ForCausalLM::cache_layout() const { return backbone_.cache_layout(); }
 
 at::Tensor Lfm2ForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
-  at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Layer& layer = layers_[i];
-    const at::Tensor normed = layer.operator_norm(h, ctx);
-    h.add_(layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
-                           : (*layer.conv)(normed, cache.layer(i), ctx));
-    h.add_(layer.feed_forward(layer.ffn_norm(h, ctx), ctx));
-  }
-  return final_norm_(h, ctx);
+  return backbone_.forward(backbone_.embed_tokens()(ctx.input_ids, ctx.dtype), ctx, cache);
 }
 
 at::Tensor Lfm2ForCausalLM::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {

@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   attempt([&] { check_llama(LlamaConfig::parse(*config, false)); });
   attempt([&] { check_llama(LlamaConfig::parse(*config, true)); });
   attempt([&] {
-    const Lfm2Config c = Lfm2Config::parse(*config);
+    const Lfm2Config c = Lfm2Config::parse(fields);
     if (static_cast<int64_t>(c.is_attention.size()) != c.num_layers) std::abort();
     if (c.conv_kernel < 1 || c.conv_kernel > kMaxConvKernel) std::abort();
   });

@@ -161,21 +161,21 @@ TEST(HardeningModelConfig, NormEpsAndRopeThetaMustBeFiniteAndNonNegative) {
 
 TEST(HardeningModelConfig, Lfm2SizesHaveUpperBounds) {
   const nlohmann::json base = read_json(kData + "/lfm2-tiny/config.json");
-  EXPECT_NO_THROW(Lfm2Config::parse(HfConfig::load(kData + "/lfm2-tiny")));
+  EXPECT_NO_THROW(Lfm2Config::parse(HfConfig::load(kData + "/lfm2-tiny").fields()));
   for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
            {"max_position_embeddings", int64_t{1} << 31}, {"vocab_size", int64_t{1} << 30}, {"conv_L_cache", 100000}}) {
     TempDir dir;
     nlohmann::json config = base;
     config[field] = value;
-    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
-                 {"config.json", "'" + field + "'", "at most"});
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config)).fields()); },
+                 ErrorCode::InvalidFormat, {"config.json", "'" + field + "'", "at most"});
   }
   {
     TempDir dir;
     nlohmann::json config = base;
     config["norm_eps"] = -1.0;
-    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
-                 {"config.json", "norm_eps"});
+    expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config)).fields()); },
+                 ErrorCode::InvalidFormat, {"config.json", "norm_eps"});
   }
 }
 
@@ -184,7 +184,7 @@ TEST(HardeningModelConfig, Lfm2HugeLayerCountFailsBeforeAllocating) {
   TempDir dir;
   nlohmann::json config = read_json(kData + "/lfm2-tiny/config.json");
   config["num_hidden_layers"] = int64_t{1} << 40;
-  expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+  expect_error([&] { Lfm2Config::parse(HfConfig::load(write_config(dir, config)).fields()); }, ErrorCode::InvalidFormat,
                {"'num_hidden_layers'", "at most"});
 }
 
