@@ -17,7 +17,12 @@ HfConfig HfConfig::load(const std::string& model_dir) {
   return config;
 }
 
-std::string HfConfig::model_type() const { return fields().get<std::string>("model_type"); }
+std::string HfConfig::model_type() const {
+  const JsonFields f = fields();
+  // liquid-audio's LFM2-Audio config has no model_type: its sections name the layout.
+  if (!f.has("model_type") && f.object("lfm") && f.object("depthformer")) return "lfm2_audio";
+  return f.get<std::string>("model_type");
+}
 
 RopeConfig read_rope_config(const JsonFields& config) {
   RopeConfig rope;

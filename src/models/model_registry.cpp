@@ -9,6 +9,7 @@
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
 #include "models/lfm2.h"
+#include "models/lfm2_audio/lfm2_audio.h"
 #include "models/llama.h"
 #include "models/qwen3_tts/qwen3_tts.h"
 #include "models/voxtral_realtime.h"
@@ -27,6 +28,8 @@ const std::map<std::string, Factory>& factories() {
       {"qwen3_tts",
        [](const HfConfig& c, WeightSource& w) { return std::make_unique<Qwen3TtsForConditionalGeneration>(c, w); }},
       {"lfm2", [](const HfConfig& c, WeightSource& w) { return std::make_unique<Lfm2ForCausalLM>(c, w); }},
+      {"lfm2_audio",
+       [](const HfConfig& c, WeightSource& w) { return std::make_unique<Lfm2AudioForConditionalGeneration>(c, w); }},
       {"voxtral_realtime",
        [](const HfConfig& c, WeightSource& w) {
          return std::make_unique<VoxtralRealtimeForConditionalGeneration>(c, w);

@@ -9,6 +9,7 @@
 
 #include "audio/sample_checks.h"
 #include "common/check.h"
+#include "layers/index_tensor.h"
 
 namespace izwi {
 
@@ -49,10 +50,6 @@ Qwen3TtsRequestState& tts_state(RequestState* state) {
   auto* tts = dynamic_cast<Qwen3TtsRequestState*>(state);
   IZWI_CHECK(tts != nullptr, "a qwen3_tts sequence has no Qwen3-TTS request state");
   return *tts;
-}
-
-at::Tensor ids_tensor(const std::vector<int64_t>& ids, const at::Device& device) {
-  return at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(device);
 }
 
 }  // namespace
@@ -131,7 +128,7 @@ std::vector<LayerCacheSpec> Qwen3TtsForConditionalGeneration::cache_layout() con
 
 at::Tensor Qwen3TtsForConditionalGeneration::text_track(const std::vector<int64_t>& ids,
                                                         const ForwardContext& ctx) const {
-  const at::Tensor x = text_embedding_(ids_tensor(ids, ctx.input_ids.device()), ctx.dtype);
+  const at::Tensor x = text_embedding_(index_tensor(ids, ctx.input_ids.device()), ctx.dtype);
   return text_fc2_(at::silu(text_fc1_(x, ctx)), ctx);
 }
 
@@ -171,23 +168,23 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
   at::Tensor h =
       at::zeros({ctx.num_tokens, config_.talker.hidden_size}, at::TensorOptions().dtype(ctx.dtype).device(device));
   if (!frame_rows.empty()) {
-    at::Tensor frames = codec_embedding_(ids_tensor(frame_codes[0], device), ctx.dtype);
+    at::Tensor frames = codec_embedding_(index_tensor(frame_codes[0], device), ctx.dtype);
     for (int32_t k = 1; k < groups; ++k) {
-      frames.add_(code_predictor_->embed(k, ids_tensor(frame_codes[static_cast<size_t>(k)], device), ctx.dtype));
+      frames.add_(code_predictor_->embed(k, index_tensor(frame_codes[static_cast<size_t>(k)], device), ctx.dtype));
     }
-    h.index_add_(0, ids_tensor(frame_rows, device), frames);
+    h.index_add_(0, index_tensor(frame_rows, device), frames);
   }
   if (!codec_rows.empty()) {
-    h.index_add_(0, ids_tensor(codec_rows, device), codec_embedding_(ids_tensor(codec_ids, device), ctx.dtype));
+    h.index_add_(0, index_tensor(codec_rows, device), codec_embedding_(index_tensor(codec_ids, device), ctx.dtype));
   }
   if (!vector_rows.empty()) {
     at::Tensor rows = at::empty({static_cast<int64_t>(vectors.size()), config_.talker.hidden_size}, at::kFloat);
     for (size_t i = 0; i < vectors.size(); ++i) {
       std::copy(vectors[i]->begin(), vectors[i]->end(), rows[static_cast<int64_t>(i)].data_ptr<float>());
     }
-    h.index_add_(0, ids_tensor(vector_rows, device), rows.to(device, ctx.dtype));
+    h.index_add_(0, index_tensor(vector_rows, device), rows.to(device, ctx.dtype));
   }
-  if (!text_rows.empty()) h.index_add_(0, ids_tensor(text_rows, device), text_track(text_ids, ctx));
+  if (!text_rows.empty()) h.index_add_(0, index_tensor(text_rows, device), text_track(text_ids, ctx));
   return h;
 }
 
@@ -222,9 +219,9 @@ std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tenso
   if (frame_rows.empty()) return outputs;
   // The code predictor completes every frame of the step in one batch.
   const at::Device device = hidden.device();
-  const at::Tensor frame_hidden = hidden.index_select(0, ids_tensor(frame_rows, device));
+  const at::Tensor frame_hidden = hidden.index_select(0, index_tensor(frame_rows, device));
   const std::vector<std::vector<int32_t>> rest = code_predictor_->predict(
-      frame_hidden, codec_embedding_(ids_tensor(code0, device), ctx.dtype), subtalker, sampler, cache, ctx);
+      frame_hidden, codec_embedding_(index_tensor(code0, device), ctx.dtype), subtalker, sampler, cache, ctx);
   for (size_t j = 0; j < frame_rows.size(); ++j) {
     const size_t i = static_cast<size_t>(frame_rows[j]);
     Qwen3TtsRequestState& state = tts_state(rows[i].state);

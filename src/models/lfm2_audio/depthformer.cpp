@@ -1,0 +1,135 @@
+#include "models/lfm2_audio/depthformer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/check.h"
+#include "io/weight_source.h"
+#include "layers/linear.h"
+
+namespace izwi {
+
+Depthformer::Depthformer(WeightSource& weights, const DepthformerConfig& config)
+    : config_(config), head_dim_(config.dim / config.heads) {
+  const DepthformerConfig& c = config_;
+  const int64_t d = c.dim, kv_dim = c.kv_heads * head_dim_;
+  depth_linear_ = weights.take_matrix("depth_linear.weight", {c.codebooks * d, c.input_dim});
+  depth_linear_bias_ = weights.take("depth_linear.bias", {c.codebooks * d});
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const std::string p = fmt::format("depthformer.layers.{}.", i);
+    Layer layer;
+    layer.operator_norm = weights.take(p + "operator_norm.weight", {d});
+    layer.qkv = weights.take_matrix(p + "operator.qkv_proj.weight", {d + 2 * kv_dim, d});
+    layer.q_norm = weights.take(p + "operator.bounded_attention.q_layernorm.weight", {head_dim_});
+    layer.k_norm = weights.take(p + "operator.bounded_attention.k_layernorm.weight", {head_dim_});
+    layer.out = weights.take_matrix(p + "operator.out_proj.weight", {d, d});
+    layer.ffn_norm = weights.take(p + "ffn_norm.weight", {d});
+    layer.w1 = weights.take_matrix(p + "feed_forward.w1.weight", {c.ffn_dim, d});
+    layer.w3 = weights.take_matrix(p + "feed_forward.w3.weight", {c.ffn_dim, d});
+    layer.w2 = weights.take_matrix(p + "feed_forward.w2.weight", {d, c.ffn_dim});
+    layers_.push_back(std::move(layer));
+  }
+  for (int64_t k = 0; k < c.codebooks; ++k) {
+    const std::string p = fmt::format("depth_embeddings.{}.", k);
+    Head head;
+    head.embedding = weights.take_matrix(p + "embedding.weight", {c.vocab, d});
+    head.norm = weights.take(p + "embedding_norm.weight", {d});
+    if (c.tie) {
+      if (weights.contains(p + "to_logits.weight")) weights.skip(p + "to_logits.weight");
+      head.to_logits = head.embedding;
+    } else {
+      head.to_logits = weights.take_matrix(p + "to_logits.weight", {c.vocab, d});
+    }
+    heads_.push_back(std::move(head));
+  }
+  // As liquid-audio's precompute_freqs_cis: float32 angles position * theta^(-2i / head_dim).
+  const at::Tensor freqs = 1.0 / at::pow(c.rope_theta, at::arange(0, head_dim_, 2, at::kLong).to(at::kFloat) /
+                                                           static_cast<double>(head_dim_));
+  const at::Tensor angles = at::arange(c.codebooks, at::kLong).to(at::kFloat).unsqueeze(1) * freqs.unsqueeze(0);
+  cos_ = angles.cos().to(weights.device());
+  sin_ = angles.sin().to(weights.device());
+}
+
+int64_t Depthformer::weight_bytes() const {
+  int64_t total = depth_linear_.nbytes() + depth_linear_bias_.nbytes();
+  for (const Layer& l : layers_) {
+    for (const at::Tensor* t :
+         {&l.operator_norm, &l.qkv, &l.q_norm, &l.k_norm, &l.out, &l.ffn_norm, &l.w1, &l.w3, &l.w2}) {
+      total += static_cast<int64_t>(t->nbytes());
+    }
+  }
+  for (const Head& h : heads_) {
+    total += static_cast<int64_t>(h.norm.nbytes() + h.to_logits.nbytes());
+    if (!config_.tie) total += static_cast<int64_t>(h.embedding.nbytes());
+  }
+  return total;
+}
+
+at::Tensor Depthformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  const at::Tensor xf = x.to(at::kFloat);
+  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps) * weight.to(at::kFloat)).to(x.scalar_type());
+}
+
+at::Tensor Depthformer::rope(const at::Tensor& x, int64_t step) const {
+  const at::Tensor pairs = x.to(at::kFloat).unflatten(-1, {head_dim_ / 2, 2});
+  const at::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
+  const at::Tensor cos = cos_[step], sin = sin_[step];
+  return at::stack({re * cos - im * sin, re * sin + im * cos}, -1).flatten(-2).to(x.scalar_type());
+}
+
+at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys,
+                             std::vector<at::Tensor>& values) const {
+  const int64_t batch = x.size(0), d = config_.dim, kv_dim = config_.kv_heads * head_dim_;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& layer = layers_[l];
+    const at::Tensor qkv = linear_forward(rms_norm(x, layer.operator_norm), layer.qkv, {}, true);
+    at::Tensor q = qkv.narrow(1, 0, d).view({batch, config_.heads, head_dim_});
+    at::Tensor k = qkv.narrow(1, d, kv_dim).view({batch, config_.kv_heads, head_dim_});
+    const at::Tensor v = qkv.narrow(1, d + kv_dim, kv_dim).reshape({batch, config_.kv_heads, 1, head_dim_});
+    q = rope(rms_norm(q, layer.q_norm), step);
+    k = rope(rms_norm(k, layer.k_norm), step).unsqueeze(2);
+    keys[l] = keys[l].defined() ? at::cat({keys[l], k}, 2) : k;  // [B, kv_heads, step + 1, head_dim]
+    values[l] = values[l].defined() ? at::cat({values[l], v}, 2) : v;
+    const int64_t group = config_.heads / config_.kv_heads;
+    const at::Tensor k_all = keys[l].repeat_interleave(group, 1), v_all = values[l].repeat_interleave(group, 1);
+    // One query per row that sees every earlier step of its frame.
+    const at::Tensor scores =
+        at::matmul(q.unsqueeze(2), k_all.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim_));
+    const at::Tensor attn = at::matmul(at::softmax(scores, -1, at::kFloat).to(x.scalar_type()), v_all);
+    x = x + linear_forward(attn.reshape({batch, d}), layer.out, {}, true);
+    const at::Tensor h = rms_norm(x, layer.ffn_norm);
+    x = x + linear_forward(at::silu(linear_forward(h, layer.w1, {}, true)) * linear_forward(h, layer.w3, {}, true),
+                           layer.w2, {}, true);
+  }
+  return x;
+}
+
+std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
+                                                      const std::vector<SamplingState*>& sampling,
+                                                      Sampler& sampler) const {
+  const int64_t batch = hidden.size(0), d = config_.dim;
+  IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
+  const at::Tensor inputs =
+      linear_forward(hidden, depth_linear_, depth_linear_bias_, true).view({batch, config_.codebooks, d});
+  std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
+  at::Tensor previous = at::zeros({batch, d}, inputs.options());
+  for (int64_t k = 0; k < config_.codebooks; ++k) {
+    const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values);
+    const Head& head = heads_[static_cast<size_t>(k)];
+    const at::Tensor logits =
+        linear_forward(rms_norm(x, head.norm), head.to_logits, {}, true).to(at::kCPU, at::kFloat).contiguous();
+    std::vector<int64_t> codes(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) {
+      const int32_t code = sampler.sample(logits[b].data_ptr<float>(), static_cast<int32_t>(config_.vocab),
+                                          *sampling[static_cast<size_t>(b)]);
+      out[static_cast<size_t>(b)].push_back(code);
+      codes[static_cast<size_t>(b)] = code;
+    }
+    previous = at::embedding(head.embedding, at::tensor(codes, at::kLong).to(inputs.device())).to(inputs.scalar_type());
+  }
+  return out;
+}
+
+}  // namespace izwi

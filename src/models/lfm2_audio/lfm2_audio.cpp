@@ -1,0 +1,237 @@
+#include "models/lfm2_audio/lfm2_audio.h"
+
+#include <fmt/format.h>
+
+#include "common/check.h"
+#include "layers/index_tensor.h"
+#include "layers/linear.h"
+
+namespace izwi {
+
+namespace {
+
+const Lfm2AudioRequestState* audio_state(const RequestState* state) {
+  return dynamic_cast<const Lfm2AudioRequestState*>(state);
+}
+
+FastConformerConfig encoder_config(const HfConfig& hf) {
+  const std::optional<JsonFields> section = hf.fields().object("encoder");
+  if (!section) fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs an 'encoder' section", hf.path());
+  return FastConformerConfig::parse(*section);
+}
+
+NemoLogMelConfig mel_config(const HfConfig& hf) {
+  const std::optional<JsonFields> section = hf.fields().object("preprocessor");
+  if (!section) fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs a 'preprocessor' section", hf.path());
+  return NemoLogMelConfig::parse(*section);
+}
+
+/// The batch norms' step counters (int64, training only) are not weights.
+FastConformerEncoder load_encoder(WeightSource& source, const FastConformerConfig& config) {
+  for (int64_t i = 0; i < config.n_layers; ++i) {
+    const std::string counter = fmt::format("conformer.layers.{}.conv.batch_norm.num_batches_tracked", i);
+    if (source.contains(counter)) source.skip(counter);
+  }
+  return FastConformerEncoder(source, config, "conformer");
+}
+
+}  // namespace
+
+Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfConfig& hf, WeightSource& source)
+    : config_(Lfm2AudioConfig::parse(hf)),
+      backbone_(source, "lfm", config_.lfm),
+      mel_config_(mel_config(hf)),
+      encoder_(load_encoder(source, encoder_config(hf))),
+      adapter_(source, encoder_.config().d_model, config_.lfm.hidden_size, "audio_adapter.model") {
+  const Lfm2Config& c = config_.lfm;
+  spec_ = base_spec("lfm2_audio", *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions);
+  spec_.needs_state_slots = true;
+  spec_.audio_sample_rate = static_cast<int32_t>(mel_config_.sample_rate);
+  const int64_t audio_vocab = config_.depthformer.vocab;
+  audio_embedding_ =
+      source.take_matrix("audio_embedding.embedding.weight", {config_.codebooks * audio_vocab, c.hidden_size});
+  // Training-only parts of the audio embedding and buffers the released code registers.
+  for (const char* unused : {"audio_embedding.embedding_norm.weight", "audio_embedding.to_logits.weight",
+                             "codebook_offsets", "audio_loss_weights"}) {
+    if (source.contains(unused)) source.skip(unused);
+  }
+  depthformer_ = Depthformer(source, config_.depthformer);
+  spec_.num_codebooks = static_cast<int32_t>(config_.codebooks);
+  spec_.decode_weight_bytes = backbone_.layer_weight_bytes() + backbone_.embed_tokens().table().nbytes();
+}
+
+at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<float>& samples) const {
+  const at::Tensor mel = nemo_log_mel(at::tensor(samples, at::kFloat), mel_config_);
+  return adapter_(encoder_.encode(mel)).to(at::kCPU, at::kFloat).contiguous();
+}
+
+std::unique_ptr<Lfm2AudioRequestState> Lfm2AudioForConditionalGeneration::make_state(Lfm2AudioPrompt prompt,
+                                                                                     Lfm2AudioGeneration mode) const {
+  if (prompt.audio_in.defined() && (prompt.audio_in.dim() != 2 || prompt.audio_in.size(1) != config_.lfm.hidden_size)) {
+    fail(ErrorCode::InvalidArgument, "audio-in embeddings must be [positions, {}]", config_.lfm.hidden_size);
+  }
+  for (const int32_t id : prompt.text_ids) {
+    if (id < 0 || id >= config_.lfm.vocab_size) {
+      fail(ErrorCode::InvalidArgument, "text id {} is outside the vocabulary [0, {})", id, config_.lfm.vocab_size);
+    }
+  }
+  for (size_t f = 0; f < prompt.audio_out.size(); ++f) {
+    if (static_cast<int64_t>(prompt.audio_out[f].size()) != config_.codebooks) {
+      fail(ErrorCode::InvalidArgument, "audio-out frame {} has {} codes; this model's frames have {}", f,
+           prompt.audio_out[f].size(), config_.codebooks);
+    }
+    for (const int32_t code : prompt.audio_out[f]) {
+      if (code < 0 || code > Lfm2AudioConfig::kEndOfAudio) {
+        fail(ErrorCode::InvalidArgument, "audio-out frame {}: code {} is outside [0, {}]", f, code,
+             Lfm2AudioConfig::kEndOfAudio);
+      }
+    }
+  }
+  return std::make_unique<Lfm2AudioRequestState>(std::move(prompt), mode, config_.interleaved_n_text);
+}
+
+at::Tensor Lfm2AudioForConditionalGeneration::frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames,
+                                                               const ForwardContext& ctx) const {
+  const int64_t vocab = config_.depthformer.vocab;
+  std::vector<int64_t> ids;
+  for (const std::vector<int32_t>* frame : frames) {
+    for (int64_t k = 0; k < config_.codebooks; ++k) ids.push_back((*frame)[static_cast<size_t>(k)] + k * vocab);
+  }
+  return at::embedding(audio_embedding_, index_tensor(ids, ctx.input_ids.device()))
+      .view({static_cast<int64_t>(frames.size()), config_.codebooks, -1})
+      .sum(1)
+      .to(ctx.dtype);
+}
+
+at::Tensor Lfm2AudioForConditionalGeneration::input_embeddings(const ForwardContext& ctx) const {
+  const at::Device device = ctx.input_ids.device();
+  // Rows that take a token id come from input_ids unless the request's state gives another id.
+  at::Tensor ids = ctx.input_ids.clone();
+  std::vector<int64_t> audio_rows, frame_rows;
+  std::vector<at::Tensor> audio;
+  std::vector<const std::vector<int32_t>*> frames;
+  std::vector<int64_t> text_rows, text_ids;
+  for (size_t seq = 0; seq < ctx.seqs.size(); ++seq) {
+    const Lfm2AudioRequestState* state = audio_state(ctx.states[seq]);
+    if (state == nullptr) continue;
+    const SeqSlice& s = ctx.seqs[seq];
+    for (int64_t i = 0; i < s.length; ++i) {
+      const int64_t pos = s.start_pos + i, row = s.offset + i;
+      if (pos < state->prompt_length()) {
+        const int32_t index = state->index_of(pos);
+        switch (state->prompt().modality[static_cast<size_t>(pos)]) {
+          case Lfm2AudioModality::kText:
+            text_rows.push_back(row), text_ids.push_back(state->prompt().text_ids[static_cast<size_t>(index)]);
+            break;
+          case Lfm2AudioModality::kAudioIn:
+            audio_rows.push_back(row), audio.push_back(state->prompt().audio_in[index]);
+            break;
+          case Lfm2AudioModality::kAudioOut:
+            frame_rows.push_back(row), frames.push_back(&state->prompt().audio_out[static_cast<size_t>(index)]);
+            break;
+        }
+        continue;
+      }
+      const size_t item = static_cast<size_t>(pos - state->prompt_length());
+      IZWI_CHECK(item < state->items.size(), "position {} has no item ({} generated)", pos, state->items.size());
+      const StepOutput& out = state->items[item];
+      if (out.codes.empty()) {
+        text_rows.push_back(row), text_ids.push_back(out.token);
+      } else {
+        frame_rows.push_back(row), frames.push_back(&out.codes);
+      }
+    }
+  }
+  if (!text_rows.empty()) ids.index_put_({index_tensor(text_rows, device)}, index_tensor(text_ids, device));
+  // Embedding rows that are not text are overwritten below; their id only has to be in range.
+  std::vector<int64_t> other_rows = audio_rows;
+  other_rows.insert(other_rows.end(), frame_rows.begin(), frame_rows.end());
+  if (!other_rows.empty()) ids.index_fill_(0, index_tensor(other_rows, device), 0);
+  at::Tensor h = backbone_.embed_tokens()(ids, ctx.dtype);
+  if (!audio_rows.empty()) {
+    h.index_copy_(0, index_tensor(audio_rows, device), at::stack(audio).to(device, ctx.dtype));
+  }
+  if (!frame_rows.empty()) h.index_copy_(0, index_tensor(frame_rows, device), frame_embeddings(frames, ctx));
+  return h;
+}
+
+at::Tensor Lfm2AudioForConditionalGeneration::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
+  return backbone_.forward(input_embeddings(ctx), ctx, cache);
+}
+
+at::Tensor Lfm2AudioForConditionalGeneration::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
+  return linear_forward(hidden, backbone_.embed_tokens().table(), {}, ctx.fast_kernels);
+}
+
+std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tensor& hidden,
+                                                                  const std::vector<SampleRow>& rows,
+                                                                  const ForwardContext& ctx, CacheBuffers& cache,
+                                                                  Sampler& sampler) const {
+  std::vector<StepOutput> outputs(rows.size());
+  std::vector<int64_t> text_rows, audio_rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto* state = dynamic_cast<Lfm2AudioRequestState*>(rows[i].state);
+    (state != nullptr && state->audio_next ? audio_rows : text_rows).push_back(static_cast<int64_t>(i));
+  }
+  const at::Device device = hidden.device();
+  if (!text_rows.empty()) {
+    const at::Tensor logits_cpu =
+        logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx).to(at::kCPU, at::kFloat).contiguous();
+    for (size_t j = 0; j < text_rows.size(); ++j) {
+      const size_t i = static_cast<size_t>(text_rows[j]);
+      outputs[i].token = sampler.sample(logits_cpu[static_cast<int64_t>(j)].data_ptr<float>(),
+                                        static_cast<int32_t>(logits_cpu.size(1)), *rows[i].sampling);
+    }
+  }
+  if (!audio_rows.empty()) {
+    std::vector<SamplingState*> sampling;
+    for (const int64_t i : audio_rows) {
+      sampling.push_back(&dynamic_cast<Lfm2AudioRequestState*>(rows[static_cast<size_t>(i)].state)->audio_sampling);
+    }
+    const std::vector<std::vector<int32_t>> frames =
+        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler);
+    for (size_t j = 0; j < audio_rows.size(); ++j) outputs[static_cast<size_t>(audio_rows[j])].codes = frames[j];
+  }
+  (void)cache;
+
+  // The modality rules of liquid-audio's generation loops.
+  const Lfm2AudioConfig& c = config_;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto* state = dynamic_cast<Lfm2AudioRequestState*>(rows[i].state);
+    if (state == nullptr) continue;
+    StepOutput& out = outputs[i];
+    const bool interleaved = state->mode == Lfm2AudioGeneration::kInterleaved;
+    if (interleaved) --state->modality_left;
+    if (!state->audio_next) {
+      if (out.token == Lfm2AudioConfig::kImEnd) {
+        // Both modes stop; sequential mode yields the token, interleaved mode does not.
+        state->ended = true;
+        if (!interleaved) state->items.push_back(out);
+        continue;
+      }
+      if (interleaved) {
+        if (out.token == Lfm2AudioConfig::kTextEnd) state->text_done = true;
+        if (state->modality_left == 0 || state->text_done) {
+          state->audio_next = true;
+          state->modality_left = c.interleaved_n_audio;
+        }
+      } else if (out.token == Lfm2AudioConfig::kAudioStart) {
+        state->audio_next = true;
+      }
+    } else {
+      if (interleaved && state->modality_left == 0 && !state->text_done) {
+        state->audio_next = false;
+        state->modality_left = c.interleaved_n_text;
+      }
+      if (out.codes[0] == Lfm2AudioConfig::kEndOfAudio) {
+        std::fill(out.codes.begin(), out.codes.end(), Lfm2AudioConfig::kEndOfAudio);
+        state->audio_next = false;
+      }
+      out.token = static_cast<int32_t>(c.lfm.vocab_size) + out.codes[0];
+    }
+    state->items.push_back(out);
+  }
+  return outputs;
+}
+
+}  // namespace izwi

@@ -1,0 +1,66 @@
+#pragma once
+// LFM2-Audio (liquid-audio's LFM2AudioModel): the LFM2 backbone under "lfm.", audio in through
+// the NeMo log-mel, FastConformer and adapter (the embeddings take the place of token embeddings
+// at audio-in positions), audio out through the depthformer (a frame of Mimi codes per audio
+// position, fed back as the sum of its codebooks' audio embeddings). Each request's state says
+// which modality samples next, as liquid-audio's generate_sequential / generate_interleaved do.
+// Requests without that state (plain text) run as the LFM2 text model.
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <vector>
+
+#include "audio/nemo_log_mel.h"
+#include "io/hf_config.h"
+#include "io/weight_source.h"
+#include "models/causal_lm.h"
+#include "models/lfm2_audio/audio_adapter.h"
+#include "models/lfm2_audio/depthformer.h"
+#include "models/lfm2_audio/fast_conformer.h"
+#include "models/lfm2_audio/lfm2_audio_config.h"
+#include "models/lfm2_audio/lfm2_audio_request_state.h"
+#include "models/lfm2_backbone.h"
+
+namespace izwi {
+
+class Lfm2AudioForConditionalGeneration final : public CausalLM {
+ public:
+  Lfm2AudioForConditionalGeneration(const HfConfig& hf, WeightSource& source);
+
+  const ModelSpec& spec() const override { return spec_; }
+  std::vector<LayerCacheSpec> cache_layout() const override { return backbone_.cache_layout(); }
+  at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
+  /// Text logits (the head is the tied token embedding).
+  at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
+  /// Per row: a text token, or a frame from the depthformer (all audio rows at once), as the
+  /// row's state says; updates the state's modality as liquid-audio does. A frame's `token` is
+  /// its codebook-0 code offset past the text vocabulary.
+  std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
+                                 const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
+
+  const Lfm2AudioConfig& config() const { return config_; }
+  /// One user turn's audio (mono `samples` at the preprocessor's 16 kHz) -> its audio-in
+  /// embeddings [positions, hidden] float32 CPU: log-mel, FastConformer, adapter. Runs on the
+  /// calling thread; the whole turn at once (the encoder attends over all of it).
+  at::Tensor encode_audio(const std::vector<float>& samples) const;
+  /// A request's state for `prompt` in `mode`.
+  std::unique_ptr<Lfm2AudioRequestState> make_state(Lfm2AudioPrompt prompt, Lfm2AudioGeneration mode) const;
+
+ private:
+  /// Input embeddings [T, hidden] of the batch: token, audio-in or frame embeddings per position.
+  at::Tensor input_embeddings(const ForwardContext& ctx) const;
+  /// Sum over codebooks of audio_embedding[code_k + k * 2049] for each frame -> [frames, hidden].
+  at::Tensor frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames, const ForwardContext& ctx) const;
+
+  Lfm2AudioConfig config_;
+  ModelSpec spec_;
+  Lfm2Backbone backbone_;
+  NemoLogMelConfig mel_config_;
+  FastConformerEncoder encoder_;
+  Lfm2AudioAdapter adapter_;
+  at::Tensor audio_embedding_;  ///< [codebooks * 2049, hidden]
+  Depthformer depthformer_;
+};
+
+}  // namespace izwi

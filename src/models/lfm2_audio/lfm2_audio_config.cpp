@@ -1,0 +1,40 @@
+#include "models/lfm2_audio/lfm2_audio_config.h"
+
+#include "common/check.h"
+
+namespace izwi {
+
+Lfm2AudioConfig Lfm2AudioConfig::parse(const HfConfig& hf) {
+  const JsonFields top = hf.fields();
+  Lfm2AudioConfig c;
+  const std::optional<JsonFields> lfm = top.object("lfm");
+  const std::optional<JsonFields> depth = top.object("depthformer");
+  if (!lfm || !depth)
+    fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs sections 'lfm' and 'depthformer'", hf.path());
+  c.lfm = Lfm2Config::parse(*lfm);
+  c.codebooks = top.get_or<int64_t>("codebooks", c.codebooks);
+  c.interleaved_n_text = top.get_or<int32_t>("interleaved_n_text", c.interleaved_n_text);
+  c.interleaved_n_audio = top.get_or<int32_t>("interleaved_n_audio", c.interleaved_n_audio);
+  c.tie_audio_embeddings = top.get_or<bool>("tie_audio_embeddings", false);
+  DepthformerConfig& d = c.depthformer;
+  d.input_dim = c.lfm.hidden_size;
+  d.dim = depth->get<int64_t>("dim");
+  d.layers = depth->get<int64_t>("layers");
+  d.tie = depth->get_or<bool>("tie", false);
+  d.codebooks = c.codebooks;
+  require_in_range(hf.path(), {{"codebooks", c.codebooks, 1, kMaxCodebooks},
+                               {"interleaved_n_text", c.interleaved_n_text, 1, 1 << 20},
+                               {"interleaved_n_audio", c.interleaved_n_audio, 1, 1 << 20},
+                               {"depthformer.dim", d.dim, 1, kMaxHiddenSize},
+                               {"depthformer.layers", d.layers, 1, kMaxLayers}});
+  if (d.dim % d.heads != 0 || (d.dim / d.heads) % 2 != 0) {
+    fail(ErrorCode::InvalidFormat, "{}: depthformer.dim {} must be a multiple of {} heads with an even head size",
+         hf.path(), d.dim, d.heads);
+  }
+  // liquid-audio's GLU: int(2 * 4 * dim / 3), rounded up to a multiple of 256.
+  d.ffn_dim = (2 * 4 * d.dim / 3 + 255) / 256 * 256;
+  if (c.tie_audio_embeddings) fail(ErrorCode::Unsupported, "{}: tie_audio_embeddings is not supported", hf.path());
+  return c;
+}
+
+}  // namespace izwi
