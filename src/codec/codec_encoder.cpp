@@ -29,6 +29,10 @@ std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, at::Sc
                                                  config.quantizer.num_quantizers}});
       open_weights();
       weights->skip_prefix("decoder.");
+      // The released encoder is a MimiModel with its decoder deleted; a file that kept those parts loads too.
+      for (const char* part : {"encoder.decoder.", "encoder.decoder_transformer.", "encoder.upsample."}) {
+        weights->skip_prefix(part);
+      }
       encoder = std::make_unique<MimiEncoder>(*weights, config, "encoder.", static_cast<int32_t>(kept));
       break;
     }

@@ -1,17 +1,22 @@
 // Fuzz target: any config.json handed to the per-model config readers (Llama/Qwen3, LFM2,
-// Qwen3-TTS, its codec, the Voxtral audio encoder, rope settings, token ids) either parses into
-// values inside the documented bounds or raises izwi::Error. Nothing else may happen.
+// Qwen3-TTS, its codec, Mimi, the Voxtral audio encoder, LFM2-Audio and its FastConformer and
+// log-mel, rope settings, token ids) either parses into values inside the documented bounds or
+// raises izwi::Error. Nothing else may happen.
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 
+#include "audio/nemo_log_mel.h"
+#include "codec/mimi_config.h"
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "fuzz_support.h"
 #include "io/hf_config.h"
 #include "izwi/errors.h"
 #include "models/lfm2.h"
+#include "models/lfm2_audio/fast_conformer.h"
+#include "models/lfm2_audio/lfm2_audio_config.h"
 #include "models/llama.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
 #include "models/voxtral_audio_encoder.h"
@@ -81,6 +86,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const auto text = fields.object("text_config");
       const int64_t hidden = text ? text->get_or<int64_t>("hidden_size", 64) : 64;
       (void)VoxtralEncoderConfig::parse(*audio, fields.get_or<int64_t>("downsample_factor", 4), hidden);
+    }
+  });
+  attempt([&] {
+    const MimiConfig c = MimiConfig::parse(fields);
+    if (c.samples_per_frame() < 1 || c.quantizer.num_quantizers < 1 || c.quantizer.num_quantizers > kMaxCodebooks ||
+        c.quantizer.num_semantic > c.quantizer.num_quantizers || c.hidden_size % c.upsample_groups != 0) {
+      std::abort();
+    }
+  });
+  attempt([&] {
+    const Lfm2AudioConfig c = Lfm2AudioConfig::parse(*config);
+    if (c.depthformer.dim % c.depthformer.heads != 0 || c.depthformer.ffn_dim < 1) std::abort();
+  });
+  attempt([&] {
+    if (const auto encoder = fields.object("encoder")) {
+      const FastConformerConfig c = FastConformerConfig::parse(*encoder);
+      if (c.d_model < 1 || c.n_heads < 1 || c.d_model % c.n_heads != 0) std::abort();
+    }
+  });
+  attempt([&] {
+    if (const auto preprocessor = fields.object("preprocessor")) {
+      const NemoLogMelConfig c = NemoLogMelConfig::parse(*preprocessor);
+      if (c.hop < 1 || c.win_length < 1 || c.win_length > c.n_fft || c.n_mels < 1) std::abort();
     }
   });
   for (const char* key : {"eos_token_id", "bos_token_id", "pad_token_id"}) {
