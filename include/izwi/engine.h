@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "izwi/audio_chat.h"
 #include "izwi/config.h"
 #include "izwi/errors.h"
 #include "izwi/export.h"
@@ -50,6 +51,7 @@ struct ModelInfo {
   std::vector<std::string> speakers;   ///< SpeechRequest::speaker values the model knows.
   std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
   bool clones_voices = false;          ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
+  bool audio_chat = false;             ///< Supports audio_chat / audio_chat_streaming (LFM2-Audio).
 };
 
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);
@@ -99,6 +101,14 @@ class IZWI_API Engine {
   Output synthesize(const SpeechRequest& request);
   /// Returns at once; chunks carry PCM (StreamChunk::audio) as frames are decoded.
   StreamHandle synthesize_streaming(const SpeechRequest& request);
+
+  /// Audio chat (models with ModelInfo::audio_chat; Unsupported otherwise): text tokens and audio
+  /// frames in generation order (Output::item_is_frame), the text in Output::text, the frames'
+  /// PCM in Output::audio when the model folder has its codec. The user audio is encoded on the
+  /// calling thread. Blocks until done.
+  Output audio_chat(const AudioChatRequest& request);
+  /// Returns at once; chunks carry the items as they are generated.
+  StreamHandle audio_chat_streaming(const AudioChatRequest& request);
 
   /// The voice of a few seconds of mono reference speech (`samples` at `sample_rate`, resampled as
   /// the model needs), for SpeechRequest::voice; compute it once and reuse it. Models with

@@ -38,7 +38,10 @@ struct Output {
   std::string text;             ///< Their text, special tokens skipped (needs a tokenizer).
   std::vector<float> audio;     ///< Speech synthesis: mono PCM at `sample_rate`.
   int32_t sample_rate = 0;      ///< Of `audio` (ModelInfo::output_sample_rate).
-  std::vector<std::vector<int32_t>> audio_codes;    ///< Speech synthesis: each frame's codes, codebook 0 first.
+  std::vector<std::vector<int32_t>> audio_codes;  ///< Speech synthesis: each frame's codes, codebook 0 first.
+  /// Audio chat: per generated item (each has its entry in `tokens`), true for a frame (its codes
+  /// are the next of audio_codes, its token is codebook 0) and false for a text token.
+  std::vector<bool> item_is_frame;
   FinishReason finish_reason = FinishReason::None;  ///< Eos, Length, Stop or Abort.
   Timings timings;
   int32_t prefix_cache_hit_tokens = 0;  ///< Prompt positions served from the prefix cache.
@@ -54,6 +57,7 @@ struct StreamChunk {
   std::string text;
   std::vector<float> audio;                       ///< Speech synthesis: PCM decoded since the previous chunk.
   std::vector<std::vector<int32_t>> audio_codes;  ///< Frames generated since the previous chunk.
+  std::vector<bool> item_is_frame;                ///< Audio chat: the order of `tokens` and frames, as in Output.
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string error;                           ///< Set when finish_reason == Error.

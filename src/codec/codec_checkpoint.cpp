@@ -9,12 +9,9 @@
 
 namespace izwi {
 
-namespace {
-
 namespace fs = std::filesystem;
 
-/// The one `tokenizer-*.safetensors` in `dir`, or "" when there is none.
-std::string moshi_tokenizer_file(const fs::path& dir) {
+std::string moshi_tokenizer_file(const std::string& dir) {
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -24,13 +21,10 @@ std::string moshi_tokenizer_file(const fs::path& dir) {
     }
   }
   if (found.size() > 1) {
-    fail(ErrorCode::InvalidFormat, "'{}' holds {} tokenizer-*.safetensors codec files; keep one", dir.string(),
-         found.size());
+    fail(ErrorCode::InvalidFormat, "'{}' holds {} tokenizer-*.safetensors codec files; keep one", dir, found.size());
   }
   return found.empty() ? std::string() : found[0];
 }
-
-}  // namespace
 
 CodecCheckpoint find_codec_checkpoint(const std::string& path) {
   CodecCheckpoint found;
@@ -47,7 +41,7 @@ CodecCheckpoint find_codec_checkpoint(const std::string& path) {
   if (fs::exists(folder / "speech_tokenizer" / "config.json")) folder /= "speech_tokenizer";
   const fs::path config_path = folder / "config.json";
   if (!fs::exists(config_path)) {
-    const std::string moshi = moshi_tokenizer_file(folder);
+    const std::string moshi = moshi_tokenizer_file(folder.string());
     if (moshi.empty()) fail(ErrorCode::NotFound, "codec folder '{}' has no config.json", folder.string());
     found.weights_path = moshi;
     return found;
@@ -63,7 +57,7 @@ CodecCheckpoint find_codec_checkpoint(const std::string& path) {
     found.kind = CodecCheckpoint::Kind::kQwen3TtsDecoder;
   } else if (top.get_or<std::string>("model_type", "") == "mimi") {
     found.kind = CodecCheckpoint::Kind::kMimi;
-  } else if (const std::string moshi = moshi_tokenizer_file(folder); !moshi.empty()) {
+  } else if (const std::string moshi = moshi_tokenizer_file(folder.string()); !moshi.empty()) {
     // A model folder (LFM2-Audio) whose config.json is the model's: the codec is Kyutai's Mimi.
     found = CodecCheckpoint{};
     found.weights_path = moshi;

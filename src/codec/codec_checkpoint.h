@@ -23,6 +23,10 @@ struct CodecCheckpoint {
   nlohmann::json config;     ///< The parsed config.json (null when there is none).
 };
 
+/// The one `tokenizer-*.safetensors` (a moshi Mimi checkpoint) in `dir`, or "" when there is none;
+/// InvalidFormat when there are several.
+std::string moshi_tokenizer_file(const std::string& dir);
+
 /// NotFound naming the path when nothing is there; Unsupported when the folder holds no codec.
 CodecCheckpoint find_codec_checkpoint(const std::string& path);
 

@@ -19,6 +19,7 @@ size_t ActiveRequest::committed_tokens() const {
 
 void ActiveRequest::append(StepOutput output) {
   seq.tokens.push_back(output.token);
+  if (audio_chat) item_is_frame.push_back(!output.codes.empty());
   if (!output.codes.empty()) frames.push_back(std::move(output.codes));
 }
 
@@ -31,6 +32,7 @@ int32_t ActiveRequest::frames_to_decode(bool finishing) const {
 
 void ActiveRequest::push_text(size_t upto) {
   for (; text_pushed < upto; ++text_pushed) {
+    if (audio_chat && item_is_frame[text_pushed]) continue;  // a frame's token is a code, not text
     undelivered_text += text->push(seq.tokens[static_cast<size_t>(seq.prompt_len) + text_pushed]);
   }
 }

@@ -49,6 +49,10 @@ struct ActiveRequest {
   // Speech synthesis: frames sampled so far, how many are decoded, PCM not yet delivered (a
   // unary request keeps all of it for its Output), and the streaming chunk sizes.
   std::vector<std::vector<int32_t>> frames;
+  /// Audio chat: its items are text tokens and frames in one stream; per generated item, whether
+  /// it is a frame (its token is then codebook 0, not text).
+  bool audio_chat = false;
+  std::vector<bool> item_is_frame;
   size_t frames_delivered = 0;
   int32_t frames_decoded = 0;
   std::vector<float> audio;

@@ -116,6 +116,15 @@ StreamHandle Engine::synthesize_streaming(const SpeechRequest& request) {
   return StreamHandle(impl_->submit_speech(request, RequestChannel::Mode::Stream), impl_);
 }
 
+Output Engine::audio_chat(const AudioChatRequest& request) {
+  impl_->check_not_on_worker("Engine::audio_chat");
+  return impl_->submit_audio_chat(request, RequestChannel::Mode::Unary)->wait();
+}
+
+StreamHandle Engine::audio_chat_streaming(const AudioChatRequest& request) {
+  return StreamHandle(impl_->submit_audio_chat(request, RequestChannel::Mode::Stream), impl_);
+}
+
 Voice Engine::create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript) {
   return impl_->create_voice(samples, sample_rate, transcript);
 }

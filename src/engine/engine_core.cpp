@@ -245,6 +245,10 @@ StreamChunk EngineCore::take_delta(ActiveRequest& r, size_t tokens_upto) {
   if (tokens_upto > r.delivered) {
     delta.tokens.assign(generated + static_cast<ptrdiff_t>(r.delivered),
                         generated + static_cast<ptrdiff_t>(tokens_upto));
+    if (r.audio_chat) {
+      delta.item_is_frame.assign(r.item_is_frame.begin() + static_cast<ptrdiff_t>(r.delivered),
+                                 r.item_is_frame.begin() + static_cast<ptrdiff_t>(tokens_upto));
+    }
     r.delivered = tokens_upto;
   }
   delta.text = std::move(r.undelivered_text);

@@ -161,6 +161,7 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.speakers = spec.speakers;
   info_.languages = spec.languages;
   info_.clones_voices = spec.clones_voices;
+  info_.audio_chat = spec.audio_chat;
   model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
   limits_.has_tokenizer = tokenizer_.has_value();
@@ -295,20 +296,19 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   return channel;
 }
 
-std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& request, RequestChannel::Mode mode) {
-  if (!info_.produces_audio) {
-    fail(ErrorCode::Unsupported, "model_type '{}' is not a speech synthesis model", info_.model_type);
-  }
+std::shared_ptr<RequestChannel> EngineImpl::submit_audio_out(const AudioOutRequest& request,
+                                                             const std::function<SpeechPrompt()>& resolve,
+                                                             RequestChannel::Mode mode) {
   const std::string id = request.id.empty() ? next_id() : request.id;
   if (request.first_chunk_frames < 1 || request.chunk_frames < 1) {
-    fail(ErrorCode::InvalidArgument, "speech request '{}': first_chunk_frames = {} and chunk_frames = {} must be >= 1",
-         id, request.first_chunk_frames, request.chunk_frames);
+    fail(ErrorCode::InvalidArgument, "{} '{}': first_chunk_frames = {} and chunk_frames = {} must be >= 1",
+         request.what, id, request.first_chunk_frames, request.chunk_frames);
   }
   SpeechPrompt prompt;
   try {
-    prompt = model_->speech_prompt(request, tokenizer());
+    prompt = resolve();
   } catch (const Error& e) {
-    fail(e.code(), "speech request '{}': {}", id, e.what());
+    fail(e.code(), "{} '{}': {}", request.what, id, e.what());
   }
   validate_params(id, prompt.params, static_cast<int32_t>(prompt.keys.size()), limits_);
   Request r;
@@ -317,10 +317,14 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
   r.params = prompt.params;
   r.prompt_ids = std::move(prompt.keys);
   std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, {});
-  active->text.reset();  // frames carry no text
-  active->seq.cacheable_len = active->seq.prompt_len;
-  active->sampling.history_begin = static_cast<size_t>(active->seq.prompt_len);  // penalty over generated codes only
-  active->sampling.suppressed = model_->spec().suppressed_token_ids;
+  if (request.audio_chat) {
+    active->audio_chat = true;  // text tokens and frames in one stream
+  } else {
+    active->text.reset();  // frames carry no text
+    active->sampling.suppressed = model_->spec().suppressed_token_ids;
+  }
+  active->seq.cacheable_len = prompt.cacheable_positions.value_or(active->seq.prompt_len);
+  active->sampling.history_begin = static_cast<size_t>(active->seq.prompt_len);  // penalty over generated ids only
   active->state = std::move(prompt.state);
   active->first_chunk_frames = request.first_chunk_frames;
   active->chunk_frames = request.chunk_frames;
@@ -328,6 +332,23 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
   std::shared_ptr<RequestChannel> channel = active->channel;
   enqueue(std::move(active));
   return channel;
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& request, RequestChannel::Mode mode) {
+  if (!info_.produces_audio) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is not a speech synthesis model", info_.model_type);
+  }
+  return submit_audio_out(
+      {"speech request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, false},
+      [&] { return model_->speech_prompt(request, tokenizer()); }, mode);
+}
+
+std::shared_ptr<RequestChannel> EngineImpl::submit_audio_chat(const AudioChatRequest& request,
+                                                              RequestChannel::Mode mode) {
+  if (!info_.audio_chat) fail(ErrorCode::Unsupported, "model_type '{}' does not do audio chat", info_.model_type);
+  return submit_audio_out(
+      {"audio chat request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, true},
+      [&] { return model_->audio_chat_prompt(request, tokenizer()); }, mode);
 }
 
 Voice EngineImpl::create_voice(const std::vector<float>& samples, int32_t sample_rate,

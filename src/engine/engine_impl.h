@@ -46,6 +46,7 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   std::shared_ptr<RequestChannel> submit_transcription(const TranscriptionOptions& options);
   /// Validates and queues a speech synthesis request.
   std::shared_ptr<RequestChannel> submit_speech(const SpeechRequest& request, RequestChannel::Mode mode);
+  std::shared_ptr<RequestChannel> submit_audio_chat(const AudioChatRequest& request, RequestChannel::Mode mode);
   /// The model's voice of reference audio, computed on the caller's thread.
   Voice create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript) const;
   /// Audio at the model's rate for a live speech request, and its end.
@@ -92,6 +93,19 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
     std::promise<void> done;
   };
   Command repeated_call_command(const std::shared_ptr<RepeatedCall>& call);
+  /// What speech synthesis and audio chat requests share when they are queued.
+  struct AudioOutRequest {
+    const char* what;  ///< "speech request", for messages
+    const std::string& id;
+    int32_t priority;
+    int32_t first_chunk_frames, chunk_frames;
+    bool audio_chat;  ///< Text tokens and frames in one stream (else frames only, no text).
+  };
+  /// Resolves the request into the model's prompt (errors prefixed with `what` and the id) and
+  /// queues it with its state and chunk sizes.
+  std::shared_ptr<RequestChannel> submit_audio_out(const AudioOutRequest& request,
+                                                   const std::function<SpeechPrompt()>& resolve,
+                                                   RequestChannel::Mode mode);
   std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
                                                      RequestChannel::Callback callback) const;
   /// Assigns an id when empty and registers it as live; throws if taken or shutting down.

@@ -18,7 +18,9 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 FinishReason check_finish(const ActiveRequest& r, int32_t token) {
   const int32_t generated = r.seq.num_generated();
-  if (generated >= r.params.min_tokens) {
+  // An audio chat frame's token is a code: it never ends the request as an id would.
+  const bool frame = r.audio_chat && !r.item_is_frame.empty() && r.item_is_frame.back();
+  if (generated >= r.params.min_tokens && !frame) {
     if (!r.params.ignore_eos && contains(r.eos_ids, token)) return FinishReason::Eos;
     if (contains(r.params.stop_token_ids, token)) return FinishReason::Stop;
   }
@@ -36,8 +38,9 @@ Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_poin
   if (r.produces_audio()) {
     out.audio = r.audio;  // all of it for a unary request; streams had theirs chunk by chunk
     out.sample_rate = r.output_sample_rate;
-    out.audio_codes = r.frames;
   }
+  out.audio_codes = r.frames;
+  out.item_is_frame = r.item_is_frame;
   out.finish_reason = reason;
   out.timings.total_ms = ms_between(r.submitted, now);
   out.timings.queue_ms = r.scheduled_once ? ms_between(r.submitted, r.first_scheduled) : out.timings.total_ms;

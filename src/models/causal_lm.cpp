@@ -43,6 +43,10 @@ SpeechPrompt CausalLM::speech_prompt(const SpeechRequest&, const Tokenizer*) con
   fail(ErrorCode::Unsupported, "model_type '{}' does not synthesize speech", spec().model_type);
 }
 
+SpeechPrompt CausalLM::audio_chat_prompt(const AudioChatRequest&, const Tokenizer*) const {
+  fail(ErrorCode::Unsupported, "model_type '{}' does not do audio chat", spec().model_type);
+}
+
 Voice CausalLM::create_voice(const std::vector<float>&, int32_t, const VoiceTranscript&, const Tokenizer*) const {
   fail(ErrorCode::Unsupported, "model_type '{}' does not clone voices", spec().model_type);
 }

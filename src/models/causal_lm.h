@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_fields.h"
+#include "izwi/audio_chat.h"
 #include "izwi/request.h"
 #include "izwi/speech.h"
 #include "izwi/tokenizer.h"
@@ -43,6 +44,7 @@ struct ModelSpec {
   std::vector<std::string> speakers;
   std::vector<std::string> languages;
   bool clones_voices = false;  ///< create_voice works and speech requests take a Voice.
+  bool audio_chat = false;     ///< audio_chat_prompt works: steps emit text tokens and frames.
 };
 
 /// One row of a step's output head: the sequence's sampling state and model state.
@@ -56,6 +58,9 @@ struct SampleRow {
 /// its state, and the sampling of its main head.
 struct SpeechPrompt {
   std::vector<int32_t> keys;
+  /// Leading positions whose key names their whole input (the prefix tree may key only those);
+  /// the rest (e.g. audio embeddings) have placeholder keys.
+  std::optional<int32_t> cacheable_positions;
   std::unique_ptr<RequestState> state;
   GenerationParams params;
 };
@@ -89,6 +94,9 @@ class CausalLM {
   /// Speech output (spec().produces_audio): validates `request`, builds its prompt (tokenizing
   /// text with `tokenizer`, which may be null) and resolves its sampling. Safe from any thread.
   virtual SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const;
+  /// Audio chat (spec().audio_chat): validates `request`, encodes its audio (on the calling
+  /// thread), builds its prompt and state and resolves its sampling. Other models throw Unsupported.
+  virtual SpeechPrompt audio_chat_prompt(const AudioChatRequest& request, const Tokenizer* tokenizer) const;
   /// Voice cloning (spec().clones_voices): the voice of mono reference `samples` at `sample_rate`
   /// (resampled as the model needs); in-context when `transcript` is given (its text tokenized
   /// with `tokenizer`, which may be null). InvalidArgument for audio too short or silent. Safe

@@ -2,9 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "audio/sample_checks.h"
+#include "codec/codec_checkpoint.h"
+#include "codec/warm_codec_states.h"
 #include "common/check.h"
+#include "izwi/audio.h"
 #include "layers/index_tensor.h"
 #include "layers/linear.h"
+#include "layers/step/sampling_state.h"
 
 namespace izwi {
 
@@ -56,7 +63,17 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
     if (source.contains(unused)) source.skip(unused);
   }
   depthformer_ = Depthformer(source, config_.depthformer);
+  spec_.audio_chat = true;
   spec_.num_codebooks = static_cast<int32_t>(config_.codebooks);
+  if (!moshi_tokenizer_file(hf.model_dir()).empty()) {
+    codec_ = load_codec_decoder(hf.model_dir(), source.compute_dtype(), source.device(), source.check_finite(),
+                                static_cast<int32_t>(config_.codebooks));
+    if (codec_->codebook_size() != Lfm2AudioConfig::kEndOfAudio) {
+      fail(ErrorCode::InvalidFormat, "{}: the codec has {} codes per codebook; LFM2-Audio's frames need {}",
+           hf.model_dir(), codec_->codebook_size(), Lfm2AudioConfig::kEndOfAudio);
+    }
+    spec_.output_sample_rate = codec_->sample_rate();
+  }
   spec_.decode_weight_bytes = backbone_.layer_weight_bytes() + backbone_.embed_tokens().table().nbytes();
 }
 
@@ -88,6 +105,116 @@ std::unique_ptr<Lfm2AudioRequestState> Lfm2AudioForConditionalGeneration::make_s
     }
   }
   return std::make_unique<Lfm2AudioRequestState>(std::move(prompt), mode, config_.interleaved_n_text);
+}
+
+SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioChatRequest& request,
+                                                                  const Tokenizer* tokenizer) const {
+  const bool token_level = !request.pre_ids.empty() || !request.post_ids.empty();
+  if (token_level && (!request.system.empty() || !request.text.empty())) {
+    fail(ErrorCode::InvalidArgument, "give the prompt one way: pre_ids / post_ids, or system and text");
+  }
+  if (request.max_items < 1) fail(ErrorCode::InvalidArgument, "max_items = {} must be >= 1", request.max_items);
+  Lfm2AudioPrompt prompt;
+  const auto add_text = [&](const std::vector<int32_t>& ids) {
+    for (const int32_t id : ids) {
+      prompt.modality.push_back(Lfm2AudioModality::kText);
+      prompt.text_ids.push_back(id);
+    }
+  };
+  const auto tokenize = [&](const std::string& text) {
+    if (tokenizer == nullptr) {
+      fail(ErrorCode::InvalidArgument,
+           "the chat template needs the model folder's tokenizer, which it does not have; pass pre_ids and post_ids");
+    }
+    return tokenizer->encode(text, false);
+  };
+  // liquid-audio's ChatState: a system turn, then the user turn (audio, then text).
+  if (token_level) {
+    add_text(request.pre_ids);
+  } else {
+    std::string head = "<|startoftext|>";
+    if (!request.system.empty()) head += "<|im_start|>system\n" + request.system + "<|im_end|>\n";
+    add_text(tokenize(head + "<|im_start|>user\n"));
+  }
+  const int32_t first_audio = static_cast<int32_t>(prompt.modality.size());
+  if (!request.audio.empty()) {
+    check_sample_rate(request.sample_rate, "sample_rate", "audio chat");
+    check_samples(request.audio.data(), request.audio.size(), "audio chat audio");
+    const int32_t rate = static_cast<int32_t>(mel_config_.sample_rate);
+    prompt.audio_in =
+        encode_audio(request.sample_rate == rate ? request.audio : resample(request.audio, request.sample_rate, rate));
+    prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(prompt.audio_in.size(0)),
+                           Lfm2AudioModality::kAudioIn);
+  }
+  add_text(token_level ? request.post_ids : tokenize(request.text + "<|im_end|>\n<|im_start|>assistant\n"));
+
+  const Lfm2AudioGeneration mode =
+      request.mode == AudioChatMode::Interleaved ? Lfm2AudioGeneration::kInterleaved : Lfm2AudioGeneration::kSequential;
+  std::unique_ptr<Lfm2AudioRequestState> state = make_state(std::move(prompt), mode);
+  SpeechPrompt out;
+  // Text positions are keyed by their id; audio positions get a placeholder past the vocabulary
+  // and end the cacheable prefix.
+  for (int64_t p = 0; p < state->prompt_length(); ++p) {
+    const bool text = state->prompt().modality[static_cast<size_t>(p)] == Lfm2AudioModality::kText;
+    out.keys.push_back(text ? state->prompt().text_ids[static_cast<size_t>(state->index_of(p))]
+                            : static_cast<int32_t>(config_.lfm.vocab_size));
+  }
+  if (!request.audio.empty()) out.cacheable_positions = first_audio;
+  for (const auto& [name, value] :
+       {std::pair{"temperature", request.temperature}, std::pair{"audio_temperature", request.audio_temperature}}) {
+    if (value && (!std::isfinite(*value) || *value < 0)) {
+      fail(ErrorCode::InvalidArgument, "{} = {} must be finite and >= 0", name, *value);
+    }
+  }
+  for (const auto& [name, value] : {std::pair{"top_k", request.top_k}, std::pair{"audio_top_k", request.audio_top_k}}) {
+    if (value && *value < 0) fail(ErrorCode::InvalidArgument, "{} = {} must be >= 0", name, *value);
+  }
+  out.params.temperature = request.temperature.value_or(0.0f);
+  out.params.top_k = request.top_k.value_or(0);
+  out.params.seed = request.seed;
+  out.params.max_tokens = request.max_items;
+  state->audio_sampling.temperature = request.audio_temperature.value_or(0.0f);
+  state->audio_sampling.top_k = request.audio_top_k.value_or(0);
+  // The audio head's own stream of random numbers, derived from the request's seed when there is one.
+  state->audio_sampling.rng.seed(request.seed ? *request.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  state->decodes_audio = codec_ != nullptr;
+  out.state = std::move(state);
+  return out;
+}
+
+std::vector<std::vector<float>> Lfm2AudioForConditionalGeneration::decode_audio(
+    const std::vector<RequestState*>& states, const std::vector<int32_t>& num_frames) const {
+  IZWI_CHECK(codec_ != nullptr, "decode_audio without a codec");
+  std::vector<CodecDecoderState*> codec_states;
+  std::vector<at::Tensor> codes;
+  std::vector<size_t> decoded;  // which outputs come from the codec
+  std::vector<std::vector<float>> out(states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    auto* state = dynamic_cast<Lfm2AudioRequestState*>(states[i]);
+    IZWI_CHECK(state != nullptr, "an lfm2_audio sequence has no LFM2-Audio request state");
+    if (!state->codec) state->codec = codec_->new_state();
+    // The next num_frames[i] frames, without end-of-audio frames (they carry no audio).
+    std::vector<std::vector<int32_t>> frames;
+    size_t seen = 0;
+    for (const StepOutput& item : state->items) {
+      if (item.codes.empty()) continue;
+      if (seen++ < state->frames_decoded) continue;
+      if (static_cast<int32_t>(seen - 1 - state->frames_decoded) >= num_frames[i]) break;
+      if (item.codes[0] != Lfm2AudioConfig::kEndOfAudio) frames.push_back(item.codes);
+    }
+    state->frames_decoded += static_cast<size_t>(num_frames[i]);
+    if (frames.empty()) continue;
+    codec_states.push_back(state->codec.get());
+    codes.push_back(frames_to_codes(frames, 0, frames.size()));
+    decoded.push_back(i);
+  }
+  if (codes.empty()) return out;
+  const std::vector<at::Tensor> pcm = codec_->decode_streaming(codec_states, codes);
+  for (size_t j = 0; j < decoded.size(); ++j) {
+    const at::Tensor s = pcm[j].to(at::kCPU, at::kFloat).contiguous();
+    out[decoded[j]].assign(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+  }
+  return out;
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames,
@@ -227,7 +354,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
         std::fill(out.codes.begin(), out.codes.end(), Lfm2AudioConfig::kEndOfAudio);
         state->audio_next = false;
       }
-      out.token = static_cast<int32_t>(c.lfm.vocab_size) + out.codes[0];
+      out.token = out.codes[0];
     }
     state->items.push_back(out);
   }

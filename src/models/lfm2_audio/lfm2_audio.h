@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "audio/nemo_log_mel.h"
+#include "codec/codec_decoder.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
 #include "models/causal_lm.h"
@@ -35,7 +36,7 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
   /// Per row: a text token, or a frame from the depthformer (all audio rows at once), as the
   /// row's state says; updates the state's modality as liquid-audio does. A frame's `token` is
-  /// its codebook-0 code offset past the text vocabulary.
+  /// its codebook-0 code (as StepOutput says for frames).
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
 
@@ -46,6 +47,11 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   at::Tensor encode_audio(const std::vector<float>& samples) const;
   /// A request's state for `prompt` in `mode`.
   std::unique_ptr<Lfm2AudioRequestState> make_state(Lfm2AudioPrompt prompt, Lfm2AudioGeneration mode) const;
+  SpeechPrompt audio_chat_prompt(const AudioChatRequest& request, const Tokenizer* tokenizer) const override;
+  /// Decodes the next frames of each request with the folder's Mimi (its 8 first codebooks);
+  /// end-of-audio frames carry no audio.
+  std::vector<std::vector<float>> decode_audio(const std::vector<RequestState*>& states,
+                                               const std::vector<int32_t>& num_frames) const override;
 
  private:
   /// Input embeddings [T, hidden] of the batch: token, audio-in or frame embeddings per position.
@@ -61,6 +67,7 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   Lfm2AudioAdapter adapter_;
   at::Tensor audio_embedding_;  ///< [codebooks * 2049, hidden]
   Depthformer depthformer_;
+  std::unique_ptr<CodecDecoder> codec_;  ///< The folder's tokenizer-*.safetensors; null without one.
 };
 
 }  // namespace izwi

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
+#include "codec/codec_decoder.h"
 #include "layers/step/request_state.h"
 #include "layers/step/sampling_state.h"
 #include "layers/step/step_output.h"
@@ -47,6 +50,12 @@ class Lfm2AudioRequestState final : public RequestState {
   bool ended = false;             ///< <|im_end|> was sampled.
   std::vector<StepOutput> items;  ///< Generated, in order: text tokens (codes empty) and frames.
   SamplingState audio_sampling;
+  // Audio out, when the model folder has its codec: frames decoded so far and the decoder state.
+  bool decodes_audio = false;
+  size_t frames_decoded = 0;
+  std::unique_ptr<CodecDecoderState> codec;
+
+  bool produces_audio() const override { return decodes_audio; }
 
  private:
   Lfm2AudioPrompt prompt_;
