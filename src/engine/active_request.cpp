@@ -23,6 +23,18 @@ void ActiveRequest::append(StepOutput output) {
   if (!output.codes.empty()) frames.push_back(std::move(output.codes));
 }
 
+std::vector<int32_t> ActiveRequest::reported_tokens(size_t from, size_t to) const {
+  const auto generated = seq.tokens.begin() + seq.prompt_len;
+  std::vector<int32_t> out(generated + static_cast<ptrdiff_t>(from), generated + static_cast<ptrdiff_t>(to));
+  if (!audio_chat) return out;
+  size_t frame = static_cast<size_t>(
+      std::count(item_is_frame.begin(), item_is_frame.begin() + static_cast<ptrdiff_t>(from), true));
+  for (size_t i = from; i < to; ++i) {
+    if (item_is_frame[i]) out[i - from] = frames[frame++][0];
+  }
+  return out;
+}
+
 int32_t ActiveRequest::frames_to_decode(bool finishing) const {
   const int32_t pending = static_cast<int32_t>(frames.size()) - frames_decoded;
   if (finishing || pending <= 0) return std::max(0, pending);

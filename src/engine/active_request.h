@@ -75,6 +75,9 @@ struct ActiveRequest {
   /// whose audio has arrived; that token belongs to the transcription only if more audio comes
   /// (offline decoding stops before it), so it waits until the audio goes on or ends.
   size_t committed_tokens() const;
+  /// Generated tokens [from, to) as callers see them: an audio chat frame's key is reported as its
+  /// codebook 0.
+  std::vector<int32_t> reported_tokens(size_t from, size_t to) const;
   /// Gives the committed tokens not yet seen by `text` to it; their text joins undelivered_text.
   void push_text(size_t upto);
 };

@@ -241,10 +241,8 @@ bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const
 
 StreamChunk EngineCore::take_delta(ActiveRequest& r, size_t tokens_upto) {
   StreamChunk delta;
-  const auto generated = r.seq.tokens.begin() + r.seq.prompt_len;
   if (tokens_upto > r.delivered) {
-    delta.tokens.assign(generated + static_cast<ptrdiff_t>(r.delivered),
-                        generated + static_cast<ptrdiff_t>(tokens_upto));
+    delta.tokens = r.reported_tokens(r.delivered, tokens_upto);
     if (r.audio_chat) {
       delta.item_is_frame.assign(r.item_is_frame.begin() + static_cast<ptrdiff_t>(r.delivered),
                                  r.item_is_frame.begin() + static_cast<ptrdiff_t>(tokens_upto));

@@ -33,7 +33,7 @@ FinishReason check_finish(const ActiveRequest& r, int32_t token) {
 Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_point now) {
   Output out;
   out.request_id = r.id;
-  out.tokens.assign(r.seq.tokens.begin() + r.seq.prompt_len, r.seq.tokens.end());
+  out.tokens = r.reported_tokens(0, r.seq.tokens.size() - static_cast<size_t>(r.seq.prompt_len));
   if (r.text) out.text = r.text->text();
   if (r.produces_audio()) {
     out.audio = r.audio;  // all of it for a unary request; streams had theirs chunk by chunk

@@ -58,8 +58,8 @@ struct SampleRow {
 /// its state, and the sampling of its main head.
 struct SpeechPrompt {
   std::vector<int32_t> keys;
-  /// Leading positions whose key names their whole input (the prefix tree may key only those);
-  /// the rest (e.g. audio embeddings) have placeholder keys.
+  /// Leading positions whose key names their whole input, generated ones included (the prefix
+  /// tree keys only those); unset: the prompt's.
   std::optional<int32_t> cacheable_positions;
   std::unique_ptr<RequestState> state;
   GenerationParams params;

@@ -147,6 +147,52 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
   EXPECT_LT(testing::max_abs_diff(at::tensor(streamed), expected), 1e-4);
 }
 
+/// The next turn of the conversation `first` began and `answer` replied to: the whole first turn
+/// and the answer (its text ids and frames in order) as history, then the user's next turn (the
+/// same audio again, between stand-in framing ids).
+AudioChatRequest second_turn(const AudioChatRequest& first, const Output& answer) {
+  AudioChatRequest r;
+  r.history.push_back({first.pre_ids, {}, 0, {}});
+  r.history.push_back({{}, first.audio, first.sample_rate, {}});
+  r.history.push_back({first.post_ids, {}, 0, {}});
+  size_t frame = 0;
+  for (size_t i = 0; i < answer.tokens.size(); ++i) {
+    const bool is_frame = answer.item_is_frame[i];
+    if (is_frame != !r.history.back().frames.empty()) r.history.emplace_back();
+    if (is_frame) {
+      r.history.back().frames.push_back(answer.audio_codes[frame++]);
+    } else {
+      r.history.back().text_ids.push_back(answer.tokens[i]);
+    }
+  }
+  r.pre_ids = {7, 10, 6, 302, 10};  // <|im_end|> \n <|im_start|> user \n
+  r.audio = first.audio;
+  r.sample_rate = first.sample_rate;
+  r.post_ids = first.post_ids;
+  r.mode = AudioChatMode::Interleaved;
+  r.max_items = 12;
+  return r;
+}
+
+TEST(EngineAudioChat, ASecondTurnReusesTheFirstFromThePrefixCache) {
+  Engine engine(fixture_dir(kFixture));
+  const AudioChatRequest first = reference_request(AudioChatMode::Interleaved, 40);
+  const Output answer = engine.audio_chat(first);
+  const AudioChatRequest second = second_turn(first, answer);
+  const Output warm = engine.audio_chat(second);
+  // The first turn computed its 32 prompt positions and 39 of its 40 items (the last was sampled,
+  // never fed): 4 whole blocks of 16, conv state restored at the last.
+  EXPECT_EQ(warm.prefix_cache_hit_tokens, 64);
+  Engine cold_engine(fixture_dir(kFixture));
+  const Output cold = cold_engine.audio_chat(second);
+  EXPECT_EQ(cold.prefix_cache_hit_tokens, 0);
+  ASSERT_EQ(warm.tokens.size(), 12u);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_EQ(warm.item_is_frame, cold.item_is_frame);
+  EXPECT_EQ(warm.audio_codes, cold.audio_codes);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
 TEST(EngineAudioChat, BadRequestsAreNamed) {
   Engine engine(fixture_dir(kFixture));
   AudioChatRequest both = reference_request(AudioChatMode::Interleaved, 4);
@@ -163,6 +209,10 @@ TEST(EngineAudioChat, BadRequestsAreNamed) {
   AudioChatRequest big_id = reference_request(AudioChatMode::Interleaved, 4);
   big_id.post_ids[0] = 100000;
   EXPECT_NE(testing::error_message([&] { engine.audio_chat(big_id); }).find("text id 100000"), std::string::npos);
+  AudioChatRequest mixed = reference_request(AudioChatMode::Interleaved, 4);
+  mixed.history.push_back({{1, 2}, {}, 0, {{1, 2, 3, 4, 5, 6, 7, 8}}});
+  EXPECT_NE(testing::error_message([&] { engine.audio_chat(mixed); }).find("history[0] must hold one of"),
+            std::string::npos);
   AudioChatRequest hot = reference_request(AudioChatMode::Interleaved, 4);
   hot.audio_temperature = -1.0f;
   EXPECT_NE(testing::error_message([&] { engine.audio_chat(hot); }).find("audio_temperature = -1"), std::string::npos);

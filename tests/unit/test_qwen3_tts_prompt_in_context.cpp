@@ -107,7 +107,7 @@ TEST(Qwen3TtsInContextPrompt, StreamingTextShorterThanTheReferenceIsPaddedWithTt
 
 TEST(Qwen3TtsInContextPrompt, KeysAreSharedByEqualInputsOnly) {
   const Qwen3TtsConfig c = config();
-  VoiceKeys registry(tts_first_vector_key(c.text_vocab_size, c.talker.vocab_size));
+  EmbeddingKeys registry(tts_first_vector_key(c.text_vocab_size, c.talker.vocab_size));
   TtsPromptInputs first = inputs(false, 3), other_text = first, other_reference = first;
   other_text.text_ids[4] = 13;
   other_reference.reference_codes[1][1] = 41;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "audio/sample_checks.h"
 #include "codec/codec_checkpoint.h"
@@ -64,6 +65,7 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   }
   depthformer_ = Depthformer(source, config_.depthformer);
   spec_.audio_chat = true;
+  keys_ = std::make_unique<EmbeddingKeys>(c.vocab_size);
   spec_.num_codebooks = static_cast<int32_t>(config_.codebooks);
   if (!moshi_tokenizer_file(hf.model_dir()).empty()) {
     codec_ = load_codec_decoder(hf.model_dir(), source.compute_dtype(), source.device(), source.check_finite(),
@@ -114,13 +116,36 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     fail(ErrorCode::InvalidArgument, "give the prompt one way: pre_ids / post_ids, or system and text");
   }
   if (request.max_items < 1) fail(ErrorCode::InvalidArgument, "max_items = {} must be >= 1", request.max_items);
+  if (!request.history.empty() && !token_level) {
+    fail(ErrorCode::InvalidArgument, "history is given at token level: with pre_ids / post_ids");
+  }
   Lfm2AudioPrompt prompt;
+  std::vector<at::Tensor> audio_rows;
   const auto add_text = [&](const std::vector<int32_t>& ids) {
     for (const int32_t id : ids) {
       prompt.modality.push_back(Lfm2AudioModality::kText);
       prompt.text_ids.push_back(id);
     }
   };
+  const auto add_audio = [&](const std::vector<float>& samples, int32_t sample_rate, const std::string& what) {
+    check_sample_rate(sample_rate, "sample_rate", what);
+    check_samples(samples.data(), samples.size(), what);
+    const int32_t rate = static_cast<int32_t>(mel_config_.sample_rate);
+    audio_rows.push_back(encode_audio(sample_rate == rate ? samples : resample(samples, sample_rate, rate)));
+    prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(audio_rows.back().size(0)),
+                           Lfm2AudioModality::kAudioIn);
+  };
+  for (size_t i = 0; i < request.history.size(); ++i) {
+    const AudioChatPart& part = request.history[i];
+    const int kinds = !part.text_ids.empty() + !part.audio.empty() + !part.frames.empty();
+    if (kinds != 1) fail(ErrorCode::InvalidArgument, "history[{}] must hold one of text_ids, audio or frames", i);
+    add_text(part.text_ids);
+    if (!part.audio.empty()) add_audio(part.audio, part.sample_rate, fmt::format("history[{}] audio", i));
+    for (const std::vector<int32_t>& frame : part.frames) {
+      prompt.modality.push_back(Lfm2AudioModality::kAudioOut);
+      prompt.audio_out.push_back(frame);
+    }
+  }
   const auto tokenize = [&](const std::string& text) {
     if (tokenizer == nullptr) {
       fail(ErrorCode::InvalidArgument,
@@ -136,30 +161,33 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     if (!request.system.empty()) head += "<|im_start|>system\n" + request.system + "<|im_end|>\n";
     add_text(tokenize(head + "<|im_start|>user\n"));
   }
-  const int32_t first_audio = static_cast<int32_t>(prompt.modality.size());
-  if (!request.audio.empty()) {
-    check_sample_rate(request.sample_rate, "sample_rate", "audio chat");
-    check_samples(request.audio.data(), request.audio.size(), "audio chat audio");
-    const int32_t rate = static_cast<int32_t>(mel_config_.sample_rate);
-    prompt.audio_in =
-        encode_audio(request.sample_rate == rate ? request.audio : resample(request.audio, request.sample_rate, rate));
-    prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(prompt.audio_in.size(0)),
-                           Lfm2AudioModality::kAudioIn);
-  }
+  if (!request.audio.empty()) add_audio(request.audio, request.sample_rate, "audio chat audio");
+  if (!audio_rows.empty()) prompt.audio_in = at::cat(audio_rows, 0);
   add_text(token_level ? request.post_ids : tokenize(request.text + "<|im_end|>\n<|im_start|>assistant\n"));
 
   const Lfm2AudioGeneration mode =
       request.mode == AudioChatMode::Interleaved ? Lfm2AudioGeneration::kInterleaved : Lfm2AudioGeneration::kSequential;
   std::unique_ptr<Lfm2AudioRequestState> state = make_state(std::move(prompt), mode);
   SpeechPrompt out;
-  // Text positions are keyed by their id; audio positions get a placeholder past the vocabulary
-  // and end the cacheable prefix.
+  // Every position is keyed by its input (text id, audio row, frame), generated ones too (sample()
+  // gives frames their keys), so the whole conversation can be reused by its next turn.
   for (int64_t p = 0; p < state->prompt_length(); ++p) {
-    const bool text = state->prompt().modality[static_cast<size_t>(p)] == Lfm2AudioModality::kText;
-    out.keys.push_back(text ? state->prompt().text_ids[static_cast<size_t>(state->index_of(p))]
-                            : static_cast<int32_t>(config_.lfm.vocab_size));
+    const int32_t index = state->index_of(p);
+    switch (state->prompt().modality[static_cast<size_t>(p)]) {
+      case Lfm2AudioModality::kText:
+        out.keys.push_back(state->prompt().text_ids[static_cast<size_t>(index)]);
+        break;
+      case Lfm2AudioModality::kAudioIn: {
+        const at::Tensor row = state->prompt().audio_in[index].contiguous();
+        out.keys.push_back(keys_->key_of({row.data_ptr<float>(), row.data_ptr<float>() + row.numel()}));
+        break;
+      }
+      case Lfm2AudioModality::kAudioOut:
+        out.keys.push_back(keys_->key_of_frame(state->prompt().audio_out[static_cast<size_t>(index)], -1));
+        break;
+    }
   }
-  if (!request.audio.empty()) out.cacheable_positions = first_audio;
+  out.cacheable_positions = std::numeric_limits<int32_t>::max();
   for (const auto& [name, value] :
        {std::pair{"temperature", request.temperature}, std::pair{"audio_temperature", request.audio_temperature}}) {
     if (value && (!std::isfinite(*value) || *value < 0)) {
@@ -354,7 +382,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
         std::fill(out.codes.begin(), out.codes.end(), Lfm2AudioConfig::kEndOfAudio);
         state->audio_next = false;
       }
-      out.token = out.codes[0];
+      out.token = keys_->key_of_frame(out.codes, -1);
     }
     state->items.push_back(out);
   }

@@ -16,6 +16,7 @@
 #include "io/hf_config.h"
 #include "io/weight_source.h"
 #include "models/causal_lm.h"
+#include "models/embedding_keys.h"
 #include "models/lfm2_audio/audio_adapter.h"
 #include "models/lfm2_audio/depthformer.h"
 #include "models/lfm2_audio/fast_conformer.h"
@@ -36,7 +37,7 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
   /// Per row: a text token, or a frame from the depthformer (all audio rows at once), as the
   /// row's state says; updates the state's modality as liquid-audio does. A frame's `token` is
-  /// its codebook-0 code (as StepOutput says for frames).
+  /// its prefix key (the key the same frame has as a prompt input of a later turn).
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
 
@@ -68,6 +69,8 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   at::Tensor audio_embedding_;  ///< [codebooks * 2049, hidden]
   Depthformer depthformer_;
   std::unique_ptr<CodecDecoder> codec_;  ///< The folder's tokenizer-*.safetensors; null without one.
+  /// Prefix keys of audio-in rows and frames, so a conversation's later turns reuse its KV.
+  std::unique_ptr<EmbeddingKeys> keys_;
 };
 
 }  // namespace izwi

@@ -87,7 +87,7 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
     speaker_encoder_ = std::make_unique<SpeakerEncoder>(source, "speaker_encoder.", encoder);
   }
   warm_codecs_ = std::make_unique<WarmCodecStates>(kWarmCodecVoices);
-  voice_keys_ = std::make_unique<VoiceKeys>(tts_first_vector_key(c.text_vocab_size, t.vocab_size));
+  voice_keys_ = std::make_unique<EmbeddingKeys>(tts_first_vector_key(c.text_vocab_size, t.vocab_size));
 
   const std::string codec_dir = hf.model_dir() + "/speech_tokenizer";
   codec_ = load_codec_decoder(codec_dir, source.compute_dtype(), source.device(), source.check_finite());

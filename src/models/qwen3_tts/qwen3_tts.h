@@ -22,11 +22,11 @@
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
 #include "models/causal_lm.h"
+#include "models/embedding_keys.h"
 #include "models/qwen3_tts/code_predictor.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
 #include "models/qwen3_tts/qwen3_tts_request_state.h"
 #include "models/qwen3_tts/speaker_encoder.h"
-#include "models/qwen3_tts/voice_keys.h"
 
 namespace izwi {
 
@@ -75,7 +75,7 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   static constexpr size_t kWarmCodecVoices = 16;
   std::unique_ptr<WarmCodecStates> warm_codecs_;
   std::unique_ptr<SpeakerEncoder> speaker_encoder_;  ///< Base models only.
-  std::unique_ptr<VoiceKeys> voice_keys_;            ///< Prefix keys of the voices requests name.
+  std::unique_ptr<EmbeddingKeys> voice_keys_;        ///< Prefix keys of the voices requests name.
 
   /// InvalidArgument or Unsupported for a voice this model cannot speak in (the reference of an
   /// in-context voice is checked with the prompt).

@@ -166,7 +166,7 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& c, const TtsPromptInputs& in) {
   return prompt;
 }
 
-std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size, VoiceKeys& registry) {
+std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size, EmbeddingKeys& registry) {
   std::vector<int32_t> keys;
   for (const TtsPosition& position : prompt.positions) {
     if (position.vector >= 0) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "models/embedding_keys.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
-#include "models/qwen3_tts/voice_keys.h"
 
 namespace izwi {
 
@@ -51,7 +51,7 @@ TtsPrompt build_tts_prompt(const Qwen3TtsConfig& config, const TtsPromptInputs& 
 /// The keys of the prompt's positions for the scheduler and the prefix tree: positions with
 /// distinct inputs get distinct keys, so equal prompt prefixes share KV and nothing else does.
 /// Positions built from ids get arithmetic keys; the others get `keys`' registry keys.
-std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size, VoiceKeys& keys);
+std::vector<int32_t> tts_prompt_keys(const TtsPrompt& prompt, int64_t codec_vocab_size, EmbeddingKeys& keys);
 
 /// One past the largest key of a position built from ids: keys of vector positions start here.
 int64_t tts_first_vector_key(int64_t text_vocab_size, int64_t codec_vocab_size);

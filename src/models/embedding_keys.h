@@ -1,12 +1,12 @@
 #pragma once
-// Prefix-tree keys for prompt positions whose input a voice supplies: its x-vector (a vector in
-// the speaker slot) and, for in-context voices, its reference frames (the sum of a frame's codebook
-// embeddings plus a text id). Equal inputs get one key, so requests in one voice share the voice's
-// prompt KV; different inputs get different keys by construction (a registry, not a hash that
-// could collide). A position's key names its own input only: the prefix tree matches whole
-// prefixes, so what came before is matched by the earlier keys. Keys sit above every key of an
-// id-built position. The registry lives as long as the model and holds each distinct input once
-// (4 KB for a 1024-wide x-vector, ~100 bytes per reference frame).
+// Prefix-tree keys for positions whose input is an embedding rather than one token id: a vector
+// (a voice's x-vector, a row of encoded audio) or a frame of audio codes (plus a text id summed
+// with it, or none). Equal inputs get one key, so requests that share such inputs (one voice, one
+// conversation's earlier turns) share their KV; different inputs get different keys by
+// construction (a registry, not a hash that could collide). A position's key names its own input
+// only: the prefix tree matches whole prefixes, so what came before is matched by the earlier
+// keys. Keys sit above every key of an id-built position. The registry lives as long as the model
+// and holds each distinct input once (4 KB for a 1024-wide vector, ~100 bytes per frame).
 
 #include <cstdint>
 #include <map>
@@ -16,10 +16,10 @@
 
 namespace izwi {
 
-class VoiceKeys {
+class EmbeddingKeys {
  public:
   /// `first_key`: the lowest key not taken by id-built positions.
-  explicit VoiceKeys(int64_t first_key) : first_key_(first_key) {}
+  explicit EmbeddingKeys(int64_t first_key) : first_key_(first_key) {}
 
   /// The key of a position whose codec-track input is `values` (finite floats) over tts_pad.
   int32_t key_of(const std::vector<float>& values);

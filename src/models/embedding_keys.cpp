@@ -1,4 +1,4 @@
-#include "models/qwen3_tts/voice_keys.h"
+#include "models/embedding_keys.h"
 
 #include <limits>
 
@@ -6,17 +6,17 @@
 
 namespace izwi {
 
-int32_t VoiceKeys::next_key() {
+int32_t EmbeddingKeys::next_key() {
   const int64_t key = first_key_ + used_;
   if (key > std::numeric_limits<int32_t>::max()) {
-    fail(ErrorCode::ResourceExhausted, "{} distinct voice inputs used on one model: no prefix key is left for another",
-         used_);
+    fail(ErrorCode::ResourceExhausted,
+         "{} distinct embedding inputs used on one model: no prefix key is left for another", used_);
   }
   ++used_;
   return static_cast<int32_t>(key);
 }
 
-int32_t VoiceKeys::key_of(const std::vector<float>& values) {
+int32_t EmbeddingKeys::key_of(const std::vector<float>& values) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = vector_keys_.find(values);
   if (it != vector_keys_.end()) return it->second;
@@ -25,7 +25,7 @@ int32_t VoiceKeys::key_of(const std::vector<float>& values) {
   return key;
 }
 
-int32_t VoiceKeys::key_of_frame(const std::vector<int32_t>& codes, int32_t text) {
+int32_t EmbeddingKeys::key_of_frame(const std::vector<int32_t>& codes, int32_t text) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = frame_keys_.find({codes, text});
   if (it != frame_keys_.end()) return it->second;
