@@ -240,6 +240,48 @@ std::vector<std::string> lfm2_layers(const std::vector<int>& attention, int coun
   return types;
 }
 
+// LFM2-Audio in liquid-audio's layout (no model_type; sections lfm, encoder, preprocessor,
+// depthformer): an LFM2 backbone, a FastConformer of `encoder_layers` x `encoder_dim`, and a
+// depthformer of `depth_layers` x `depth_dim` over 8 codebooks.
+json lfm2_audio(json lfm, int encoder_layers, int encoder_dim, int encoder_heads, int subsampling_channels,
+                int ff_expansion, int depth_layers, int depth_dim) {
+  lfm["eos_token_id"] = 7;  // <|im_end|> ends a turn
+  const json encoder = {{"feat_in", 128},
+                        {"feat_out", -1},
+                        {"n_layers", encoder_layers},
+                        {"d_model", encoder_dim},
+                        {"subsampling", "dw_striding"},
+                        {"subsampling_factor", 8},
+                        {"subsampling_conv_channels", subsampling_channels},
+                        {"causal_downsampling", false},
+                        {"ff_expansion_factor", ff_expansion},
+                        {"self_attention_model", "rel_pos"},
+                        {"n_heads", encoder_heads},
+                        {"att_context_size", {{-1, -1}}},
+                        {"xscaling", false},
+                        {"untie_biases", true},
+                        {"pos_emb_max_len", 5000},
+                        {"conv_kernel_size", 9},
+                        {"conv_norm_type", "batch_norm"}};
+  const json preprocessor = {{"sample_rate", 16000}, {"normalize", "per_feature"},
+                             {"window_size", 0.025}, {"window_stride", 0.01},
+                             {"window", "hann"},     {"features", 128},
+                             {"n_fft", 512},         {"log", true},
+                             {"frame_splicing", 1},  {"dither", 0.0},
+                             {"pad_to", 0},          {"pad_value", 0.0}};
+  return {{"architectures", {"LFM2AudioModel"}},
+          {"codebooks", 8},
+          {"tie_audio_embeddings", false},
+          {"semantic_codebook_factor", 100.0},
+          {"codebook_weight", "log"},
+          {"interleaved_n_text", 6},
+          {"interleaved_n_audio", 12},
+          {"preprocessor", preprocessor},
+          {"encoder", encoder},
+          {"lfm", lfm},
+          {"depthformer", {{"layers", depth_layers}, {"dim", depth_dim}, {"tie", false}}}};
+}
+
 const std::map<std::pair<std::string, std::string>, json>& presets() {
   static const std::map<std::pair<std::string, std::string>, json> table = {
       {{"llama", "tiny"}, llama(64, 160, 2, 4, 2, 512, 512, {{"rope_type", "default"}, {"rope_theta", 10000.0}})},
@@ -292,6 +334,12 @@ const std::map<std::pair<std::string, std::string>, json>& presets() {
                       151645, 151671, 151672, 151673, "0b6", 512, 1024, 1536, 512, 8,  16, 64,  1024,   72}),
            json::object(),                                      // the released ECAPA-TDNN sizes
            {{"model_type", "mimi"}, {"num_quantizers", 32}})},  // Kyutai's sizes, as released
+      {{"lfm2_audio", "tiny"},
+       lfm2_audio(lfm2(64, 192, true, 512, 2048, lfm2_layers({2}, 4), 4, 2), 2, 64, 4, 16, 2, 2, 64)},
+      // LFM2-Audio-1.5B: the LFM2-1.2B backbone, canary-180m-flash's encoder, a 6 x 1024 depthformer.
+      {{"lfm2_audio", "lfm2-audio-1.5b"},
+       lfm2_audio(lfm2(2048, 12288, true, 65536, 128000, lfm2_layers({2, 5, 8, 10, 12, 14}, 16), 32, 8), 17, 512, 8,
+                  256, 4, 6, 1024)},
       {{"voxtral_realtime", "voxtral-mini-4b-realtime"},
        voxtral(3072, 9216, 26, 32, 8, 128, 131072, 1280, 5120, 32, 32, 750)},
   };

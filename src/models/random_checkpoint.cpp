@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codec/mimi_decoder.h"
 #include "codec/mimi_encoder.h"
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
@@ -68,6 +69,15 @@ RandomCheckpointInfo write_random_checkpoint(const nlohmann::json& config, const
     stored.erase(kSpeechTokenizerKey);
   }
   write_json(stored, fs::path(out_dir) / "config.json");
+  if (HfConfig::load(out_dir).model_type() == "lfm2_audio") {
+    // Written before the model is built: it loads the folder's Mimi. Kyutai's sizes, decoder only.
+    RandomWeights mimi(seed ^ 0x6d696d69, at::kMeta, dtype);
+    const MimiDecoder recorded(mimi, MimiConfig{}, "", 8);
+    (void)recorded;
+    const std::string path = (fs::path(out_dir) / "tokenizer-random.safetensors").string();
+    write_safetensors(path, mimi.tensors(), dtype);
+    for (const auto& [name, t] : mimi.tensors()) info.codec_parameters += t.numel();
+  }
   // Building the model on the meta device records every tensor it asks for without keeping a
   // second copy of the weights.
   RandomWeights weights(seed, at::kMeta, dtype);
