@@ -18,10 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cmath>
 #include <future>
 #include <iostream>
-#include <random>
 #include <vector>
 
 #include "bench_engine_config.h"
@@ -29,6 +27,7 @@
 #include "common/cli_parsing.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
+#include "synthetic_speech.h"
 
 namespace {
 
@@ -36,20 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-/// A voiced-speech stand-in at 16 kHz: a gliding pitch with harmonics and syllable-rate envelope.
-std::vector<float> recording(double seconds) {
-  std::vector<float> samples(static_cast<size_t>(seconds * 16000));
-  double phase = 0;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const double t = static_cast<double>(i) / 16000;
-    phase += 2 * M_PI * (150 + 40 * std::sin(2 * M_PI * 0.5 * t)) / 16000;
-    double v = 0;
-    for (int h = 1; h <= 4; ++h) v += std::sin(h * phase) / h;
-    samples[i] = static_cast<float>(0.2 * (0.5 + 0.5 * std::sin(2 * M_PI * 4 * t)) * v);
-  }
-  return samples;
 }
 
 izwi::AudioChatRequest turn(const std::vector<float>& audio, izwi::AudioChatMode mode, int32_t items) {
@@ -135,7 +120,7 @@ int main(int argc, char** argv) {
     const izwi::EngineConfig config = izwi::bench::bench_engine_config(max_concurrency, positions, threads, "auto");
     izwi::Engine engine(model_dir, config);
     if (!engine.model_info().audio_chat) throw std::invalid_argument(model_dir + " is not an audio chat model");
-    const std::vector<float> audio = recording(audio_seconds);
+    const std::vector<float> audio = izwi::bench::synthetic_speech(audio_seconds, 16000);
     engine.audio_chat(turn(audio, izwi::AudioChatMode::Interleaved, 4));  // warm-up
 
     const Clock::time_point asr_start = Clock::now();

@@ -15,7 +15,6 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cmath>
 #include <iostream>
 #include <random>
 #include <string>
@@ -25,6 +24,7 @@
 #include "common/cli_main.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
+#include "synthetic_speech.h"
 
 namespace {
 
@@ -32,24 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-/// A voiced-speech stand-in: a 120-220 Hz glide with harmonics, syllable-rate amplitude
-/// modulation and a little noise (the speaker encoder refuses silence).
-std::vector<float> reference_recording(double seconds, int32_t rate) {
-  std::mt19937 rng(7);
-  std::normal_distribution<float> noise(0.0f, 0.01f);
-  std::vector<float> samples(static_cast<size_t>(seconds * rate));
-  double phase = 0;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const double t = static_cast<double>(i) / rate;
-    phase += 2 * M_PI * (170 + 50 * std::sin(2 * M_PI * 0.7 * t)) / rate;
-    const double envelope = 0.5 + 0.5 * std::sin(2 * M_PI * 4 * t);
-    double v = 0;
-    for (int h = 1; h <= 5; ++h) v += std::sin(h * phase) / h;
-    samples[i] = static_cast<float>(0.2 * envelope * v) + noise(rng);
-  }
-  return samples;
 }
 
 struct Options {
@@ -83,7 +65,7 @@ bool run_voice(const std::string& model_dir, bool in_context, const Options& o, 
     throw std::invalid_argument(model_dir + " does not clone voices (not a Base model)");
   std::mt19937 rng(1234);
   const int32_t vocab = 1000;  // small ids are in every text vocabulary
-  const std::vector<float> reference = reference_recording(o.reference_seconds, 24000);
+  const std::vector<float> reference = izwi::bench::synthetic_speech(o.reference_seconds, 24000);
   izwi::VoiceTranscript transcript;
   if (in_context) transcript.text_ids = random_ids(rng, o.transcript_len + 5, vocab);
   const Clock::time_point made = Clock::now();
