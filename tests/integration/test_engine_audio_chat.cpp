@@ -91,7 +91,7 @@ TEST(EngineAudioChat, StreamedChunksAddUpToTheWholeAnswer) {
   expect_reference_items(joined, "interleaved");
 }
 
-TEST(EngineAudioChat, AudioChatAndTextRequestsRunTogether) {
+TEST(EngineAudioChat, ChatAsrAndTextRequestsRunTogether) {
   Engine engine(fixture_dir(kFixture));
   GenerationParams text_params;
   text_params.max_tokens = 16;
@@ -108,10 +108,16 @@ TEST(EngineAudioChat, AudioChatAndTextRequestsRunTogether) {
   }
   std::vector<std::future<Output>> texts;
   for (int i = 0; i < 2; ++i) texts.push_back(std::async(std::launch::async, [&] { return engine.generate(text); }));
+  // And an LFM2 text engine in the same process at the same time.
+  Engine lfm2(fixture_dir("lfm2-tiny"));
+  const Output lfm2_alone = lfm2.generate(text);
+  std::future<Output> lfm2_text = std::async(std::launch::async, [&] { return lfm2.generate(text); });
   for (int i = 0; i < 3; ++i)
     expect_reference_items(chats[static_cast<size_t>(i)].get(), i == 1 ? "sequential" : "interleaved");
   for (auto& t : texts) EXPECT_EQ(t.get().tokens, text_alone.tokens);
+  EXPECT_EQ(lfm2_text.get().tokens, lfm2_alone.tokens);
   EXPECT_EQ(testing::check_idle(engine), "");
+  EXPECT_EQ(testing::check_idle(lfm2), "");
 }
 
 TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
