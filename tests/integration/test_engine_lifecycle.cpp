@@ -28,20 +28,36 @@ Request request(int32_t prompt_len, int32_t max_tokens, const std::string& id = 
   return r;
 }
 
-// Aborts `id` on the worker thread at the first step boundary where `ready(seq)` holds.
-void abort_when(Engine& engine, const std::string& id, const std::function<bool(const Sequence&)>& ready) {
-  bool finished_first = false;
-  EngineImpl::of(engine).run_on_worker_until([&](EngineCore& core) {
-    const ActiveRequest* r = core.find(id);
-    if (r == nullptr) {
-      finished_first = true;
+// Submits the request `submit` makes (its id is `id`) and aborts it on the worker thread at the
+// first step boundary where `ready(seq)` holds. The watcher is in place before the request is
+// submitted: a tiny model can finish a request in a few milliseconds, before a test thread that
+// submitted first got round to watching it.
+StreamHandle abort_when(Engine& engine, const std::string& id, const std::function<StreamHandle()>& submit,
+                        const std::function<bool(const Sequence&)>& ready) {
+  std::promise<void> installed;
+  bool signalled = false, seen = false, finished_first = false;
+  std::future<void> watcher = std::async(std::launch::async, [&] {
+    EngineImpl::of(engine).run_on_worker_until([&](EngineCore& core) {
+      if (!signalled) {
+        signalled = true;
+        installed.set_value();
+      }
+      const ActiveRequest* r = core.find(id);
+      if (r == nullptr) {
+        finished_first = seen;  // gone after being seen: it ended first; never seen: not queued yet
+        return seen;
+      }
+      seen = true;
+      if (!ready(r->seq)) return false;
+      core.abort(id);
       return true;
-    }
-    if (!ready(r->seq)) return false;
-    core.abort(id);
-    return true;
+    });
   });
-  ASSERT_FALSE(finished_first) << "request " << id << " finished before reaching the state";
+  installed.get_future().wait();
+  StreamHandle handle = submit();
+  watcher.get();
+  EXPECT_FALSE(finished_first) << "request " << id << " finished before reaching the state";
+  return handle;
 }
 
 TEST(EngineLifecycle, AbortWhileWaiting) {
@@ -49,8 +65,9 @@ TEST(EngineLifecycle, AbortWhileWaiting) {
   config.max_batch_size = 1;
   Engine engine(testing::fixture_dir("llama-tiny"), config);
   StreamHandle busy = engine.generate_streaming(request(8, 300));
-  StreamHandle waiting = engine.generate_streaming(request(8, 10, "waiting"));
-  abort_when(engine, "waiting", [](const Sequence& s) { return s.status == SequenceStatus::Waiting; });
+  StreamHandle waiting = abort_when(
+      engine, "waiting", [&] { return engine.generate_streaming(request(8, 10, "waiting")); },
+      [](const Sequence& s) { return s.status == SequenceStatus::Waiting; });
   StreamChunk last;
   EXPECT_TRUE(testing::drain(waiting, &last).empty());
   EXPECT_EQ(last.finish_reason, FinishReason::Abort);
@@ -64,8 +81,9 @@ TEST(EngineLifecycle, AbortInTheMiddleOfAChunkedPrefill) {
   config.max_batch_size = 1;
   config.max_tokens_per_step = 4;  // a 60-token prompt takes 15 steps to prefill
   Engine engine(testing::fixture_dir("lfm2-tiny"), config);
-  StreamHandle h = engine.generate_streaming(request(60, 5, "prefill"));
-  abort_when(engine, "prefill", [](const Sequence& s) { return s.num_computed >= 16 && s.num_computed < 60; });
+  StreamHandle h = abort_when(
+      engine, "prefill", [&] { return engine.generate_streaming(request(60, 5, "prefill")); },
+      [](const Sequence& s) { return s.num_computed >= 16 && s.num_computed < 60; });
   StreamChunk last;
   EXPECT_TRUE(testing::drain(h, &last).empty());
   EXPECT_EQ(last.finish_reason, FinishReason::Abort);
@@ -80,8 +98,9 @@ TEST(EngineLifecycle, AbortInTheMiddleOfAChunkedPrefill) {
 
 TEST(EngineLifecycle, AbortDuringDecodeKeepsTheTokensSoFar) {
   Engine engine(testing::fixture_dir("qwen3-tiny"));
-  StreamHandle h = engine.generate_streaming(request(6, 400, "decode"));
-  abort_when(engine, "decode", [](const Sequence& s) { return s.num_generated() >= 3; });
+  StreamHandle h = abort_when(
+      engine, "decode", [&] { return engine.generate_streaming(request(6, 400, "decode")); },
+      [](const Sequence& s) { return s.num_generated() >= 3; });
   StreamChunk last;
   const std::vector<int32_t> tokens = testing::drain(h, &last);
   EXPECT_EQ(last.finish_reason, FinishReason::Abort);
