@@ -46,8 +46,8 @@ struct ModelInfo {
   bool accepts_audio = false;          ///< Supports start_transcription / transcribe.
   int32_t audio_sample_rate = 0;       ///< Rate audio is resampled to, when accepts_audio.
   bool produces_audio = false;         ///< Supports synthesize / synthesize_streaming.
-  int32_t output_sample_rate = 0;      ///< Rate of synthesized audio, when produces_audio.
-  int32_t num_codebooks = 0;           ///< Codes per audio frame, when produces_audio.
+  int32_t output_sample_rate = 0;      ///< Rate of synthesized audio (produces_audio, or audio_chat with a codec).
+  int32_t num_codebooks = 0;           ///< Codes per audio frame (produces_audio or audio_chat).
   std::vector<std::string> speakers;   ///< SpeechRequest::speaker values the model knows.
   std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
   bool clones_voices = false;          ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
