@@ -22,18 +22,6 @@ const Lfm2AudioRequestState* audio_state(const RequestState* state) {
   return dynamic_cast<const Lfm2AudioRequestState*>(state);
 }
 
-FastConformerConfig encoder_config(const HfConfig& hf) {
-  const std::optional<JsonFields> section = hf.fields().object("encoder");
-  if (!section) fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs an 'encoder' section", hf.path());
-  return FastConformerConfig::parse(*section);
-}
-
-NemoLogMelConfig mel_config(const HfConfig& hf) {
-  const std::optional<JsonFields> section = hf.fields().object("preprocessor");
-  if (!section) fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs a 'preprocessor' section", hf.path());
-  return NemoLogMelConfig::parse(*section);
-}
-
 /// The batch norms' step counters (int64, training only) are not weights.
 FastConformerEncoder load_encoder(WeightSource& source, const FastConformerConfig& config) {
   for (int64_t i = 0; i < config.n_layers; ++i) {
@@ -48,13 +36,12 @@ FastConformerEncoder load_encoder(WeightSource& source, const FastConformerConfi
 Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfConfig& hf, WeightSource& source)
     : config_(Lfm2AudioConfig::parse(hf)),
       backbone_(source, "lfm", config_.lfm),
-      mel_config_(mel_config(hf)),
-      encoder_(load_encoder(source, encoder_config(hf))),
+      encoder_(load_encoder(source, config_.encoder)),
       adapter_(source, encoder_.config().d_model, config_.lfm.hidden_size, "audio_adapter.model") {
   const Lfm2Config& c = config_.lfm;
   spec_ = base_spec("lfm2_audio", *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
-  spec_.audio_sample_rate = static_cast<int32_t>(mel_config_.sample_rate);
+  spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
   const int64_t audio_vocab = config_.depthformer.vocab;
   audio_embedding_ =
       source.take_matrix("audio_embedding.embedding.weight", {config_.codebooks * audio_vocab, c.hidden_size});
@@ -80,7 +67,7 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<float>& samples) const {
-  const at::Tensor mel = nemo_log_mel(at::tensor(samples, at::kFloat), mel_config_);
+  const at::Tensor mel = nemo_log_mel(at::tensor(samples, at::kFloat), config_.mel);
   return adapter_(encoder_.encode(mel)).to(at::kCPU, at::kFloat).contiguous();
 }
 
@@ -130,7 +117,7 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
   const auto add_audio = [&](const std::vector<float>& samples, int32_t sample_rate, const std::string& what) {
     check_sample_rate(sample_rate, "sample_rate", what);
     check_samples(samples.data(), samples.size(), what);
-    const int32_t rate = static_cast<int32_t>(mel_config_.sample_rate);
+    const int32_t rate = static_cast<int32_t>(config_.mel.sample_rate);
     audio_rows.push_back(encode_audio(sample_rate == rate ? samples : resample(samples, sample_rate, rate)));
     prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(audio_rows.back().size(0)),
                            Lfm2AudioModality::kAudioIn);

@@ -63,7 +63,6 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   Lfm2AudioConfig config_;
   ModelSpec spec_;
   Lfm2Backbone backbone_;
-  NemoLogMelConfig mel_config_;
   FastConformerEncoder encoder_;
   Lfm2AudioAdapter adapter_;
   at::Tensor audio_embedding_;  ///< [codebooks * 2049, hidden]

@@ -9,9 +9,15 @@ Lfm2AudioConfig Lfm2AudioConfig::parse(const HfConfig& hf) {
   Lfm2AudioConfig c;
   const std::optional<JsonFields> lfm = top.object("lfm");
   const std::optional<JsonFields> depth = top.object("depthformer");
-  if (!lfm || !depth)
-    fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs sections 'lfm' and 'depthformer'", hf.path());
+  const std::optional<JsonFields> encoder = top.object("encoder");
+  const std::optional<JsonFields> preprocessor = top.object("preprocessor");
+  if (!lfm || !depth || !encoder || !preprocessor) {
+    fail(ErrorCode::InvalidFormat, "{}: LFM2-Audio needs sections 'lfm', 'encoder', 'preprocessor' and 'depthformer'",
+         hf.path());
+  }
   c.lfm = Lfm2Config::parse(*lfm);
+  c.encoder = FastConformerConfig::parse(*encoder);
+  c.mel = NemoLogMelConfig::parse(*preprocessor);
   c.codebooks = top.get_or<int64_t>("codebooks", c.codebooks);
   c.interleaved_n_text = top.get_or<int32_t>("interleaved_n_text", c.interleaved_n_text);
   c.interleaved_n_audio = top.get_or<int32_t>("interleaved_n_audio", c.interleaved_n_audio);

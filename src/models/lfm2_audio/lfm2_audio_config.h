@@ -5,14 +5,18 @@
 
 #include <cstdint>
 
+#include "audio/nemo_log_mel.h"
 #include "io/hf_config.h"
 #include "models/lfm2_audio/depthformer.h"
+#include "models/lfm2_audio/fast_conformer.h"
 #include "models/lfm2_backbone.h"
 
 namespace izwi {
 
 struct Lfm2AudioConfig {
   Lfm2Config lfm;
+  NemoLogMelConfig mel;
+  FastConformerConfig encoder;
   DepthformerConfig depthformer;
   int64_t codebooks = 8;
   int32_t interleaved_n_text = 6;
@@ -25,6 +29,7 @@ struct Lfm2AudioConfig {
   static constexpr int32_t kTextEnd = 130;      ///< <|text_end|>: interleaved mode's text is done.
   static constexpr int32_t kEndOfAudio = 2048;  ///< The code after the 2048 Mimi codes.
 
+  /// Every section, checked before any weight is read.
   static Lfm2AudioConfig parse(const HfConfig& hf);
 };
 
