@@ -63,7 +63,9 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
     }
     spec_.output_sample_rate = codec_->sample_rate();
   }
-  spec_.decode_weight_bytes = backbone_.layer_weight_bytes() + backbone_.embed_tokens().table().nbytes();
+  // The weights a step touches: the backbone, the tied head and, for a frame, the depthformer.
+  spec_.decode_weight_bytes =
+      backbone_.layer_weight_bytes() + backbone_.embed_tokens().table().nbytes() + depthformer_.weight_bytes();
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<float>& samples) const {
