@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "izwi/output.h"
+
 namespace izwi {
 
 /// How the answer is generated, as liquid-audio releases it. Interleaved (speech-to-speech
@@ -15,19 +17,46 @@ namespace izwi {
 /// until its end. Sequential (ASR, TTS): text, and audio frames after `<|audio_start|>`.
 enum class AudioChatMode { Interleaved, Sequential };
 
-/// An earlier part of the conversation, at token level: text ids, the user's speech, or the
-/// assistant's speech as its frames (Output::audio_codes). One of the three per part.
+/// A piece of a message: text (tokenized by the chat template), text ids, the user's speech, or
+/// the assistant's speech as its frames (Output::audio_codes). One of the four per part.
 struct AudioChatPart {
+  std::string text;
   std::vector<int32_t> text_ids;
   std::vector<float> audio;  ///< Mono samples at `sample_rate`.
   int32_t sample_rate = 0;
   std::vector<std::vector<int32_t>> frames;
 };
 
-/// One turn of audio chat: a system prompt, then a user turn of audio and/or text. The prompt is
-/// `<|startoftext|><|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{audio}{text}
-/// <|im_end|>\n<|im_start|>assistant\n` (the text parts need the model folder's tokenizer), or,
-/// with `pre_ids` / `post_ids`, exactly those ids before and after the audio.
+/// An earlier turn of the conversation. With a role ("system", "user" or "assistant") the
+/// template frames its parts as liquid-audio's ChatState does: `<|im_start|>{role}\n{parts}
+/// <|im_end|>\n`; with no role the parts are placed as they are (token level).
+struct AudioChatMessage {
+  std::string role;
+  std::vector<AudioChatPart> parts;
+};
+
+/// The assistant's turn that `answer` (an audio chat Output) holds: its text ids and frames in
+/// the order they were generated. As history it lets the next turn reuse the cached conversation.
+inline AudioChatMessage assistant_message(const Output& answer) {
+  AudioChatMessage message{"assistant", {}};
+  size_t frame = 0;
+  for (size_t i = 0; i < answer.tokens.size(); ++i) {
+    const bool is_frame = i < answer.item_is_frame.size() && answer.item_is_frame[i];
+    if (message.parts.empty() || is_frame != !message.parts.back().frames.empty()) message.parts.emplace_back();
+    if (is_frame) {
+      message.parts.back().frames.push_back(answer.audio_codes.at(frame++));
+    } else {
+      message.parts.back().text_ids.push_back(answer.tokens[i]);
+    }
+  }
+  return message;
+}
+
+/// One turn of audio chat: a system prompt, earlier turns, then a user turn of audio and/or text.
+/// The prompt is liquid-audio's: `<|startoftext|><|im_start|>system\n{system}<|im_end|>\n{history}
+/// <|im_start|>user\n{audio}{text}<|im_end|>\n<|im_start|>assistant\n`, each piece tokenized on its
+/// own (text needs the model folder's tokenizer). With `pre_ids` / `post_ids` it is token level:
+/// `{history}{pre_ids}{audio}{post_ids}`.
 struct AudioChatRequest {
   std::string id;  ///< Unique among live requests; empty = engine assigns one.
   std::string system;
@@ -35,11 +64,10 @@ struct AudioChatRequest {
   std::vector<float> audio;  ///< The user's speech: mono samples at `sample_rate` (resampled as needed).
   int32_t sample_rate = 0;
   std::vector<int32_t> pre_ids, post_ids;  ///< Token level: replace the template around the audio.
-  /// Token level (with pre_ids / post_ids): the conversation so far, before pre_ids, as the model
-  /// saw it (each turn's framing ids, the user's audio, each answer's text ids and frames in
-  /// order). A request whose history is an earlier request's prompt and answer finds their KV in
-  /// the prefix cache.
-  std::vector<AudioChatPart> history;
+  /// The conversation so far (e.g. the previous user turn, then assistant_message(answer)). A
+  /// request whose history is an earlier request's prompt and answer finds their KV, conv states
+  /// included, in the prefix cache.
+  std::vector<AudioChatMessage> history;
   AudioChatMode mode = AudioChatMode::Interleaved;
   int32_t max_items = 512;  ///< Text tokens + audio frames at most.
   /// Text sampling; unset = greedy. Audio: per codebook, unset = greedy.

@@ -72,8 +72,13 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
   auto by_logit = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   int32_t keep = vocab;
   if (s.top_k > 0 && s.top_k < vocab) {
-    keep = s.top_k;
-    std::nth_element(order_.begin(), order_.begin() + keep, order_.end(), by_logit);
+    std::nth_element(order_.begin(), order_.begin() + (s.top_k - 1), order_.end(), by_logit);
+    // Logits equal to the k-th stay too: top-k removes only those below it, as transformers'
+    // TopKLogitsWarper and liquid-audio do (ties are common with bf16 logits).
+    const float kth = logits[order_[static_cast<size_t>(s.top_k - 1)]];
+    keep = static_cast<int32_t>(
+        std::partition(order_.begin() + s.top_k, order_.end(), [logits, kth](int32_t i) { return logits[i] >= kth; }) -
+        order_.begin());
   }
   std::sort(order_.begin(), order_.begin() + keep, by_logit);
 

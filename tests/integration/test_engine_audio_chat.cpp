@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
+
+#include <nlohmann/json.hpp>
 
 #include "codec/codec_decoder.h"
 #include "codec/mimi_config.h"
@@ -20,6 +23,7 @@
 #include "io/safetensors_writer.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
+#include "tokenizer/byte_level.h"
 
 namespace izwi {
 namespace {
@@ -41,6 +45,59 @@ AudioChatRequest reference_request(AudioChatMode mode, int32_t items) {
   r.sample_rate = wav.sample_rate;
   r.mode = mode;
   r.max_items = items;
+  return r;
+}
+
+void copy_fixture(const testing::TempDir& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(fixture_dir(kFixture))) {
+    std::filesystem::copy(entry.path(), dir.file(entry.path().filename().string()));
+  }
+}
+
+/// The system prompt the fixture's stand-in id 301 spells.
+constexpr const char* kSystem = "Respond with interleaved text and audio.";
+
+/// The fixture folder plus a tokenizer.json whose added tokens spell the fixture's stand-in ids
+/// (1 <|startoftext|>, 6 <|im_start|>, 7 <|im_end|>, 10 newline, 300 "system\n", 301 kSystem,
+/// 302 "user", 303 "assistant"); the 256 byte tokens take ids left over below 512.
+void write_stand_in_folder(const testing::TempDir& dir) {
+  copy_fixture(dir);
+  const std::vector<std::pair<int, std::string>> added = {
+      {1, "<|startoftext|>"}, {6, "<|im_start|>"}, {7, "<|im_end|>"}, {10, "\n"},
+      {300, "system\n"},      {301, kSystem},      {302, "user"},     {303, "assistant"}};
+  nlohmann::json vocab = nlohmann::json::object(), tokens = nlohmann::json::array();
+  for (const auto& [id, content] : added) {
+    tokens.push_back({{"id", id},
+                      {"content", content},
+                      {"single_word", false},
+                      {"lstrip", false},
+                      {"rstrip", false},
+                      {"normalized", false},
+                      {"special", content[0] == '<'}});
+  }
+  int next = 0;
+  for (int b = 0; b < 256; ++b) {
+    while (std::any_of(added.begin(), added.end(), [&](const auto& a) { return a.first == next; })) ++next;
+    vocab[byte_level::encode(std::string(1, static_cast<char>(b)))] = next++;
+  }
+  const nlohmann::json tokenizer = {
+      {"version", "1.0"},
+      {"added_tokens", tokens},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
+  };
+  dir.write("tokenizer.json", tokenizer.dump());
+}
+
+/// The fixture's prompt through the chat template: kSystem, then the user's audio.
+AudioChatRequest template_request(AudioChatMode mode, int32_t items) {
+  AudioChatRequest r = reference_request(mode, items);
+  r.pre_ids.clear();
+  r.post_ids.clear();
+  r.system = kSystem;
   return r;
 }
 
@@ -124,9 +181,7 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
   // The model folder with a moshi Mimi beside it (Kyutai's sizes, random weights): the answer's
   // frames, end-of-audio ones excepted, come out as PCM, streamed or whole.
   testing::TempDir dir;
-  for (const auto& entry : std::filesystem::directory_iterator(fixture_dir(kFixture))) {
-    std::filesystem::copy(entry.path(), dir.file(entry.path().filename().string()));
-  }
+  copy_fixture(dir);
   RandomWeights weights(11, at::kMeta, at::kBFloat16);
   const MimiDecoder recorded(weights, MimiConfig{}, "", 8);
   (void)recorded;
@@ -153,24 +208,20 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
   EXPECT_LT(testing::max_abs_diff(at::tensor(streamed), expected), 1e-4);
 }
 
-/// The next turn of the conversation `first` began and `answer` replied to: the whole first turn
-/// and the answer (its text ids and frames in order) as history, then the user's next turn (the
-/// same audio again, between stand-in framing ids).
+/// The next turn of the conversation `first` began and `answer` replied to, at token level: the
+/// whole first turn and the answer (its text ids and frames in order, unframed) as history, then
+/// the user's next turn (the same audio again, between stand-in framing ids).
 AudioChatRequest second_turn(const AudioChatRequest& first, const Output& answer) {
   AudioChatRequest r;
-  r.history.push_back({first.pre_ids, {}, 0, {}});
-  r.history.push_back({{}, first.audio, first.sample_rate, {}});
-  r.history.push_back({first.post_ids, {}, 0, {}});
-  size_t frame = 0;
-  for (size_t i = 0; i < answer.tokens.size(); ++i) {
-    const bool is_frame = answer.item_is_frame[i];
-    if (is_frame != !r.history.back().frames.empty()) r.history.emplace_back();
-    if (is_frame) {
-      r.history.back().frames.push_back(answer.audio_codes[frame++]);
-    } else {
-      r.history.back().text_ids.push_back(answer.tokens[i]);
-    }
-  }
+  AudioChatMessage prompt;
+  prompt.parts.resize(3);
+  prompt.parts[0].text_ids = first.pre_ids;
+  prompt.parts[1].audio = first.audio;
+  prompt.parts[1].sample_rate = first.sample_rate;
+  prompt.parts[2].text_ids = first.post_ids;
+  AudioChatMessage reply = assistant_message(answer);
+  reply.role.clear();
+  r.history = {prompt, reply};
   r.pre_ids = {7, 10, 6, 302, 10};  // <|im_end|> \n <|im_start|> user \n
   r.audio = first.audio;
   r.sample_rate = first.sample_rate;
@@ -199,6 +250,39 @@ TEST(EngineAudioChat, ASecondTurnReusesTheFirstFromThePrefixCache) {
   EXPECT_EQ(testing::check_idle(engine), "");
 }
 
+TEST(EngineAudioChat, TheChatTemplateBuildsTheReleasedPrompt) {
+  // liquid-audio's ChatState pieces, each tokenized on its own, give the fixture's prompt ids, so
+  // the answers are the released ones.
+  testing::TempDir dir;
+  write_stand_in_folder(dir);
+  Engine engine(dir.path());
+  expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Interleaved, 40)), "interleaved");
+  expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Sequential, 12)), "sequential");
+}
+
+TEST(EngineAudioChat, ATemplateConversationsSecondTurnHitsThePrefixCache) {
+  testing::TempDir dir;
+  write_stand_in_folder(dir);
+  Engine engine(dir.path());
+  const AudioChatRequest first = template_request(AudioChatMode::Interleaved, 40);
+  const Output answer = engine.audio_chat(first);
+  AudioChatRequest second = template_request(AudioChatMode::Interleaved, 12);
+  AudioChatMessage user{"user", {AudioChatPart{}}};
+  user.parts[0].audio = first.audio;
+  user.parts[0].sample_rate = first.sample_rate;
+  second.history = {user, assistant_message(answer)};
+  const Output warm = engine.audio_chat(second);
+  EXPECT_EQ(warm.prefix_cache_hit_tokens, 64);  // 32 prompt positions + 39 fed items: 4 blocks
+  Engine cold_engine(dir.path());
+  const Output cold = cold_engine.audio_chat(second);
+  EXPECT_EQ(cold.prefix_cache_hit_tokens, 0);
+  ASSERT_EQ(warm.tokens.size(), 12u);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  EXPECT_EQ(warm.item_is_frame, cold.item_is_frame);
+  EXPECT_EQ(warm.audio_codes, cold.audio_codes);
+  EXPECT_EQ(testing::check_idle(engine), "");
+}
+
 TEST(EngineAudioChat, BadRequestsAreNamed) {
   Engine engine(fixture_dir(kFixture));
   AudioChatRequest both = reference_request(AudioChatMode::Interleaved, 4);
@@ -216,8 +300,16 @@ TEST(EngineAudioChat, BadRequestsAreNamed) {
   big_id.post_ids[0] = 100000;
   EXPECT_NE(testing::error_message([&] { engine.audio_chat(big_id); }).find("text id 100000"), std::string::npos);
   AudioChatRequest mixed = reference_request(AudioChatMode::Interleaved, 4);
-  mixed.history.push_back({{1, 2}, {}, 0, {{1, 2, 3, 4, 5, 6, 7, 8}}});
-  EXPECT_NE(testing::error_message([&] { engine.audio_chat(mixed); }).find("history[0] must hold one of"),
+  mixed.history.push_back({"", {AudioChatPart{"", {1, 2}, {}, 0, {{1, 2, 3, 4, 5, 6, 7, 8}}}}});
+  EXPECT_NE(testing::error_message([&] { engine.audio_chat(mixed); }).find("history[0].parts[0] must hold one of"),
+            std::string::npos);
+  AudioChatRequest role = reference_request(AudioChatMode::Interleaved, 4);
+  role.history.push_back({"robot", {AudioChatPart{"", {1}, {}, 0, {}}}});
+  EXPECT_NE(testing::error_message([&] { engine.audio_chat(role); }).find("history[0].role = 'robot'"),
+            std::string::npos);
+  AudioChatRequest untokenized = reference_request(AudioChatMode::Interleaved, 4);
+  untokenized.history.push_back({"user", {AudioChatPart{"hello", {}, {}, 0, {}}}});
+  EXPECT_NE(testing::error_message([&] { engine.audio_chat(untokenized); }).find("needs the model folder's tokenizer"),
             std::string::npos);
   AudioChatRequest hot = reference_request(AudioChatMode::Interleaved, 4);
   hot.audio_temperature = -1.0f;

@@ -61,6 +61,23 @@ TEST(Sampler, TopKOneAndTinyTopPAreGreedy) {
   }
 }
 
+TEST(Sampler, TopKKeepsTiesWithTheKthLogit) {
+  // transformers' TopKLogitsWarper removes only logits below the k-th: with k = 2 and three equal
+  // runners-up, all four survive; the logit below them never does.
+  Sampler sampler;
+  SamplingState s;
+  s.temperature = 1.0f;
+  s.top_k = 2;
+  s.rng.seed(11);
+  std::map<int32_t, int> counts;
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<float> logits = {1.0f, 0.5f, 0.5f, -3.0f, 0.5f};
+    ++counts[sampler.sample(logits.data(), 5, s)];
+  }
+  for (const int32_t id : {0, 1, 2, 4}) EXPECT_GT(counts[id], 0) << "token " << id;
+  EXPECT_EQ(counts[3], 0);
+}
+
 TEST(Sampler, SeededSamplingIsReproducible) {
   Sampler sampler;
   auto draw = [&](uint64_t seed) {

@@ -105,16 +105,23 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     fail(ErrorCode::InvalidArgument, "give the prompt one way: pre_ids / post_ids, or system and text");
   }
   if (request.max_items < 1) fail(ErrorCode::InvalidArgument, "max_items = {} must be >= 1", request.max_items);
-  if (!request.history.empty() && !token_level) {
-    fail(ErrorCode::InvalidArgument, "history is given at token level: with pre_ids / post_ids");
-  }
   Lfm2AudioPrompt prompt;
   std::vector<at::Tensor> audio_rows;
-  const auto add_text = [&](const std::vector<int32_t>& ids) {
+  const auto add_ids = [&](const std::vector<int32_t>& ids) {
     for (const int32_t id : ids) {
       prompt.modality.push_back(Lfm2AudioModality::kText);
       prompt.text_ids.push_back(id);
     }
+  };
+  // liquid-audio's ChatState tokenizes each piece on its own.
+  const auto add_text = [&](const std::string& text) {
+    if (text.empty()) return;
+    if (tokenizer == nullptr) {
+      fail(ErrorCode::InvalidArgument,
+           "the chat template needs the model folder's tokenizer, which it does not have; pass pre_ids and post_ids "
+           "and give the history as ids");
+    }
+    add_ids(tokenizer->encode(text, false));
   };
   const auto add_audio = [&](const std::vector<float>& samples, int32_t sample_rate, const std::string& what) {
     check_sample_rate(sample_rate, "sample_rate", what);
@@ -124,35 +131,53 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(audio_rows.back().size(0)),
                            Lfm2AudioModality::kAudioIn);
   };
-  for (size_t i = 0; i < request.history.size(); ++i) {
-    const AudioChatPart& part = request.history[i];
-    const int kinds = !part.text_ids.empty() + !part.audio.empty() + !part.frames.empty();
-    if (kinds != 1) fail(ErrorCode::InvalidArgument, "history[{}] must hold one of text_ids, audio or frames", i);
-    add_text(part.text_ids);
-    if (!part.audio.empty()) add_audio(part.audio, part.sample_rate, fmt::format("history[{}] audio", i));
-    for (const std::vector<int32_t>& frame : part.frames) {
-      prompt.modality.push_back(Lfm2AudioModality::kAudioOut);
-      prompt.audio_out.push_back(frame);
-    }
-  }
-  const auto tokenize = [&](const std::string& text) {
-    if (tokenizer == nullptr) {
-      fail(ErrorCode::InvalidArgument,
-           "the chat template needs the model folder's tokenizer, which it does not have; pass pre_ids and post_ids");
-    }
-    return tokenizer->encode(text, false);
+  const auto add_turn = [&](const std::string& role, const auto& add_content) {
+    if (!role.empty()) add_text("<|im_start|>" + role + "\n");
+    add_content();
+    if (!role.empty()) add_text("<|im_end|>\n");
   };
-  // liquid-audio's ChatState: a system turn, then the user turn (audio, then text).
-  if (token_level) {
-    add_text(request.pre_ids);
-  } else {
-    std::string head = "<|startoftext|>";
-    if (!request.system.empty()) head += "<|im_start|>system\n" + request.system + "<|im_end|>\n";
-    add_text(tokenize(head + "<|im_start|>user\n"));
+
+  if (!token_level) {
+    add_text("<|startoftext|>");
+    if (!request.system.empty()) add_turn("system", [&] { add_text(request.system); });
   }
-  if (!request.audio.empty()) add_audio(request.audio, request.sample_rate, "audio chat audio");
+  for (size_t m = 0; m < request.history.size(); ++m) {
+    const AudioChatMessage& message = request.history[m];
+    if (!message.role.empty() && message.role != "system" && message.role != "user" && message.role != "assistant") {
+      fail(ErrorCode::InvalidArgument, "history[{}].role = '{}' must be system, user, assistant or empty (token level)",
+           m, message.role);
+    }
+    add_turn(message.role, [&] {
+      for (size_t i = 0; i < message.parts.size(); ++i) {
+        const AudioChatPart& part = message.parts[i];
+        const int kinds = !part.text.empty() + !part.text_ids.empty() + !part.audio.empty() + !part.frames.empty();
+        if (kinds != 1) {
+          fail(ErrorCode::InvalidArgument, "history[{}].parts[{}] must hold one of text, text_ids, audio or frames", m,
+               i);
+        }
+        add_text(part.text);
+        add_ids(part.text_ids);
+        if (!part.audio.empty())
+          add_audio(part.audio, part.sample_rate, fmt::format("history[{}].parts[{}] audio", m, i));
+        for (const std::vector<int32_t>& frame : part.frames) {
+          prompt.modality.push_back(Lfm2AudioModality::kAudioOut);
+          prompt.audio_out.push_back(frame);
+        }
+      }
+    });
+  }
+  if (token_level) {
+    add_ids(request.pre_ids);
+    if (!request.audio.empty()) add_audio(request.audio, request.sample_rate, "audio chat audio");
+    add_ids(request.post_ids);
+  } else {
+    add_turn("user", [&] {
+      if (!request.audio.empty()) add_audio(request.audio, request.sample_rate, "audio chat audio");
+      add_text(request.text);
+    });
+    add_text("<|im_start|>assistant\n");
+  }
   if (!audio_rows.empty()) prompt.audio_in = at::cat(audio_rows, 0);
-  add_text(token_level ? request.post_ids : tokenize(request.text + "<|im_end|>\n<|im_start|>assistant\n"));
 
   const Lfm2AudioGeneration mode =
       request.mode == AudioChatMode::Interleaved ? Lfm2AudioGeneration::kInterleaved : Lfm2AudioGeneration::kSequential;
@@ -186,11 +211,12 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
   for (const auto& [name, value] : {std::pair{"top_k", request.top_k}, std::pair{"audio_top_k", request.audio_top_k}}) {
     if (value && *value < 0) fail(ErrorCode::InvalidArgument, "{} = {} must be >= 0", name, *value);
   }
-  out.params.temperature = request.temperature.value_or(0.0f);
+  // liquid-audio decodes greedily at top_k = 1 (the sampler would draw among ties with the best).
+  out.params.temperature = request.top_k == 1 ? 0.0f : request.temperature.value_or(0.0f);
   out.params.top_k = request.top_k.value_or(0);
   out.params.seed = request.seed;
   out.params.max_tokens = request.max_items;
-  state->audio_sampling.temperature = request.audio_temperature.value_or(0.0f);
+  state->audio_sampling.temperature = request.audio_top_k == 1 ? 0.0f : request.audio_temperature.value_or(0.0f);
   state->audio_sampling.top_k = request.audio_top_k.value_or(0);
   // The audio head's own stream of random numbers, derived from the request's seed when there is one.
   state->audio_sampling.rng.seed(request.seed ? *request.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
