@@ -11,6 +11,12 @@ pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 find_package(CLI11 CONFIG REQUIRED)
+if(IZWI_BUILD_SERVER)
+  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # HTTP/1.1 server, SSE
+  pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)            # KV-events PUB socket
+  find_package(msgpack CONFIG REQUIRED)                             # KV-events wire format (msgpackc-cxx)
+  find_package(websocketpp CONFIG REQUIRED)                         # realtime transcription socket
+endif()
 
 if(IZWI_WITH_CUDA)
   enable_language(CUDA)

@@ -16,6 +16,12 @@ packages=(
   libsoxr-dev           # resampling
   libcli11-dev          # command lines of the example binaries
   clang-format          # the suite checks that every C++ file follows .clang-format
+  ccache                # rebuilds reuse earlier compiles
+  libcpp-httplib-dev    # izwi-server: HTTP/1.1 and server-sent events
+  libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
+  libwebsocketpp-dev libasio-dev  # izwi-server: the realtime transcription WebSocket
+  python3-zmq python3-msgpack     # tests: the KV-events subscriber
+  chromium              # tests: the playground in a real browser
 )
 
 missing=()
