@@ -1,9 +1,87 @@
 // izwi-server: an OpenAI-compatible HTTP server over izwi engines (docs/serving.md).
 
+#include <pthread.h>
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "examples/common/cli_main.h"
+#include "server/http_server.h"
+#include "server/server_options.h"
+
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int signal) {
+  const auto byte = static_cast<unsigned char>(signal);
+  (void)!write(g_signal_pipe[1], &byte, 1);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"izwi-server: OpenAI-compatible HTTP server"};
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  const std::string program = izwi::cli::program_name(argv[0]);
+  return izwi::cli::run_main(program.c_str(), [&] {
+    izwi::server::ServerOptions options;
+    std::vector<std::string> models;
+    std::string config_path;
+    double max_body_mb = static_cast<double>(options.max_body_bytes) / (1 << 20);
+    double grace_s = options.shutdown_grace_ms / 1000.0;
+    CLI::App app{"izwi-server: an OpenAI-compatible HTTP server over izwi engines"};
+    app.add_option("--model", models, "NAME=DIR: serve the model folder DIR as NAME (repeatable)")->required();
+    app.add_option("--host", options.host, "Address to listen on")->capture_default_str();
+    app.add_option("--port", options.port, "Port to listen on; 0 = any free port")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 65535));
+    app.add_option("--config", config_path, "EngineConfig JSON for every model's engine");
+    app.add_option("--max-concurrent", options.max_concurrent, "Engine requests at once; more get 429")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    app.add_option("--api-key", options.api_key, "Require 'Authorization: Bearer KEY' on /v1/ routes");
+    app.add_option("--kv-events", options.kv_events, "Publish KV-cache events on this ZeroMQ endpoint (tcp://*:5557)");
+    app.add_option("--max-body-mb", max_body_mb, "Largest request body; larger get 413")
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 4096.0));
+    app.add_option("--shutdown-grace", grace_s, "Seconds running requests get to finish on SIGINT/SIGTERM")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 3600.0));
+    if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
+    for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
+    if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
+    options.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
+    options.shutdown_grace_ms = static_cast<int32_t>(grace_s * 1000.0);
+
+    // SIGINT / SIGTERM may land on any thread (libraries start threads before main), so the
+    // handler only writes the signal to a pipe that one thread waits on.
+    if (pipe(g_signal_pipe) != 0) throw std::runtime_error("cannot create the signal pipe");
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is handled where the write fails
+
+    izwi::server::HttpServer server(options);
+    std::printf("izwi-server: listening on http://%s:%d\n", options.host.c_str(), server.port());
+    std::fflush(stdout);
+    std::thread waiter([&] {
+      unsigned char signal = 0;
+      while (read(g_signal_pipe[0], &signal, 1) < 0 && errno == EINTR) {
+      }
+      if (signal == 0) return;  // woken by main: the listener failed
+      std::printf("izwi-server: %s, shutting down\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      std::fflush(stdout);
+      server.shutdown();
+    });
+    const bool served = server.run();
+    if (!served) {
+      const unsigned char wake = 0;  // the listener failed: wake the waiter
+      (void)!write(g_signal_pipe[1], &wake, 1);
+    }
+    waiter.join();
+    return served ? 0 : 1;
+  });
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <unordered_map>
 
+#include "common/base64.h"
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "tokenizer/bpe_merge.h"
@@ -17,29 +18,10 @@
 namespace izwi {
 namespace {
 
-std::string base64_decode(const std::string& text, const std::string& where) {
-  static const auto table = [] {
-    std::array<int8_t, 256> t{};
-    t.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<uint8_t>(alphabet[i])] = static_cast<int8_t>(i);
-    return t;
-  }();
-  std::string out;
-  uint32_t bits = 0;
-  int count = 0;
-  for (char c : text) {
-    if (c == '=') break;
-    const int8_t v = table[static_cast<uint8_t>(c)];
-    if (v < 0) fail(ErrorCode::InvalidFormat, "{}: token_bytes is not base64", where);
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    count += 6;
-    if (count >= 8) {
-      count -= 8;
-      out += static_cast<char>((bits >> count) & 0xFF);
-    }
-  }
-  return out;
+std::string token_bytes(const std::string& text, const std::string& where) {
+  std::optional<std::string> bytes = base64_decode(text);
+  if (!bytes) fail(ErrorCode::InvalidFormat, "{}: token_bytes is not base64", where);
+  return *std::move(bytes);
 }
 
 // Ordinary text: split with the file's regex, then merge bytes by the rank of what they form.
@@ -145,7 +127,7 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
     const JsonFields v(vocab[r], origin + ": vocab[" + std::to_string(r) + "]");
     if (v.get<int64_t>("rank") != static_cast<int64_t>(r))
       fail(ErrorCode::InvalidFormat, "{}: rank is not {}", v.origin(), r);
-    rank_bytes[r] = base64_decode(v.get<std::string>("token_bytes"), v.origin());
+    rank_bytes[r] = token_bytes(v.get<std::string>("token_bytes"), v.origin());
     if (rank_bytes[r].empty()) fail(ErrorCode::InvalidFormat, "{}: token_bytes is empty", v.origin());
     const int32_t id = static_cast<int32_t>(r) + num_special;
     data.set(id, rank_bytes[r], TokenKind::Normal);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/base64.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
@@ -201,19 +202,6 @@ TEST_F(EngineTranscription, BadAudioIsRejectedOnTheCallersThread) {
   EXPECT_EQ(testing::check_idle(engine_), "");
 }
 
-// Base64 of `bytes`, as tekken.json stores token bytes.
-std::string base64(const std::string& bytes) {
-  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 2]);
-    for (size_t k = 0; k < 4; ++k) out += k <= bytes.size() - i ? digits[(chunk >> (18 - 6 * k)) & 63] : '=';
-  }
-  return out;
-}
-
 // The fixture model with a tekken.json whose special tokens put [STREAMING_PAD] at id 32, as in
 // Mistral's vocabulary, followed by the 256 single bytes: the pad id and the text come from it.
 TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
@@ -233,7 +221,7 @@ TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
     special.push_back({{"rank", i}, {"token_str", name}, {"is_control", true}});
   }
   nlohmann::json vocab = nlohmann::json::array();
-  for (int b = 0; b < 256; ++b) vocab.push_back({{"rank", b}, {"token_bytes", base64(std::string(1, char(b)))}});
+  for (int b = 0; b < 256; ++b) vocab.push_back({{"rank", b}, {"token_bytes", base64_encode(std::string(1, char(b)))}});
   const nlohmann::json tekken = {{"config",
                                   {{"pattern", "\\s+|\\S+"},
                                    {"num_vocab_tokens", 256},

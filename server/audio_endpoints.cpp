@@ -1,0 +1,135 @@
+#include "server/audio_endpoints.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "izwi/audio.h"
+#include "server/api_error.h"
+#include "server/json_fields.h"
+
+namespace izwi::server {
+
+namespace {
+
+constexpr size_t kMaxInputChars = 4096;  // OpenAI's limit for `input`
+
+}  // namespace
+
+SpeechJob parse_speech_request(const nlohmann::json& body, const ServedModels& models) {
+  SpeechJob job;
+  job.model = &models.get(required_string(body, "model"));
+  const ModelInfo& info = job.model->engine->model_info();
+  if (!info.produces_audio) bad_param("model", "the model '{}' is not a speech synthesis model", job.model->name);
+  job.request.text = required_string(body, "input");
+  if (job.request.text.empty()) bad_param("input", "'input' must not be empty");
+  if (job.request.text.size() > kMaxInputChars) {
+    bad_param("input", "'input' holds {} bytes; at most {}", job.request.text.size(), kMaxInputChars);
+  }
+  if (job.model->engine->tokenizer() == nullptr) {
+    bad_param("model", "the model '{}' has no tokenizer for the input text", job.model->name);
+  }
+  // A model with named speakers needs one of them; one without (VoiceDesign, Base) takes its voice
+  // from `instructions` or its default, and ignores the name.
+  const std::string voice = string_field(body, "voice").value_or("");
+  if (!info.speakers.empty()) {
+    const auto it = std::find(info.speakers.begin(), info.speakers.end(), voice);
+    if (it == info.speakers.end()) {
+      bad_param("voice", "'voice' = '{}' is not one of this model's voices: {}", voice, fmt::join(info.speakers, ", "));
+    }
+    job.request.speaker = voice;
+  }
+  job.request.instruct = string_field(body, "instructions").value_or("");
+  if (const auto speed = number_field(body, "speed", 0.25, 4.0); speed && *speed != 1.0) {
+    bad_param("speed", "'speed' = {} is not supported (only 1)", *speed);
+  }
+  job.format = parse_audio_format(string_field(body, "response_format").value_or("wav"));
+  const std::string stream = string_field(body, "stream_format").value_or("");
+  if (stream == "audio") {
+    job.stream = SpeechStreamFormat::Audio;
+  } else if (stream == "sse") {
+    job.stream = SpeechStreamFormat::Sse;
+  } else if (!stream.empty()) {
+    bad_param("stream_format", "'stream_format' = '{}' must be audio or sse", stream);
+  }
+  if (job.stream != SpeechStreamFormat::None && job.format == AudioFormat::Flac) {
+    bad_param("response_format", "flac cannot be streamed; use wav or pcm");
+  }
+  SpeechParams& p = job.request.params;
+  if (const auto temperature = number_field(body, "temperature", 0.0, 2.0)) {
+    p.temperature = static_cast<float>(*temperature);
+    p.subtalker_temperature = p.temperature;
+  }
+  if (const auto seed = integer_field(body, "seed", 0, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
+  if (const auto frames = integer_field(body, "max_frames", 1, 1 << 16)) p.max_frames = static_cast<int32_t>(*frames);
+  return job;
+}
+
+TranscriptionJob parse_transcription_request(const std::vector<FormField>& fields, const ServedModels& models) {
+  TranscriptionJob job;
+  nlohmann::json values = nlohmann::json::object();
+  const FormField* file = nullptr;
+  for (const FormField& field : fields) {
+    if (field.name == "file") {
+      file = &field;
+    } else {
+      values[field.name] = field.content;
+    }
+  }
+  const auto text = [&](const char* name) -> std::optional<std::string> {
+    if (!values.contains(name)) return std::nullopt;
+    return values[name].get<std::string>();
+  };
+  const std::optional<std::string> model = text("model");
+  if (!model) bad_param("model", "'model' is required");
+  job.model = &models.get(*model);
+  if (!job.model->engine->model_info().accepts_audio || job.model->engine->model_info().audio_chat) {
+    bad_param("model", "the model '{}' is not a transcription model", job.model->name);
+  }
+  if (file == nullptr) bad_param("file", "'file' is required (a multipart upload)");
+  try {
+    const AudioBuffer audio = read_audio_from_memory(file->content.data(), file->content.size(),
+                                                     file->filename.empty() ? "file" : file->filename);
+    job.samples = to_mono(audio);
+    job.sample_rate = audio.sample_rate;
+  } catch (const Error& e) {
+    bad_param("file", "{}", e.what());
+  }
+  job.response_format = text("response_format").value_or("json");
+  if (job.response_format != "json" && job.response_format != "text" && job.response_format != "verbose_json") {
+    bad_param("response_format", "'response_format' = '{}' must be json, text or verbose_json", job.response_format);
+  }
+  const std::string stream = text("stream").value_or("false");
+  if (stream != "true" && stream != "false") bad_param("stream", "'stream' must be true or false");
+  job.stream = stream == "true";
+  if (const std::optional<std::string> temperature = text("temperature")) {
+    char* end = nullptr;
+    const double t = std::strtod(temperature->c_str(), &end);
+    if (end == temperature->c_str() || *end != '\0' || !(t >= 0.0 && t <= 2.0)) {
+      bad_param("temperature", "'temperature' must be a number in [0, 2]");
+    }
+    job.options.temperature = static_cast<float>(t);
+  }
+  // A whole file: decode until the model ends the text after the audio.
+  job.options.continue_after_audio = true;
+  return job;
+}
+
+nlohmann::json transcription_response(const TranscriptionJob& job, const Output& output) {
+  if (job.response_format != "verbose_json") return {{"text", output.text}};
+  const double duration = static_cast<double>(job.samples.size()) / job.sample_rate;
+  return {{"task", "transcribe"},
+          {"language", "auto"},
+          {"duration", duration},
+          {"text", output.text},
+          {"segments", nlohmann::json::array({{{"id", 0},
+                                               {"seek", 0},
+                                               {"start", 0.0},
+                                               {"end", duration},
+                                               {"text", output.text},
+                                               {"tokens", output.tokens},
+                                               {"temperature", job.options.temperature}}})}};
+}
+
+}  // namespace izwi::server

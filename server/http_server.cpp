@@ -1,0 +1,329 @@
+#include "server/http_server.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <optional>
+
+#include "common/base64.h"
+#include "common/check.h"
+#include "server/api_error.h"
+#include "server/audio_endpoints.h"
+#include "server/json_fields.h"
+#include "server/text_endpoints.h"
+
+namespace izwi::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string sse(const nlohmann::json& event) { return "data: " + event.dump() + "\n\n"; }
+
+/// An engine stream being written into a chunked HTTP response. `on_chunk` turns each chunk into
+/// the bytes to send; the stream is aborted (its KV blocks freed) when the client goes away.
+struct Reply {
+  std::function<std::optional<StreamChunk>()> next;
+  std::function<void()> abort;
+  std::function<std::string(const StreamChunk&)> on_chunk;
+  std::shared_ptr<void> ticket;  ///< the admission slot, released with the reply
+  bool finished = false;
+};
+
+void send_reply(httplib::Response& res, const std::string& content_type, std::shared_ptr<Reply> reply) {
+  res.set_chunked_content_provider(
+      content_type,
+      [reply](size_t, httplib::DataSink& sink) {
+        if (!sink.is_writable()) return false;  // the client is gone: the releaser aborts
+        std::optional<StreamChunk> chunk = reply->next();
+        if (!chunk) {
+          sink.done();
+          return true;
+        }
+        const std::string bytes = reply->on_chunk(*chunk);
+        if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
+        if (chunk->finished) {
+          reply->finished = true;
+          sink.done();
+        }
+        return true;
+      },
+      [reply](bool) {
+        if (!reply->finished) reply->abort();
+        reply->ticket.reset();
+      });
+}
+
+/// The stream of an engine request as next/abort functions sharing its handle.
+template <typename Stream>
+void attach(Reply& reply, std::shared_ptr<Stream> stream) {
+  reply.next = [stream] { return stream->next(); };
+  reply.abort = [stream] { stream->abort(); };
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const ServerOptions& options) : options_(options), admission_(options.max_concurrent) {
+  if (options.models.empty()) fail(ErrorCode::InvalidArgument, "give at least one --model NAME=DIR");
+  for (const auto& [name, dir] : options.models) models_.add(name, dir, options.engine);
+  metrics_ = std::make_unique<ServerMetrics>(models_);
+  // One thread per connection: streams hold theirs while they run, and 429 / health / metrics
+  // must still be answered when max_concurrent streams are running.
+  const size_t threads = static_cast<size_t>(options.max_concurrent) + 16;
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options.max_body_bytes);
+  add_routes();
+  port_ = options.port == 0 ? http_.bind_to_any_port(options.host) : options.port;
+  if (port_ <= 0 || (options.port != 0 && !http_.bind_to_port(options.host, options.port))) {
+    fail(ErrorCode::InvalidArgument, "cannot listen on {}:{} (in use, or not an address of this machine)", options.host,
+         options.port);
+  }
+}
+
+HttpServer::~HttpServer() { models_.shutdown(); }
+
+bool HttpServer::run() { return http_.listen_after_bind() || admission_.draining(); }
+
+void HttpServer::shutdown() {
+  admission_.start_draining();
+  if (!admission_.wait_idle(options_.shutdown_grace_ms)) {
+    models_.shutdown();  // the rest end with finish_reason "abort"
+    admission_.wait_idle(5000);
+  }
+  http_.stop();
+}
+
+void HttpServer::guarded(const httplib::Request& req, httplib::Response& res,
+                         const std::function<void(const httplib::Request&, httplib::Response&)>& handler) {
+  try {
+    handler(req, res);
+  } catch (const ApiError& e) {
+    res.status = e.status();
+    res.set_content(e.body().dump(), "application/json");
+  } catch (const std::exception& e) {
+    const ApiError error = from_engine_error(e);
+    res.status = error.status();
+    res.set_content(error.body().dump(), "application/json");
+  }
+}
+
+void HttpServer::add_routes() {
+  // Authentication and the body limit come before routing; every answer is counted.
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const ApiError error(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key");
+    res.status = 401;
+    res.set_content(error.body().dump(), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http_.set_post_routing_handler(
+      [this](const httplib::Request&, httplib::Response& res) { metrics_->record_http(res.status); });
+  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // an error object is already there
+    ApiError error(res.status, fmt::format("HTTP {} for {} {}", res.status, req.method, req.path));
+    if (res.status == 413) {
+      error =
+          ApiError(413, "the request body is larger than this server takes (--max-body-mb)", {}, "request_too_large");
+    } else if (res.status == 404) {
+      error = ApiError(404, fmt::format("no route {} {}", req.method, req.path), {}, "unknown_url");
+    }
+    res.set_content(error.body().dump(), "application/json");
+  });
+
+  http_.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("", "text/plain"); });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_->render(), "text/plain; version=0.0.4");
+  });
+  http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [this](const httplib::Request&, httplib::Response& r) {
+      r.set_content(models_json(), "application/json");
+    });
+  });
+  http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, false); });
+  });
+  http_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, true); });
+  });
+  http_.Post("/v1/audio/speech", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { speech(q, r); });
+  });
+  http_.Post("/v1/audio/transcriptions", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { transcriptions(q, r); });
+  });
+}
+
+std::string HttpServer::models_json() const {
+  nlohmann::json data = nlohmann::json::array();
+  for (const auto& model : models_.all()) {
+    data.push_back({{"id", model->name}, {"object", "model"}, {"created", model->created}, {"owned_by", "izwi"}});
+  }
+  return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
+}
+
+void HttpServer::completions(const httplib::Request& req, httplib::Response& res, bool chat) {
+  const std::shared_ptr<TextJob> job =
+      std::make_shared<TextJob>(parse_text_request(parse_body(req.body), models_, chat));
+  auto reply = std::make_shared<Reply>();
+  reply->ticket = admission_.enter();
+  attach(*reply, std::make_shared<StreamHandle>(job->model->engine->generate_streaming(job->request)));
+
+  struct Progress {
+    Clock::time_point start = Clock::now(), last_token;
+    bool first = true;
+    int32_t tokens = 0;
+    std::string text;
+  };
+  auto progress = std::make_shared<Progress>();
+  ServerMetrics* metrics = metrics_.get();
+  reply->on_chunk = [job, progress, metrics](const StreamChunk& chunk) -> std::string {
+    Progress& p = *progress;
+    if (!chunk.tokens.empty()) {
+      if (p.tokens == 0) {
+        p.last_token = Clock::now();
+      } else {
+        metrics->record_inter_token(job->model->name, seconds_since(p.last_token));
+        p.last_token = Clock::now();
+      }
+    }
+    p.tokens += static_cast<int32_t>(chunk.tokens.size());
+    p.text += chunk.text;
+    if (chunk.finished) {
+      metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason});
+    }
+    if (!job->stream) {
+      if (!chunk.finished) return {};
+      if (chunk.finish_reason == FinishReason::Error) {
+        return ApiError(500, chunk.error, {}, "internal_error").body().dump();
+      }
+      Output output;
+      output.text = p.text;
+      output.tokens.resize(static_cast<size_t>(p.tokens));
+      output.finish_reason = chunk.finish_reason;
+      return text_response(*job, output).dump();
+    }
+    std::string out;
+    if (chunk.finish_reason == FinishReason::Error) {
+      out += sse(ApiError(500, chunk.error, {}, "internal_error").body());
+    } else if (!chunk.text.empty() || p.first || chunk.finished) {
+      out += sse(text_chunk(*job, chunk.text, chunk.finish_reason, p.first));
+      p.first = false;
+    }
+    if (chunk.finished) {
+      if (job->include_usage) out += sse(usage_chunk(*job, p.tokens));
+      out += "data: [DONE]\n\n";
+    }
+    return out;
+  };
+  send_reply(res, job->stream ? "text/event-stream" : "application/json", reply);
+}
+
+void HttpServer::speech(const httplib::Request& req, httplib::Response& res) {
+  const std::shared_ptr<SpeechJob> job =
+      std::make_shared<SpeechJob>(parse_speech_request(parse_body(req.body), models_));
+  auto reply = std::make_shared<Reply>();
+  reply->ticket = admission_.enter();
+  attach(*reply, std::make_shared<StreamHandle>(job->model->engine->synthesize_streaming(job->request)));
+  const int32_t rate = job->model->engine->model_info().output_sample_rate;
+  struct Progress {
+    Clock::time_point start = Clock::now();
+    bool header_sent = false;
+    std::vector<float> audio;
+    size_t samples = 0;
+  };
+  auto progress = std::make_shared<Progress>();
+  ServerMetrics* metrics = metrics_.get();
+  reply->on_chunk = [job, progress, metrics, rate](const StreamChunk& chunk) -> std::string {
+    Progress& p = *progress;
+    p.samples += chunk.audio.size();
+    if (chunk.finished) {
+      metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
+                                         static_cast<double>(p.samples) / rate});
+    }
+    if (chunk.finished && chunk.finish_reason == FinishReason::Error) {
+      return job->stream == SpeechStreamFormat::Audio ? std::string()
+                                                      : sse(ApiError(500, chunk.error, {}, "internal_error").body());
+    }
+    switch (job->stream) {
+      case SpeechStreamFormat::None:
+        p.audio.insert(p.audio.end(), chunk.audio.begin(), chunk.audio.end());
+        return chunk.finished ? encode_audio(p.audio, rate, job->format) : std::string();
+      case SpeechStreamFormat::Audio: {
+        std::string out;
+        if (!p.header_sent && job->format == AudioFormat::Wav) out = streaming_wav_header(rate);
+        p.header_sent = true;
+        return out + pcm16(chunk.audio.data(), chunk.audio.size());
+      }
+      case SpeechStreamFormat::Sse: {
+        std::string out;
+        if (!chunk.audio.empty()) {
+          out = sse({{"type", "speech.audio.delta"},
+                     {"audio", base64_encode(pcm16(chunk.audio.data(), chunk.audio.size()))}});
+        }
+        if (chunk.finished) out += sse({{"type", "speech.audio.done"}, {"usage", nullptr}});
+        return out;
+      }
+    }
+    return {};
+  };
+  const char* type = job->stream == SpeechStreamFormat::Sse ? "text/event-stream" : content_type(job->format);
+  send_reply(res, type, reply);
+}
+
+void HttpServer::transcriptions(const httplib::Request& req, httplib::Response& res) {
+  if (!req.is_multipart_form_data()) {
+    throw ApiError(400, "the body must be multipart/form-data with a 'file' part", "file", "invalid_value");
+  }
+  std::vector<FormField> fields;
+  for (const auto& [name, part] : req.files) fields.push_back({name, part.filename, part.content});
+  const std::shared_ptr<TranscriptionJob> job =
+      std::make_shared<TranscriptionJob>(parse_transcription_request(fields, models_));
+  auto reply = std::make_shared<Reply>();
+  reply->ticket = admission_.enter();
+  auto stream = std::make_shared<TranscriptionStream>(job->model->engine->start_transcription(job->options));
+  stream->push_audio(job->samples.data(), job->samples.size(), job->sample_rate);
+  stream->finish_audio();
+  attach(*reply, stream);
+  struct Progress {
+    Clock::time_point start = Clock::now();
+    std::string text;
+    std::vector<int32_t> tokens;
+  };
+  auto progress = std::make_shared<Progress>();
+  ServerMetrics* metrics = metrics_.get();
+  reply->on_chunk = [job, progress, metrics](const StreamChunk& chunk) -> std::string {
+    Progress& p = *progress;
+    p.text += chunk.text;
+    p.tokens.insert(p.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
+    if (chunk.finished) {
+      metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
+                                         static_cast<double>(job->samples.size()) / job->sample_rate});
+    }
+    const bool failed = chunk.finished && chunk.finish_reason == FinishReason::Error;
+    if (job->stream) {
+      if (failed) return sse(ApiError(500, chunk.error, {}, "internal_error").body());
+      std::string out;
+      if (!chunk.text.empty()) out = sse({{"type", "transcript.text.delta"}, {"delta", chunk.text}});
+      if (chunk.finished) out += sse({{"type", "transcript.text.done"}, {"text", p.text}});
+      return out;
+    }
+    if (!chunk.finished) return {};
+    if (failed) return ApiError(500, chunk.error, {}, "internal_error").body().dump();
+    if (job->response_format == "text") return p.text;
+    Output output;
+    output.text = p.text;
+    output.tokens = p.tokens;
+    return transcription_response(*job, output).dump();
+  };
+  const char* type = job->stream                      ? "text/event-stream"
+                     : job->response_format == "text" ? "text/plain; charset=utf-8"
+                                                      : "application/json";
+  send_reply(res, type, reply);
+}
+
+}  // namespace izwi::server

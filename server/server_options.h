@@ -1,0 +1,28 @@
+#pragma once
+// What izwi-server is started with (its command line, see main.cpp and docs/serving.md).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "izwi/config.h"
+
+namespace izwi::server {
+
+struct ServerOptions {
+  std::vector<std::pair<std::string, std::string>> models;  ///< NAME, DIR
+  std::string host = "127.0.0.1";
+  int port = 8000;                    ///< 0 = any free port (printed at start)
+  EngineConfig engine;                ///< every model's engine
+  int32_t max_concurrent = 64;        ///< engine requests at once; 429 beyond
+  std::string api_key;                ///< empty = no authentication
+  std::string kv_events;              ///< ZeroMQ endpoint to publish KV events on; empty = off
+  size_t max_body_bytes = 32u << 20;  ///< 413 beyond
+  int32_t shutdown_grace_ms = 10000;  ///< SIGTERM: running requests get this long to finish
+};
+
+/// "NAME=DIR" -> {NAME, DIR}; izwi::Error(InvalidArgument) naming the argument otherwise.
+std::pair<std::string, std::string> parse_model_spec(const std::string& spec);
+
+}  // namespace izwi::server

@@ -1,0 +1,248 @@
+#include "server/text_endpoints.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+
+#include "server/api_error.h"
+#include "server/json_fields.h"
+
+namespace izwi::server {
+
+namespace {
+
+std::string next_id(const char* prefix) {
+  static std::atomic<uint64_t> counter{0};
+  return fmt::format("{}-izwi{}", prefix, ++counter);
+}
+
+/// A message's content: a string, or an array of {"type": "text", "text": ...} parts.
+std::string message_content(const nlohmann::json& message, size_t index) {
+  const std::string param = fmt::format("messages[{}].content", index);
+  const auto it = message.find("content");
+  if (it == message.end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_array()) bad_param(param, "'{}' must be a string or an array of text parts", param);
+  std::string text;
+  for (size_t p = 0; p < it->size(); ++p) {
+    const nlohmann::json& part = (*it)[p];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string()) {
+      bad_param(fmt::format("{}[{}]", param, p), "'{}[{}]' must be a text part (this server takes text only)", param,
+                p);
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatMessage> parse_messages(const nlohmann::json& body) {
+  const auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) bad_param("messages", "'messages' is required");
+  if (!it->is_array() || it->empty()) bad_param("messages", "'messages' must be a non-empty array");
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& message = (*it)[i];
+    if (!message.is_object()) bad_param(fmt::format("messages[{}]", i), "'messages[{}]' must be an object", i);
+    const std::string role_param = fmt::format("messages[{}].role", i);
+    const auto role = message.find("role");
+    if (role == message.end() || !role->is_string()) bad_param(role_param, "'{}' must be a string", role_param);
+    std::string name = role->get<std::string>();
+    if (name == "developer") name = "system";  // OpenAI's newer name for the system role
+    messages.push_back({name, message_content(message, i)});
+  }
+  return messages;
+}
+
+/// The prompt of /v1/completions: a string or an array of token ids.
+std::vector<int32_t> parse_prompt(const nlohmann::json& body, const ServedModel& model, std::string* text) {
+  const auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) bad_param("prompt", "'prompt' is required");
+  if (it->is_string()) {
+    *text = it->get<std::string>();
+    const Tokenizer* tokenizer = model.engine->tokenizer();
+    if (tokenizer == nullptr) {
+      bad_param("prompt", "the model '{}' has no tokenizer: give the prompt as an array of token ids", model.name);
+    }
+    return tokenizer->encode(*text, /*add_special_tokens=*/true);
+  }
+  if (it->is_array() && !it->empty() && (*it)[0].is_string()) {
+    if (it->size() == 1) {
+      nlohmann::json single = body;
+      single["prompt"] = (*it)[0];
+      return parse_prompt(single, model, text);
+    }
+    bad_param("prompt", "'prompt' holds {} prompts; this server takes one per request", it->size());
+  }
+  if (!it->is_array() || it->empty())
+    bad_param("prompt", "'prompt' must be a string or a non-empty array of token ids");
+  std::vector<int32_t> ids;
+  const int32_t vocab = model.engine->model_info().vocab_size;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& id = (*it)[i];
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
+      bad_param("prompt", "'prompt[{}]' must be a token id in [0, {})", i, vocab);
+    }
+    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  return ids;
+}
+
+void reject_unsupported(const nlohmann::json& body) {
+  if (const auto n = integer_field(body, "n", 1, 128); n && *n != 1) {
+    bad_param("n", "'n' = {}: this server returns one choice per request", *n);
+  }
+  if (const auto best_of = integer_field(body, "best_of", 1, 128); best_of && *best_of != 1) {
+    bad_param("best_of", "'best_of' = {} is not supported", *best_of);
+  }
+  for (const char* penalty : {"presence_penalty", "frequency_penalty"}) {
+    if (const auto value = number_field(body, penalty, -2.0, 2.0); value && *value != 0.0) {
+      bad_param(penalty, "'{}' is not supported (use repetition_penalty)", penalty);
+    }
+  }
+  if (const auto logprobs = body.find("logprobs");
+      logprobs != body.end() && !logprobs->is_null() && *logprobs != false && *logprobs != 0) {
+    bad_param("logprobs", "'logprobs' is not supported");
+  }
+}
+
+}  // namespace
+
+TextJob parse_text_request(const nlohmann::json& body, const ServedModels& models, bool chat) {
+  TextJob job;
+  job.model = &models.get(required_string(body, "model"));
+  const ModelInfo& info = job.model->engine->model_info();
+  if (info.produces_audio || (info.accepts_audio && !info.audio_chat)) {
+    bad_param("model", "the model '{}' is a {} model; use /v1/audio/{}", job.model->name,
+              info.produces_audio ? "speech synthesis" : "transcription",
+              info.produces_audio ? "speech" : "transcriptions");
+  }
+  reject_unsupported(body);
+  job.chat = chat;
+  job.stream = bool_field(body, "stream").value_or(false);
+  if (const auto options = body.find("stream_options"); options != body.end() && !options->is_null()) {
+    if (!options->is_object()) bad_param("stream_options", "'stream_options' must be an object");
+    job.include_usage = bool_field(*options, "include_usage").value_or(false);
+  }
+  if (chat) {
+    const Tokenizer* tokenizer = job.model->engine->tokenizer();
+    std::vector<ChatMessage> messages = parse_messages(body);
+    if (tokenizer == nullptr) bad_param("model", "the model '{}' has no tokenizer to render messages", job.model->name);
+    try {
+      job.request.prompt_ids = tokenizer->encode_chat(messages);
+    } catch (const Error& e) {
+      bad_param("messages", "{}", e.what());
+    }
+  } else {
+    job.request.prompt_ids = parse_prompt(body, *job.model, &job.prompt_text);
+    job.echo = bool_field(body, "echo").value_or(false);
+  }
+
+  GenerationParams& p = job.request.params;
+  const EngineConfig& config = job.model->engine->config();
+  const int32_t context = config.max_seq_len > 0 ? config.max_seq_len : info.max_positions;
+  const int32_t room = context - job.prompt_tokens();
+  if (room < 1) {
+    bad_param(chat ? "messages" : "prompt", "the prompt has {} tokens; the context holds {}", job.prompt_tokens(),
+              context);
+  }
+  std::optional<int64_t> max_tokens = integer_field(body, "max_completion_tokens", 1, INT32_MAX);
+  if (!max_tokens) max_tokens = integer_field(body, "max_tokens", 1, INT32_MAX);
+  if (max_tokens && *max_tokens > room) {
+    bad_param(body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
+              "prompt ({} tokens) + max_tokens ({}) exceeds the model's context of {} tokens", job.prompt_tokens(),
+              *max_tokens, context);
+  }
+  p.max_tokens = static_cast<int32_t>(max_tokens.value_or(room));  // as vLLM: the rest of the context
+  p.temperature = static_cast<float>(number_field(body, "temperature", 0.0, 2.0).value_or(1.0));
+  p.top_p = static_cast<float>(number_field(body, "top_p", 0.0, 1.0).value_or(1.0));
+  if (p.top_p == 0.0f) bad_param("top_p", "'top_p' must be > 0");
+  p.top_k = static_cast<int32_t>(integer_field(body, "top_k", -1, INT32_MAX).value_or(0));  // vLLM's extension
+  if (p.top_k < 0) p.top_k = 0;                                                             // -1: off, as in vLLM
+  p.repetition_penalty = static_cast<float>(number_field(body, "repetition_penalty", 0.01, 100.0).value_or(1.0));
+  if (const auto seed = integer_field(body, "seed", std::numeric_limits<int64_t>::min(), INT64_MAX)) {
+    p.seed = static_cast<uint64_t>(*seed);
+  }
+  p.stop = string_or_strings(body, "stop", 4);
+  for (const std::string& stop : p.stop) {
+    if (stop.empty()) bad_param("stop", "'stop' strings must not be empty");
+  }
+  if (!p.stop.empty() && job.model->engine->tokenizer() == nullptr) {
+    bad_param("stop", "the model '{}' has no tokenizer to match stop strings", job.model->name);
+  }
+  job.id = next_id(chat ? "chatcmpl" : "cmpl");
+  job.created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return job;
+}
+
+nlohmann::json finish_reason_json(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::Eos:
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::None:
+      return nullptr;
+    default:
+      return "abort";  // vLLM's name for a request that ended early (abort, shutdown, error)
+  }
+}
+
+namespace {
+
+nlohmann::json usage(const TextJob& job, int32_t completion_tokens) {
+  return {{"prompt_tokens", job.prompt_tokens()},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", job.prompt_tokens() + completion_tokens}};
+}
+
+nlohmann::json envelope(const TextJob& job, bool chunk) {
+  return {{"id", job.id},
+          {"object", job.chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+          {"created", job.created},
+          {"model", job.model->name},
+          {"system_fingerprint", nullptr}};
+}
+
+}  // namespace
+
+nlohmann::json text_response(const TextJob& job, const Output& output) {
+  nlohmann::json out = envelope(job, false);
+  nlohmann::json choice = {
+      {"index", 0}, {"finish_reason", finish_reason_json(output.finish_reason)}, {"logprobs", nullptr}};
+  if (job.chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
+  } else {
+    choice["text"] = job.echo ? job.prompt_text + output.text : output.text;
+  }
+  out["choices"] = nlohmann::json::array({choice});
+  out["usage"] = usage(job, static_cast<int32_t>(output.tokens.size()));
+  return out;
+}
+
+nlohmann::json text_chunk(const TextJob& job, const std::string& delta, FinishReason finish, bool first) {
+  nlohmann::json out = envelope(job, true);
+  nlohmann::json choice = {{"index", 0}, {"finish_reason", finish_reason_json(finish)}, {"logprobs", nullptr}};
+  if (job.chat) {
+    choice["delta"] = nlohmann::json::object();
+    if (first) choice["delta"]["role"] = "assistant";
+    if (!delta.empty() || first) choice["delta"]["content"] = delta;
+  } else {
+    choice["text"] = first && job.echo ? job.prompt_text + delta : delta;
+  }
+  out["choices"] = nlohmann::json::array({choice});
+  if (job.include_usage) out["usage"] = nullptr;
+  return out;
+}
+
+nlohmann::json usage_chunk(const TextJob& job, int32_t completion_tokens) {
+  nlohmann::json out = envelope(job, true);
+  out["choices"] = nlohmann::json::array();
+  out["usage"] = usage(job, completion_tokens);
+  return out;
+}
+
+}  // namespace izwi::server
