@@ -31,13 +31,23 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node and npm run the serving tests' real clients; a machine may have them from elsewhere.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install_deps: installing ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install_deps: installing ${missing[*]}"
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+# The serving tests' npm clients (openai, puppeteer-core), pinned by tests/serving/package-lock.json.
+serving="$(dirname "$0")/../tests/serving"
+if [ ! -d "$serving/node_modules" ] || [ "$serving/package-lock.json" -nt "$serving/node_modules" ]; then
+  npm ci --prefix "$serving" --no-audit --no-fund
+  touch "$serving/node_modules"
+fi

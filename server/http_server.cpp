@@ -28,7 +28,8 @@ struct Reply {
   std::function<std::optional<StreamChunk>()> next;
   std::function<void()> abort;
   std::function<std::string(const StreamChunk&)> on_chunk;
-  std::shared_ptr<void> ticket;  ///< the admission slot, released with the reply
+  std::function<void()> on_hangup;  ///< the client left before the last chunk
+  std::shared_ptr<void> ticket;     ///< the admission slot, released with the reply
   bool finished = false;
 };
 
@@ -51,7 +52,10 @@ void send_reply(httplib::Response& res, const std::string& content_type, std::sh
         return true;
       },
       [reply](bool) {
-        if (!reply->finished) reply->abort();
+        if (!reply->finished) {
+          reply->abort();
+          if (reply->on_hangup) reply->on_hangup();
+        }
         reply->ticket.reset();
       });
 }
@@ -220,6 +224,9 @@ void HttpServer::completions(const httplib::Request& req, httplib::Response& res
     }
     return out;
   };
+  reply->on_hangup = [job, progress, metrics] {
+    metrics->record(job->model->name, {-1, seconds_since(progress->start), FinishReason::Abort});
+  };
   send_reply(res, job->stream ? "text/event-stream" : "application/json", reply);
 }
 
@@ -270,6 +277,9 @@ void HttpServer::speech(const httplib::Request& req, httplib::Response& res) {
       }
     }
     return {};
+  };
+  reply->on_hangup = [job, progress, metrics] {
+    metrics->record(job->model->name, {-1, seconds_since(progress->start), FinishReason::Abort});
   };
   const char* type = job->stream == SpeechStreamFormat::Sse ? "text/event-stream" : content_type(job->format);
   send_reply(res, type, reply);

@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/base64.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
+#include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
@@ -207,30 +207,8 @@ TEST_F(EngineTranscription, BadAudioIsRejectedOnTheCallersThread) {
 TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
   testing::TempDir dir;
   const std::string fixture = testing::fixture_dir("voxtral-realtime-tiny");
-  for (const char* file : {"config.json", "generation_config.json", "model.safetensors"}) {
-    std::filesystem::copy_file(fixture + "/" + file, dir.file(file));
-  }
-  constexpr int kSpecial = 40;
-  nlohmann::json special = nlohmann::json::array();
-  for (int i = 0; i < kSpecial; ++i) {
-    const std::string name = i == 0        ? "<unk>"
-                             : i == 1      ? "<s>"
-                             : i == 2      ? "</s>"
-                             : i == kPadId ? "[STREAMING_PAD]"
-                                           : fmt::format("<SPECIAL_{}>", i);
-    special.push_back({{"rank", i}, {"token_str", name}, {"is_control", true}});
-  }
-  nlohmann::json vocab = nlohmann::json::array();
-  for (int b = 0; b < 256; ++b) vocab.push_back({{"rank", b}, {"token_bytes", base64_encode(std::string(1, char(b)))}});
-  const nlohmann::json tekken = {{"config",
-                                  {{"pattern", "\\s+|\\S+"},
-                                   {"num_vocab_tokens", 256},
-                                   {"default_vocab_size", 256 + kSpecial},
-                                   {"default_num_special_tokens", kSpecial},
-                                   {"version", "v7"}}},
-                                 {"vocab", vocab},
-                                 {"special_tokens", special}};
-  dir.write("tekken.json", tekken.dump());
+  testing::write_voxtral_with_tokenizer(dir.path());
+  static_assert(testing::kStreamingPadId == kPadId);
 
   Engine engine(dir.path());
   ASSERT_NE(engine.tokenizer(), nullptr);

@@ -1,0 +1,40 @@
+#pragma once
+// An izwi-server inside the test process: HttpServer on a free loopback port, served from a
+// thread, shut down (gracefully) when the object goes.
+
+#include <string>
+#include <thread>
+
+#include "server/http_server.h"
+
+namespace izwi::testing {
+
+class RunningServer {
+ public:
+  explicit RunningServer(server::ServerOptions options) : server_(with_free_port(std::move(options))) {
+    thread_ = std::thread([this] { server_.run(); });
+  }
+  ~RunningServer() {
+    server_.shutdown();
+    thread_.join();
+  }
+  RunningServer(const RunningServer&) = delete;
+  RunningServer& operator=(const RunningServer&) = delete;
+  int port() const { return server_.port(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+  server::HttpServer& server() { return server_; }
+
+ private:
+  static server::ServerOptions with_free_port(server::ServerOptions options) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    return options;
+  }
+  server::HttpServer server_;
+  std::thread thread_;
+};
+
+/// Runs `command` through the shell; its stdout, and its exit status in `*status`.
+std::string run_command(const std::string& command, int* status);
+
+}  // namespace izwi::testing

@@ -1,0 +1,86 @@
+// izwi-server driven by the official OpenAI client (npm `openai`, tests/serving/openai_client.mjs):
+// chat (whole and streamed), completions, transcription and speech answer what the C++ API gives
+// for the same greedy requests, and an unknown model is OpenAI's 404.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/base64.h"
+#include "common/speech_model_folders.h"
+#include "common/temp_dir.h"
+#include "common/text_model.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+#include "server/audio_encoding.h"
+#include "serving/running_server.h"
+
+namespace izwi {
+namespace {
+
+TEST(ServerOpenAiClient, AnswersAsTheCppApiDoes) {
+  testing::TempDir text_dir, asr_dir, tts_dir;
+  testing::write_text_model(text_dir.path());
+  testing::write_voxtral_with_tokenizer(asr_dir.path());
+  testing::write_qwen3_tts_with_tokenizer(tts_dir.path());
+  const std::string audio_file = std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav";
+  server::ServerOptions options;
+  options.models = {{"text", text_dir.path()}, {"asr", asr_dir.path()}, {"tts", tts_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  testing::RunningServer server(options);
+
+  int status = 0;
+  const std::string printed =
+      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/openai_client.mjs " + server.url() +
+                               "/v1 sk-izwi-test text asr tts " + audio_file + " 2>&1",
+                           &status);
+  ASSERT_EQ(status, 0) << printed
+                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
+  const nlohmann::json got = nlohmann::json::parse(printed);
+
+  Engine text(text_dir.path());
+  Request chat;
+  chat.messages = {{"user", "hello there"}};
+  chat.params.max_tokens = 8;
+  const Output chat_out = text.generate(chat);
+  const int32_t chat_prompt = static_cast<int32_t>(text.tokenizer()->encode_chat(chat.messages).size());
+  for (const char* kind : {"chat", "chat_stream"}) {
+    EXPECT_EQ(got[kind]["text"], chat_out.text) << kind;
+    EXPECT_EQ(got[kind]["finish_reason"], chat_out.finish_reason == FinishReason::Length ? "length" : "stop") << kind;
+    EXPECT_EQ(got[kind]["usage"]["prompt_tokens"], chat_prompt) << kind;
+    EXPECT_EQ(got[kind]["usage"]["completion_tokens"], chat_out.tokens.size()) << kind;
+  }
+  Request completion;
+  completion.prompt = "hello";
+  completion.params.max_tokens = 6;
+  const Output completion_out = text.generate(completion);
+  EXPECT_EQ(got["completion"]["text"], completion_out.text);
+  EXPECT_EQ(got["completion"]["usage"]["completion_tokens"], completion_out.tokens.size());
+
+  Engine asr(asr_dir.path());
+  const AudioBuffer audio = read_audio(audio_file);
+  TranscriptionOptions whole_file;
+  whole_file.continue_after_audio = true;
+  const Output transcript = asr.transcribe(to_mono(audio), audio.sample_rate, whole_file);
+  EXPECT_FALSE(transcript.tokens.empty());
+  EXPECT_EQ(got["transcription"]["text"], transcript.text);
+
+  Engine tts(tts_dir.path());
+  SpeechRequest speech;
+  speech.text = "hi";
+  speech.speaker = "alice";
+  speech.params.temperature = 0.0f;
+  speech.params.subtalker_temperature = 0.0f;
+  speech.params.max_frames = 6;
+  const Output spoken = tts.synthesize(speech);
+  ASSERT_FALSE(spoken.audio.empty());
+  EXPECT_EQ(base64_decode(got["speech_pcm_base64"].get<std::string>()),
+            server::pcm16(spoken.audio.data(), spoken.audio.size()));
+
+  EXPECT_EQ(got["unknown_model"]["status"], 404);
+  EXPECT_EQ(got["unknown_model"]["code"], "model_not_found");
+  EXPECT_EQ(got["unknown_model"]["param"], "model");
+}
+
+}  // namespace
+}  // namespace izwi
