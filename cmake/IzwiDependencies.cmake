@@ -15,7 +15,6 @@ if(IZWI_BUILD_SERVER)
   pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # HTTP/1.1 server, SSE
   pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)            # KV-events PUB socket
   find_package(msgpack CONFIG REQUIRED)                             # KV-events wire format (msgpackc-cxx)
-  find_package(websocketpp CONFIG REQUIRED)                         # realtime transcription socket
 endif()
 
 if(IZWI_WITH_CUDA)

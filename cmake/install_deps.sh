@@ -19,9 +19,7 @@ packages=(
   ccache                # rebuilds reuse earlier compiles
   libcpp-httplib-dev    # izwi-server: HTTP/1.1 and server-sent events
   libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
-  libwebsocketpp-dev libasio-dev  # izwi-server: the realtime transcription WebSocket
   python3-zmq python3-msgpack     # tests: the KV-events subscriber
-  chromium              # tests: the playground in a real browser
 )
 
 missing=()

@@ -41,7 +41,6 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
     app.add_option("--api-key", options.api_key, "Require 'Authorization: Bearer KEY' on /v1/ routes");
-    app.add_option("--kv-events", options.kv_events, "Publish KV-cache events on this ZeroMQ endpoint (tcp://*:5557)");
     app.add_option("--max-body-mb", max_body_mb, "Largest request body; larger get 413")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 4096.0));

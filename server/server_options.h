@@ -17,7 +17,6 @@ struct ServerOptions {
   EngineConfig engine;                ///< every model's engine
   int32_t max_concurrent = 64;        ///< engine requests at once; 429 beyond
   std::string api_key;                ///< empty = no authentication
-  std::string kv_events;              ///< ZeroMQ endpoint to publish KV events on; empty = off
   size_t max_body_bytes = 32u << 20;  ///< 413 beyond
   int32_t shutdown_grace_ms = 10000;  ///< SIGTERM: running requests get this long to finish
 };
