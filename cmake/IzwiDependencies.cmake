@@ -13,8 +13,6 @@ pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 find_package(CLI11 CONFIG REQUIRED)
 if(IZWI_BUILD_SERVER)
   pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # HTTP/1.1 server, SSE
-  pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)            # KV-events PUB socket
-  find_package(msgpack CONFIG REQUIRED)                             # KV-events wire format (msgpackc-cxx)
 endif()
 
 if(IZWI_WITH_CUDA)
