@@ -9,7 +9,8 @@ set(src ${PROJECT_SOURCE_DIR}/src)
 file(GLOB tokenizer_sources ${src}/tokenizer/*.cpp)
 add_library(izwi_parsers_asan STATIC
   ${tokenizer_sources}
-  ${src}/common/errors.cpp ${src}/common/json_fields.cpp ${src}/common/logging.cpp ${src}/common/regular_file.cpp
+  ${src}/common/base64.cpp ${src}/common/errors.cpp ${src}/common/json_fields.cpp ${src}/common/logging.cpp
+  ${src}/common/regular_file.cpp
   ${src}/io/safetensors.cpp ${src}/io/mapped_file.cpp
   ${src}/audio/audio_file.cpp ${src}/audio/mono.cpp ${src}/audio/sample_checks.cpp
   ${src}/audio/streaming_resampler.cpp ${src}/audio/wav_writer.cpp
