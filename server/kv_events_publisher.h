@@ -1,0 +1,49 @@
+#pragma once
+// Publishes the engine's KV events over ZeroMQ as vLLM's ZmqEventPublisher does, so the llm-d
+// KV-cache indexer (or anything reading vLLM's events) tracks which pod caches which prefix:
+// every batch is one 3-frame message [topic, 8-byte big-endian sequence number, msgpack payload]
+// on a PUB socket (docs/kv_events.md). Hook it to an engine with
+//   engine.set_kv_event_listener([&publisher](const KvEventBatch& b) { publisher.publish(b); });
+// keeping the publisher alive until the engine is shut down (shutdown publishes a last batch).
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "izwi/kv_events.h"
+
+namespace izwi::server {
+
+class KvEventsPublisher {
+ public:
+  /// `endpoint` as vLLM takes it: one with a wildcard host or port ("tcp://*:5557",
+  /// "tcp://127.0.0.1:*", "tcp://[::]:5557") or an ipc:// / inproc:// one is bound; any other
+  /// ("tcp://indexer:5557", where the indexer binds) is connected to. `topic` is the first frame
+  /// of every message; the llm-d indexer expects "kv@<pod>@<model>". Throws izwi::Error naming
+  /// the endpoint when the socket cannot be bound or connected.
+  KvEventsPublisher(std::string endpoint, std::string topic);
+  ~KvEventsPublisher();
+  KvEventsPublisher(const KvEventsPublisher&) = delete;
+  KvEventsPublisher& operator=(const KvEventsPublisher&) = delete;
+
+  /// Sends one batch. Thread-safe and never waits (the engine's worker calls it): past the
+  /// high-water mark a slow subscriber loses messages, and sees the gap in the sequence numbers.
+  void publish(const KvEventBatch& batch);
+
+  /// The endpoint bound or connected to, a wildcard port resolved ("tcp://127.0.0.1:41234").
+  const std::string& endpoint() const { return endpoint_; }
+  /// The sequence number the next message carries; the first is 0, as with vLLM.
+  uint64_t next_sequence() const;
+
+ private:
+  void close();
+
+  std::string endpoint_;
+  std::string topic_;
+  void* context_ = nullptr;
+  void* socket_ = nullptr;
+  mutable std::mutex mutex_;  ///< ZeroMQ sockets are not thread-safe; also orders the sequence.
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace izwi::server
