@@ -82,7 +82,8 @@ class IZWI_API Engine {
   ///
   /// Re-entrancy: inside `on_chunk` the calls that only queue work are allowed on the same engine
   /// (generate_streaming with a callback, start_transcription, push_audio / finish_audio, abort,
-  /// metrics, pending_requests, running_requests, model_info). Calls that wait for the worker
+  /// metrics, pending_requests, running_requests, model_info, set_kv_event_listener,
+  /// kv_cached_block_hashes). Calls that wait for the worker
   /// (generate, transcribe, synthesize, shutdown, and StreamHandle / TranscriptionStream::next on
   /// a stream that has nothing ready) would wait for the thread that is running the callback: they
   /// throw izwi::Error(InvalidArgument) instead of deadlocking. Destroying the last Engine inside its

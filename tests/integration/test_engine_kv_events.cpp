@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -188,6 +189,27 @@ TEST(EngineKvEvents, ALateListenerFirstGetsTheCachedBlocks) {
   ASSERT_EQ(replay.apply(events), "");
   EXPECT_EQ(replay.hashes(), cached);
   EXPECT_EQ(cached.size(), 5u + 2u);  // 21 and 10 computed positions
+}
+
+TEST(EngineKvEvents, AStreamCallbackMaySetTheListenerAndReadTheCache) {
+  Recorder recorder;
+  Engine engine(testing::fixture_dir("llama-tiny"), small_blocks(64));
+  std::promise<size_t> seen_in_callback;
+  bool first = true;
+  engine.generate_streaming(request(ids(18, 5), 6), [&](const StreamChunk&) {
+    if (first) {  // on the worker, after the prefill cached 4 blocks: neither call may wait for it
+      first = false;
+      engine.set_kv_event_listener(recorder.listener());
+      seen_in_callback.set_value(engine.kv_cached_block_hashes().size());
+    }
+  });
+  EXPECT_EQ(seen_in_callback.get_future().get(), 4u);
+  EXPECT_EQ(testing::check_idle(engine), "");
+  const std::vector<uint64_t> cached = engine.kv_cached_block_hashes();
+  testing::KvEventReplay replay;
+  ASSERT_EQ(replay.apply(events_of(recorder.take())), "");  // the description, then the decode's block
+  EXPECT_EQ(replay.hashes(), cached);
+  EXPECT_EQ(cached.size(), 5u);  // 23 computed positions
 }
 
 TEST(EngineKvEvents, ShutdownClearsAndEnginesWithoutAListenerWorkAsBefore) {
