@@ -3,6 +3,7 @@
 #include <zmq.h>
 
 #include <array>
+#include <cerrno>
 #include <utility>
 
 #include "common/check.h"

@@ -386,18 +386,19 @@ int32_t EngineImpl::pending_requests() {
 void EngineImpl::set_kv_event_listener(Engine::KvEventListener listener) {
   // A host thread waits until the worker has switched (listeners are adopted at the drain, before
   // commands), so the previous listener is done for good when this returns. The worker itself
-  // cannot wait: it switches at its next drain.
-  const bool wait = !on_worker_thread();
+  // cannot wait for its own drain, and a stopped worker never drains again.
   auto adopted = std::make_shared<std::promise<void>>();
   std::future<void> done = adopted->get_future();
+  bool wait = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     new_kv_listener_ = listener ? std::make_shared<const Engine::KvEventListener>(std::move(listener)) : nullptr;
     kv_listener_changed_ = true;
-    if (!accepting_) return;  // the worker has stopped or stops after its current step
-    if (wait)
+    wait = accepting_ && !on_worker_thread();
+    if (wait) {
       commands_.push_back(
           Command{Command::Kind::Call, nullptr, {}, [adopted](EngineCore&) { adopted->set_value(); }, {}});
+    }
   }
   wake_.notify_one();
   if (wait) done.get();
