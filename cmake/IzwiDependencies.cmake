@@ -13,6 +13,10 @@ pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 find_package(CLI11 CONFIG REQUIRED)
 if(IZWI_BUILD_SERVER)
   pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # HTTP/1.1 server, SSE
+  pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)            # KV-events PUB socket
+  find_path(WEBSOCKETPP_INCLUDE_DIR websocketpp/server.hpp REQUIRED)  # live-transcription WebSocket
+  find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)                       # its event loop (standalone asio)
+  find_package(msgpack CONFIG REQUIRED)                             # KV-events wire format (msgpackc-cxx)
 endif()
 
 if(IZWI_WITH_CUDA)

@@ -18,6 +18,9 @@ packages=(
   clang-format          # the suite checks that every C++ file follows .clang-format
   ccache                # rebuilds reuse earlier compiles
   libcpp-httplib-dev    # izwi-server: HTTP/1.1 and server-sent events
+  libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
+  python3-zmq python3-msgpack     # tests: the KV-events subscriber
+  libwebsocketpp-dev libasio-dev  # izwi-server: the live-transcription WebSocket
 )
 
 missing=()

@@ -71,7 +71,15 @@ void attach(Reply& reply, std::shared_ptr<Stream> stream) {
 
 HttpServer::HttpServer(const ServerOptions& options) : options_(options), admission_(options.max_concurrent) {
   if (options.models.empty()) fail(ErrorCode::InvalidArgument, "give at least one --model NAME=DIR");
-  for (const auto& [name, dir] : options.models) models_.add(name, dir, options.engine);
+  if (!options.kv_events_endpoint.empty()) kv_events_ = std::make_unique<KvEventsPublisher>(options.kv_events_endpoint);
+  for (const auto& [name, dir] : options.models) {
+    models_.add(name, dir, options.engine);
+    if (kv_events_) {
+      models_.get(name).engine->set_kv_event_listener(
+          [publisher = kv_events_.get(), topic = fmt::format("kv@{}@{}", options.pod_name, name)](
+              const KvEventBatch& batch) { publisher->publish(topic, batch); });
+    }
+  }
   metrics_ = std::make_unique<ServerMetrics>(models_);
   // One thread per connection: streams hold theirs while they run, and 429 / health / metrics
   // must still be answered when max_concurrent streams are running.
@@ -84,9 +92,19 @@ HttpServer::HttpServer(const ServerOptions& options) : options_(options), admiss
     fail(ErrorCode::InvalidArgument, "cannot listen on {}:{} (in use, or not an address of this machine)", options.host,
          options.port);
   }
+  if (options.realtime_port >= 0) {
+    realtime_ = std::make_unique<RealtimeServer>(options.host, options.realtime_port, options.api_key,
+                                                 [this](const std::string& model, RealtimeSession::Send send) {
+                                                   return std::make_unique<RealtimeSession>(
+                                                       models_, *metrics_, admission_, model, std::move(send));
+                                                 });
+  }
 }
 
-HttpServer::~HttpServer() { models_.shutdown(); }
+HttpServer::~HttpServer() {
+  realtime_.reset();
+  models_.shutdown();
+}
 
 bool HttpServer::run() { return http_.listen_after_bind() || admission_.draining(); }
 
@@ -96,6 +114,7 @@ void HttpServer::shutdown() {
     models_.shutdown();  // the rest end with finish_reason "abort"
     admission_.wait_idle(5000);
   }
+  if (realtime_) realtime_->stop();
   http_.stop();
 }
 

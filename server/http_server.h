@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "server/admission.h"
+#include "server/kv_events_publisher.h"
+#include "server/realtime_server.h"
 #include "server/served_models.h"
 #include "server/server_metrics.h"
 #include "server/server_options.h"
@@ -15,15 +17,20 @@ namespace izwi::server {
 
 class HttpServer {
  public:
-  /// Loads every model (izwi::Error naming the folder when one does not load) and binds the port
-  /// (InvalidArgument naming host and port when it cannot).
+  /// Loads every model (izwi::Error naming the folder when one does not load), opens the KV-events
+  /// socket when asked (naming the endpoint when it cannot) and binds the port (InvalidArgument
+  /// naming host and port when it cannot).
   explicit HttpServer(const ServerOptions& options);
   ~HttpServer();
   int port() const { return port_; }
+  /// The live-transcription WebSocket's port; -1 when there is none.
+  int realtime_port() const { return realtime_ ? realtime_->port() : -1; }
+  /// The KV-events socket's endpoint, a wildcard port resolved; empty when none is published.
+  std::string kv_events_endpoint() const { return kv_events_ ? kv_events_->endpoint() : std::string(); }
   /// Serves until shutdown() has finished (true), or until the listener fails (false).
   bool run();
-  /// Stops taking requests (503), gives running ones the grace period, aborts the rest, then
-  /// makes run() return. Call from any thread but a request's.
+  /// Stops taking requests (503), gives running ones the grace period, aborts the rest, closes
+  /// the WebSockets, then makes run() return. Call from any thread but a request's.
   void shutdown();
 
  private:
@@ -37,11 +44,13 @@ class HttpServer {
   std::string models_json() const;
 
   ServerOptions options_;
+  std::unique_ptr<KvEventsPublisher> kv_events_;  ///< declared first: outlives the engines
   ServedModels models_;
   std::unique_ptr<ServerMetrics> metrics_;
   Admission admission_;
   httplib::Server http_;
   int port_ = 0;
+  std::unique_ptr<RealtimeServer> realtime_;  ///< declared last: its sessions go first
 };
 
 }  // namespace izwi::server

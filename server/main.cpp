@@ -1,6 +1,6 @@
 // izwi-server: an OpenAI-compatible HTTP server over izwi engines (docs/serving.md).
 
-#include <pthread.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
     app.add_option("--port", options.port, "Port to listen on; 0 = any free port")
         ->capture_default_str()
         ->check(CLI::Range(0, 65535));
+    int realtime_port = -2;  // not given: --port + 1
+    app.add_option("--realtime-port", realtime_port,
+                   "Live-transcription WebSocket port; 0 = any free port, -1 = none; default --port + 1 (any free port "
+                   "when --port is 0)")
+        ->check(CLI::Range(-1, 65535));
     app.add_option("--config", config_path, "EngineConfig JSON for every model's engine");
     app.add_option("--max-concurrent", options.max_concurrent, "Engine requests at once; more get 429")
         ->capture_default_str()
@@ -47,11 +52,19 @@ int main(int argc, char** argv) {
     app.add_option("--shutdown-grace", grace_s, "Seconds running requests get to finish on SIGINT/SIGTERM")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 3600.0));
+    app.add_option("--kv-events", options.kv_events_endpoint,
+                   "ZeroMQ endpoint to publish KV-cache events on, vLLM's format (docs/kv_events.md)");
+    app.add_option("--pod-name", options.pod_name, "Pod name in KV-event topics kv@POD@MODEL; default: host name");
     if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
     for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
     if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
     options.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
     options.shutdown_grace_ms = static_cast<int32_t>(grace_s * 1000.0);
+    options.realtime_port = realtime_port != -2 ? realtime_port : options.port == 0 ? 0 : options.port + 1;
+    if (options.pod_name.empty()) {
+      char host[256] = {};
+      options.pod_name = gethostname(host, sizeof(host) - 1) == 0 ? host : "izwi";
+    }
 
     // SIGINT / SIGTERM may land on any thread (libraries start threads before main), so the
     // handler only writes the signal to a pipe that one thread waits on.
@@ -65,6 +78,12 @@ int main(int argc, char** argv) {
 
     izwi::server::HttpServer server(options);
     std::printf("izwi-server: listening on http://%s:%d\n", options.host.c_str(), server.port());
+    if (server.realtime_port() >= 0) {
+      std::printf("izwi-server: live transcription on ws://%s:%d/v1/realtime\n", options.host.c_str(),
+                  server.realtime_port());
+    }
+    if (!options.kv_events_endpoint.empty())
+      std::printf("izwi-server: KV events on %s\n", server.kv_events_endpoint().c_str());
     std::fflush(stdout);
     std::thread waiter([&] {
       unsigned char signal = 0;

@@ -14,11 +14,14 @@ struct ServerOptions {
   std::vector<std::pair<std::string, std::string>> models;  ///< NAME, DIR
   std::string host = "127.0.0.1";
   int port = 8000;                    ///< 0 = any free port (printed at start)
+  int realtime_port = -1;             ///< live-transcription WebSocket; 0 = any free port, -1 = none
   EngineConfig engine;                ///< every model's engine
   int32_t max_concurrent = 64;        ///< engine requests at once; 429 beyond
   std::string api_key;                ///< empty = no authentication
   size_t max_body_bytes = 32u << 20;  ///< 413 beyond
   int32_t shutdown_grace_ms = 10000;  ///< SIGTERM: running requests get this long to finish
+  std::string kv_events_endpoint;     ///< ZeroMQ endpoint for KV events; empty = none published
+  std::string pod_name;               ///< KV-event topics are kv@<pod_name>@<model>
 };
 
 /// "NAME=DIR" -> {NAME, DIR}; izwi::Error(InvalidArgument) naming the argument otherwise.

@@ -20,6 +20,7 @@
 #include "izwi/config.h"
 #include "izwi/errors.h"
 #include "izwi/export.h"
+#include "izwi/kv_events.h"
 #include "izwi/metrics.h"
 #include "izwi/output.h"
 #include "izwi/request.h"
@@ -81,7 +82,8 @@ class IZWI_API Engine {
   ///
   /// Re-entrancy: inside `on_chunk` the calls that only queue work are allowed on the same engine
   /// (generate_streaming with a callback, start_transcription, push_audio / finish_audio, abort,
-  /// metrics, pending_requests, running_requests, model_info). Calls that wait for the worker
+  /// metrics, pending_requests, running_requests, model_info, set_kv_event_listener,
+  /// kv_cached_block_hashes). Calls that wait for the worker
   /// (generate, transcribe, synthesize, shutdown, and StreamHandle / TranscriptionStream::next on
   /// a stream that has nothing ready) would wait for the thread that is running the callback: they
   /// throw izwi::Error(InvalidArgument) instead of deadlocking. Destroying the last Engine inside its
@@ -126,6 +128,24 @@ class IZWI_API Engine {
   MetricsSnapshot metrics() const;
   int32_t pending_requests() const;  ///< Waiting to be scheduled (including preempted).
   int32_t running_requests() const;  ///< Holding KV blocks.
+
+  /// KV-cache events (include/izwi/kv_events.h): after every step that changed the prefix cache,
+  /// `listener` gets that step's events as one batch, on the worker thread, so it must be quick
+  /// (queue or send, never wait). Setting a listener while blocks are cached first hands it the
+  /// cache as it is (AllBlocksCleared, then a BlockStored for every block), so the events it sees
+  /// rebuild kv_cached_block_hashes() exactly. An empty function removes the listener; without
+  /// one no event is built. An exception from the listener is logged and its batch dropped.
+  ///
+  /// From a host thread it returns once the worker uses the new listener: the previous one is not
+  /// running and is never called again. Inside a callback on the worker it takes effect before the
+  /// next step. shutdown() and the destructor hand the listener a last batch (AllBlocksCleared), so
+  /// what it uses must outlive the engine, or be detached first with an empty function.
+  using KvEventListener = std::function<void(const KvEventBatch&)>;
+  void set_kv_event_listener(KvEventListener listener);
+  /// Hashes (docs/architecture.md, cache design) of every block the prefix cache holds now,
+  /// sorted: the state after the last batch handed to the listener. Callable from any thread (from
+  /// another it waits for the current step to end); empty once shut down.
+  std::vector<uint64_t> kv_cached_block_hashes() const;
 
   /// Stops the worker; every in-flight request finishes with FinishReason::Abort. Idempotent.
   /// Waits for the worker, so it throws InvalidArgument inside a stream callback.

@@ -78,6 +78,9 @@ class KVCacheManager {
 
   KVCacheStats stats() const;
   const RadixTree& tree() const { return tree_; }
+  /// KV events of the prefix tree (RadixTree::record_events); none when prefix caching is off.
+  void record_kv_events(bool on) { tree_.record_events(on); }
+  std::vector<KvEvent> take_kv_events() { return tree_.take_events(); }
   /// Cross-checks ref counts, locks, slots and block accounting. Empty when consistent,
   /// otherwise a description of the first violation.
   std::string check_invariants() const;

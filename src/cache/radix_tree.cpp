@@ -1,5 +1,8 @@
 #include "cache/radix_tree.h"
 
+#include <algorithm>
+
+#include "cache/block_hash.h"
 #include "common/check.h"
 
 namespace izwi {
@@ -13,7 +16,7 @@ size_t TokenChunkHash::operator()(const std::vector<int32_t>& chunk) const noexc
   return static_cast<size_t>(h);
 }
 
-RadixTree::RadixTree(int32_t block_size) : block_size_(block_size) {
+RadixTree::RadixTree(int32_t block_size) : block_size_(block_size), events_(block_size) {
   IZWI_CHECK(block_size > 0, "block_size {} must be positive", block_size);
 }
 
@@ -43,6 +46,7 @@ RadixNode* RadixTree::insert(RadixNode* parent, const int32_t* chunk, int32_t bl
   auto node = std::make_unique<RadixNode>();
   node->tokens = key;
   node->block = block;
+  node->hash = block_hash(p == &root_ ? kRootBlockHash : p->hash, chunk, block_size_);
   node->parent = p;
   node->last_access = ++clock_;
   RadixNode* raw = node.get();
@@ -50,6 +54,7 @@ RadixNode* RadixTree::insert(RadixNode* parent, const int32_t* chunk, int32_t bl
   evictable_leaves_.insert({raw->last_access, raw});
   ++num_nodes_;
   ++unlocked_nodes_;
+  events_.stored(parent_hash(*raw), raw->hash, raw->tokens);
   *inserted = true;
   return raw;
 }
@@ -79,6 +84,7 @@ std::vector<int32_t> RadixTree::evict(int32_t n) {
     RadixNode* leaf = evictable_leaves_.begin()->second;
     evictable_leaves_.erase(evictable_leaves_.begin());
     freed.push_back(leaf->block);
+    events_.removed(leaf->hash);
     RadixNode* parent = leaf->parent;
     parent->children.erase(leaf->tokens);  // destroys leaf
     --num_nodes_;
@@ -96,6 +102,27 @@ void RadixTree::for_each_node(const std::function<void(const RadixNode&)>& visit
     if (node != &root_) visit(*node);
     for (const auto& [key, child] : node->children) stack.push_back(child.get());
   }
+}
+
+std::vector<uint64_t> RadixTree::block_hashes() const {
+  std::vector<uint64_t> hashes;
+  hashes.reserve(static_cast<size_t>(num_nodes_));
+  for_each_node([&](const RadixNode& node) { hashes.push_back(node.hash); });
+  std::sort(hashes.begin(), hashes.end());
+  return hashes;
+}
+
+void RadixTree::record_events(bool on) {
+  if (on == events_.enabled()) return;
+  events_.set_enabled(on);
+  if (!on || num_nodes_ == 0) return;
+  events_.cleared();
+  for_each_node([&](const RadixNode& node) { events_.stored(parent_hash(node), node.hash, node.tokens); });
+}
+
+std::optional<uint64_t> RadixTree::parent_hash(const RadixNode& node) const {
+  if (node.parent == &root_) return std::nullopt;
+  return node.parent->hash;
 }
 
 bool RadixTree::is_evictable_leaf(const RadixNode* node) const {

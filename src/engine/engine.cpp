@@ -137,6 +137,10 @@ int32_t Engine::pending_requests() const { return impl_->pending_requests(); }
 
 int32_t Engine::running_requests() const { return impl_->metrics().running_requests; }
 
+void Engine::set_kv_event_listener(KvEventListener listener) { impl_->set_kv_event_listener(std::move(listener)); }
+
+std::vector<uint64_t> Engine::kv_cached_block_hashes() const { return impl_->kv_cached_block_hashes(); }
+
 void Engine::shutdown() {
   impl_->check_not_on_worker("Engine::shutdown");
   impl_->shutdown();

@@ -45,6 +45,9 @@ class EngineCore {
   int32_t num_waiting() const { return scheduler_.num_waiting(); }
   int32_t num_running() const { return scheduler_.num_running(); }
   const KVCacheManager& cache() const { return cache_; }
+  /// KV events of the prefix cache, recorded only while `on` (KVCacheManager::record_kv_events).
+  void record_kv_events(bool on) { cache_.record_kv_events(on); }
+  std::vector<KvEvent> take_kv_events() { return cache_.take_kv_events(); }
   /// Empty when every invariant of the cache and the queues holds.
   std::string check_invariants() const;
 

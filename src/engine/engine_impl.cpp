@@ -3,10 +3,12 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <limits>
+#include <utility>
 
 #include "common/check.h"
 #include "common/json_fields.h"
@@ -381,6 +383,69 @@ int32_t EngineImpl::pending_requests() {
   return std::max<int32_t>(0, static_cast<int32_t>(live_ids_.size()) - running);
 }
 
+void EngineImpl::set_kv_event_listener(Engine::KvEventListener listener) {
+  // A host thread waits until the worker has switched (listeners are adopted at the drain, before
+  // commands), so the previous listener is done for good when this returns. The worker itself
+  // cannot wait for its own drain, and a stopped worker never drains again.
+  auto adopted = std::make_shared<std::promise<void>>();
+  std::future<void> done = adopted->get_future();
+  bool wait = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    new_kv_listener_ = listener ? std::make_shared<const Engine::KvEventListener>(std::move(listener)) : nullptr;
+    kv_listener_changed_ = true;
+    wait = accepting_ && !on_worker_thread();
+    if (wait) {
+      commands_.push_back(
+          Command{Command::Kind::Call, nullptr, {}, [adopted](EngineCore&) { adopted->set_value(); }, {}});
+    }
+  }
+  wake_.notify_one();
+  if (wait) done.get();
+}
+
+std::vector<uint64_t> EngineImpl::kv_cached_block_hashes() {
+  if (on_worker_thread()) return core_->cache().tree().block_hashes();
+  auto hashes = std::make_shared<std::promise<std::vector<uint64_t>>>();
+  std::future<std::vector<uint64_t>> result = hashes->get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!accepting_) return {};  // the cache went away with the worker (AllBlocksCleared)
+    commands_.push_back(Command{Command::Kind::Call,
+                                nullptr,
+                                {},
+                                [hashes](EngineCore& core) { hashes->set_value(core.cache().tree().block_hashes()); },
+                                {}});
+  }
+  wake_.notify_one();
+  return result.get();
+}
+
+void EngineImpl::adopt_kv_listener(std::shared_ptr<const Engine::KvEventListener> listener) {
+  // Off then on: a replaced listener also gets the cache as it is before any new event.
+  core_->record_kv_events(false);
+  kv_listener_ = std::move(listener);
+  if (!kv_listener_) return;
+  core_->record_kv_events(true);
+  publish_kv_events();
+}
+
+void EngineImpl::publish_kv_events(bool closing) {
+  if (!kv_listener_) return;
+  KvEventBatch batch;
+  batch.events = core_->take_kv_events();
+  if (closing) batch.events.emplace_back(KvAllBlocksCleared{});
+  if (batch.events.empty()) return;
+  batch.timestamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  try {
+    (*kv_listener_)(batch);
+  } catch (const std::exception& e) {
+    logger()->error("KV event listener failed, {} events dropped: {}", batch.events.size(), e.what());
+  } catch (...) {
+    logger()->error("KV event listener failed, {} events dropped", batch.events.size());
+  }
+}
+
 void EngineImpl::run_on_worker(const std::function<void(EngineCore&)>& fn) {
   run_on_worker_until([&fn](EngineCore& core) {
     fn(core);
@@ -440,9 +505,12 @@ void EngineImpl::worker_loop() {
   bool wait_for_command = false;  // the last step found nothing to do
   while (true) {
     std::vector<Command> batch;
+    std::optional<std::shared_ptr<const Engine::KvEventListener>> new_listener;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      const auto ready = [&] { return !commands_.empty() || (core_->has_unfinished() && !wait_for_command); };
+      const auto ready = [&] {
+        return !commands_.empty() || kv_listener_changed_ || (core_->has_unfinished() && !wait_for_command);
+      };
       // An idle live stream may have to give its batch slot to a waiting request at a set time.
       const std::optional<Clock::time_point> deadline = wait_for_command ? core_->next_deadline() : std::nullopt;
       if (deadline) {
@@ -451,7 +519,10 @@ void EngineImpl::worker_loop() {
         wake_.wait(lock, ready);
       }
       batch.swap(commands_);
+      if (kv_listener_changed_) new_listener = std::exchange(new_kv_listener_, nullptr);
+      kv_listener_changed_ = false;
     }
+    if (new_listener) adopt_kv_listener(std::move(*new_listener));
     for (Command& command : batch) {
       switch (command.kind) {
         case Command::Kind::Add:
@@ -471,17 +542,20 @@ void EngineImpl::worker_loop() {
           break;
         case Command::Kind::Shutdown:
           core_->abort_all();
+          publish_kv_events(/*closing=*/true);
           return;
       }
     }
     if (!batch.empty()) wait_for_command = false;
-    if (!core_->has_unfinished()) continue;
-    try {
-      wait_for_command = !core_->step();
-    } catch (const std::exception& e) {
-      logger()->error("engine step failed: {}", e.what());
-      core_->fail_all(Error(ErrorCode::Internal, std::string("engine step failed: ") + e.what()));
+    if (core_->has_unfinished()) {
+      try {
+        wait_for_command = !core_->step();
+      } catch (const std::exception& e) {
+        logger()->error("engine step failed: {}", e.what());
+        core_->fail_all(Error(ErrorCode::Internal, std::string("engine step failed: ") + e.what()));
+      }
     }
+    publish_kv_events();  // a failed step's events too: the tree changed all the same
   }
 }
 

@@ -58,6 +58,11 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// loop to stop after the current step.
   void shutdown();
 
+  /// Engine::set_kv_event_listener: the worker picks the listener up at its next command drain.
+  void set_kv_event_listener(Engine::KvEventListener listener);
+  /// Engine::kv_cached_block_hashes: read on the worker between steps.
+  std::vector<uint64_t> kv_cached_block_hashes();
+
   /// Runs `fn` on the worker thread between steps and waits for it (tests, introspection).
   void run_on_worker(const std::function<void(EngineCore&)>& fn);
   /// Runs `fn` on the worker at every step boundary until it returns true, and waits for that:
@@ -88,6 +93,11 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   /// Loads the model and builds the core; runs on the worker thread before its loop.
   void load(const std::string& model_dir);
   void worker_loop();
+  /// Worker: starts using the listener last set (recording events only while there is one).
+  void adopt_kv_listener(std::shared_ptr<const Engine::KvEventListener> listener);
+  /// Worker: hands the events recorded since the last call to the listener as one batch, followed
+  /// by an AllBlocksCleared when `closing` (the engine's cache goes away with it).
+  void publish_kv_events(bool closing = false);
   struct RepeatedCall {
     std::function<bool(EngineCore&)> fn;
     std::promise<void> done;
@@ -127,6 +137,9 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   std::unordered_set<std::string> live_ids_;
   bool accepting_ = true;
   uint64_t next_request_number_ = 1;
+  std::shared_ptr<const Engine::KvEventListener> new_kv_listener_;  ///< Set from any thread, under mutex_.
+  bool kv_listener_changed_ = false;                                ///< Under mutex_.
+  std::shared_ptr<const Engine::KvEventListener> kv_listener_;      ///< The worker's; null = no events.
   std::thread worker_;
 };
 

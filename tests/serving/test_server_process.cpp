@@ -1,75 +1,53 @@
 // The izwi-server binary: it prints where it listens, a bad command line or model folder is an
-// error naming it (exit 1), and SIGTERM lets a running stream finish, then exits 0.
+// error naming it (exit 1), SIGTERM lets a running stream finish, then exits 0, and --kv-events
+// publishes what its engines cache to a real subscriber.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "common/kv_event_checks.h"
 #include "common/reference.h"
-
-extern char** environ;
+#include "serving/child_process.h"
 
 namespace izwi {
 namespace {
 
-const std::string kServer = std::string(IZWI_BINARY_DIR) + "/server/izwi-server";
+using namespace std::chrono_literals;
+using testing::ChildProcess;
 
-/// izwi-server started with `args`; its stdout is read line by line.
-class ServerProcess {
- public:
-  explicit ServerProcess(std::vector<std::string> args) {
-    int out[2];
-    EXPECT_EQ(pipe(out), 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    args.insert(args.begin(), kServer);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, kServer.c_str(), &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    out_ = fdopen(out[0], "r");
-  }
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      wait_exit();
-    }
-    fclose(out_);
-  }
-  std::string line() {
-    char buffer[4096];
-    return fgets(buffer, sizeof(buffer), out_) != nullptr ? std::string(buffer) : std::string();
-  }
-  int wait_exit() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  void signal(int sig) { kill(pid_, sig); }
+/// izwi-server started with `args`, its stdout and stderr read as one log.
+ChildProcess start_server(std::vector<std::string> args) {
+  args.insert(args.begin(), std::string(IZWI_BINARY_DIR) + "/server/izwi-server");
+  return ChildProcess(args, ChildProcess::Stderr::IntoStdout);
+}
 
- private:
-  pid_t pid_ = -1;
-  FILE* out_ = nullptr;
-};
+/// The first line of `child`'s output that contains `marker`; "" when none comes in time.
+std::string line_with(ChildProcess& child, const std::string& marker) {
+  while (std::optional<std::string> line = child.read_line(60s)) {
+    if (line->find(marker) != std::string::npos) return *line;
+  }
+  return {};
+}
+
+/// The number after the last ':' of the first line with `marker`; -1 when none comes.
+int port_after(ChildProcess& child, const std::string& marker) {
+  const std::string line = line_with(child, marker);
+  return line.empty() ? -1 : std::stoi(line.substr(line.rfind(':') + 1));
+}
 
 TEST(ServerProcess, SigtermLetsTheRunningStreamFinishThenExitsZero) {
-  ServerProcess server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--port", "0"});
-  const std::string listening = server.line();
-  const size_t colon = listening.rfind(':');
-  ASSERT_NE(listening.find("listening on http://127.0.0.1:"), std::string::npos) << listening;
-  const int port = std::stoi(listening.substr(colon + 1));
+  ChildProcess server = start_server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--port", "0"});
+  const int port = port_after(server, "listening on http://127.0.0.1:");
+  ASSERT_GT(port, 0);
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(120, 0);
   std::string streamed;
@@ -81,7 +59,7 @@ TEST(ServerProcess, SigtermLetsTheRunningStreamFinishThenExitsZero) {
   req.set_header("Content-Type", "application/json");
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
     streamed.append(data, n);
-    if (!signalled) server.signal(SIGTERM);  // mid-stream
+    if (!signalled) server.send_signal(SIGTERM);  // mid-stream
     signalled = true;
     return true;
   };
@@ -90,20 +68,72 @@ TEST(ServerProcess, SigtermLetsTheRunningStreamFinishThenExitsZero) {
   client.send(req, res, error);
   EXPECT_NE(streamed.find("\"finish_reason\":\"length\""), std::string::npos) << streamed.substr(0, 300);
   EXPECT_NE(streamed.find("data: [DONE]"), std::string::npos);
-  EXPECT_NE(server.line().find("SIGTERM, shutting down"), std::string::npos);
-  EXPECT_EQ(server.wait_exit(), 0);
+  EXPECT_NE(line_with(server, "SIGTERM, shutting down"), "");
+  EXPECT_EQ(server.wait(60s), 0);
+}
+
+TEST(ServerProcess, KvEventsTellASubscriberWhatEachModelCaches) {
+  ChildProcess server = start_server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--port", "0",
+                                      "--kv-events", "tcp://127.0.0.1:*", "--pod-name", "pod-a"});
+  const int port = port_after(server, "listening on http://127.0.0.1:");
+  const int kv_port = port_after(server, "KV events on tcp://127.0.0.1:");
+  ASSERT_GT(port, 0);
+  ASSERT_GT(kv_port, 0);
+  ChildProcess subscriber({IZWI_PYTHON3, std::string(IZWI_SERVING_DIR) + "/kv_events_subscriber.py", "--endpoint",
+                           "tcp://127.0.0.1:" + std::to_string(kv_port), "--topic", "kv@pod-a@q"});
+  ASSERT_EQ(subscriber.read_line(10s).value_or("").rfind("ready ", 0), 0u);
+
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  const auto complete = [&](const std::vector<int32_t>& prompt) {
+    const nlohmann::json body = {{"model", "q"}, {"prompt", prompt}, {"max_tokens", 1}, {"temperature", 0}};
+    const httplib::Result res = client.Post("/v1/completions", body.dump(), "application/json");
+    return res && res->status == 200;
+  };
+  // A PUB socket drops what it sends before the subscription reaches it (ZeroMQ's slow joiner):
+  // prompts the engine has not cached yet go in until the subscriber receives their events.
+  std::vector<int32_t> prompt(40);
+  bool receiving = false;
+  for (int32_t round = 0; round < 100 && !receiving; ++round) {
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = 1 + (round * 41 + static_cast<int32_t>(i)) % 500;
+    ASSERT_TRUE(complete(prompt));
+    receiving = subscriber.read_line(100ms).value_or("") == "receiving";
+  }
+  ASSERT_TRUE(receiving) << "no KV event reached the subscriber";
+  std::vector<int32_t> last(40);
+  for (size_t i = 0; i < last.size(); ++i) last[i] = 500 - static_cast<int32_t>(i);  // unlike the rounds' prompts
+  ASSERT_TRUE(complete(last));
+
+  // The subscriber's set now holds the last prompt's two full blocks, chained from the root, as
+  // an indexer would compute them from the token ids.
+  std::this_thread::sleep_for(500ms);  // the batch is sent at the end of the engine's step
+  subscriber.send_signal(SIGTERM);
+  const nlohmann::json report = nlohmann::json::parse(subscriber.read_line(10s).value_or("{}"));
+  ASSERT_EQ(subscriber.wait(10s), 0) << "the subscriber failed (its stderr says why)";
+  std::vector<uint64_t> held = report.value("blocks", std::vector<uint64_t>{});
+  for (const uint64_t hash : testing::chain_hashes(last, 16, 2)) {
+    EXPECT_NE(std::find(held.begin(), held.end(), hash), held.end()) << hash;
+  }
+  server.send_signal(SIGTERM);
+  EXPECT_EQ(server.wait(60s), 0);
 }
 
 TEST(ServerProcess, BadArgumentsAreNamed) {
   {
-    ServerProcess server({"--model", "q"});
-    EXPECT_NE(server.line().find("--model 'q' must be NAME=DIR"), std::string::npos);
-    EXPECT_EQ(server.wait_exit(), 1);
+    ChildProcess server = start_server({"--model", "q"});
+    EXPECT_NE(server.read_line(60s).value_or("").find("--model 'q' must be NAME=DIR"), std::string::npos);
+    EXPECT_EQ(server.wait(60s), 1);
   }
   {
-    ServerProcess server({"--model", "q=/no/such/folder"});
-    EXPECT_NE(server.line().find("/no/such/folder"), std::string::npos);
-    EXPECT_EQ(server.wait_exit(), 1);
+    ChildProcess server = start_server({"--model", "q=/no/such/folder"});
+    EXPECT_NE(server.read_line(60s).value_or("").find("/no/such/folder"), std::string::npos);
+    EXPECT_EQ(server.wait(60s), 1);
+  }
+  {
+    ChildProcess server = start_server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--kv-events", "bad"});
+    EXPECT_NE(server.read_line(60s).value_or("").find("cannot connect a ZeroMQ PUB socket to 'bad'"),
+              std::string::npos);
+    EXPECT_EQ(server.wait(60s), 1);
   }
 }
 

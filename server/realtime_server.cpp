@@ -1,0 +1,161 @@
+#include "server/realtime_server.h"
+
+#include <websocketpp/config/asio_no_tls.hpp>
+#include <websocketpp/server.hpp>
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "common/check.h"
+#include "server/api_error.h"
+
+namespace izwi::server {
+
+namespace {
+
+using WsServer = websocketpp::server<websocketpp::config::asio>;
+constexpr const char* kPath = "/v1/realtime";
+constexpr size_t kMaxMessageBytes = 16u << 20;  // one append; clients send 20..100 ms at a time
+constexpr auto kCloseWait = std::chrono::seconds(2);
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// The percent-decoded value of `name` in the query of `resource` ("/path?a=1&b=2"); "" if absent.
+std::string query_parameter(const std::string& resource, const std::string& name) {
+  const size_t question = resource.find('?');
+  if (question == std::string::npos) return {};
+  size_t start = question + 1;
+  while (start <= resource.size()) {
+    size_t end = resource.find('&', start);
+    if (end == std::string::npos) end = resource.size();
+    const std::string pair = resource.substr(start, end - start);
+    if (pair.rfind(name + "=", 0) == 0) {
+      std::string value;
+      for (size_t i = name.size() + 1; i < pair.size(); ++i) {
+        const int hi = pair[i] == '%' && i + 2 < pair.size() ? hex_value(pair[i + 1]) : -1;
+        const int lo = hi >= 0 ? hex_value(pair[i + 2]) : -1;
+        if (lo >= 0) {
+          value += static_cast<char>(hi * 16 + lo);
+          i += 2;
+        } else {
+          value += pair[i] == '+' ? ' ' : pair[i];
+        }
+      }
+      return value;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+struct RealtimeServer::State {
+  WsServer ws;
+  std::string api_key;
+  SessionFactory make_session;
+  // Touched on the server's thread only (handlers and the posted shutdown).
+  std::map<websocketpp::connection_hdl, std::unique_ptr<RealtimeSession>, std::owner_less<websocketpp::connection_hdl>>
+      sessions;
+  std::thread thread;
+  std::future<void> finished;
+  int port = 0;
+  bool stopped = false;
+
+  bool validate(websocketpp::connection_hdl hdl) {
+    const WsServer::connection_ptr connection = ws.get_con_from_hdl(hdl);
+    const std::string resource = connection->get_resource();
+    std::optional<ApiError> error;
+    if (resource.substr(0, resource.find('?')) != kPath) {
+      error = ApiError(
+          404, "no WebSocket route " + resource.substr(0, resource.find('?')) + "; live transcription is " + kPath, {},
+          "unknown_url");
+    } else if (!api_key.empty() && connection->get_request_header("Authorization") != "Bearer " + api_key) {
+      error = ApiError(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key");
+    }
+    if (!error) return true;
+    connection->set_status(static_cast<websocketpp::http::status_code::value>(error->status()));
+    connection->set_body(error->body().dump());
+    connection->append_header("Content-Type", "application/json");
+    return false;
+  }
+
+  void open(websocketpp::connection_hdl hdl) {
+    const std::string model = query_parameter(ws.get_con_from_hdl(hdl)->get_resource(), "model");
+    RealtimeSession::Send send = [this, hdl](const std::string& message) {
+      std::error_code ignored;  // a connection already closing drops what is still sent to it
+      ws.send(hdl, message, websocketpp::frame::opcode::text, ignored);
+    };
+    sessions[hdl] = make_session(model, std::move(send));
+  }
+
+  void message(websocketpp::connection_hdl hdl, const WsServer::message_ptr& message) {
+    const auto it = sessions.find(hdl);
+    if (it == sessions.end()) return;
+    if (message->get_opcode() != websocketpp::frame::opcode::text) {
+      it->second->reject(ApiError(400, "events are JSON text frames, not binary ones", {}, "invalid_value"));
+      return;
+    }
+    it->second->on_message(message->get_payload());
+  }
+
+  void close(websocketpp::connection_hdl hdl) { sessions.erase(hdl); }
+};
+
+RealtimeServer::RealtimeServer(const std::string& host, int port, std::string api_key, SessionFactory make_session)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.api_key = std::move(api_key);
+  s.make_session = std::move(make_session);
+  s.ws.clear_access_channels(websocketpp::log::alevel::all);
+  s.ws.clear_error_channels(websocketpp::log::elevel::all);
+  s.ws.set_max_message_size(kMaxMessageBytes);
+  s.ws.init_asio();
+  s.ws.set_reuse_addr(true);
+  s.ws.set_validate_handler([&s](websocketpp::connection_hdl hdl) { return s.validate(hdl); });
+  s.ws.set_open_handler([&s](websocketpp::connection_hdl hdl) { s.open(hdl); });
+  s.ws.set_message_handler(
+      [&s](websocketpp::connection_hdl hdl, const WsServer::message_ptr& message) { s.message(hdl, message); });
+  s.ws.set_close_handler([&s](websocketpp::connection_hdl hdl) { s.close(hdl); });
+  s.ws.set_fail_handler([&s](websocketpp::connection_hdl hdl) { s.close(hdl); });
+  std::error_code error;
+  s.ws.listen(host, std::to_string(port), error);
+  if (!error) s.ws.start_accept(error);
+  if (error) {
+    fail(ErrorCode::InvalidArgument, "cannot listen for WebSockets on {}:{}: {}", host, port, error.message());
+  }
+  s.port = s.ws.get_local_endpoint(error).port();
+  std::packaged_task<void()> run([&s] { s.ws.run(); });
+  s.finished = run.get_future();
+  s.thread = std::thread(std::move(run));
+}
+
+RealtimeServer::~RealtimeServer() { stop(); }
+
+int RealtimeServer::port() const { return state_->port; }
+
+void RealtimeServer::stop() {
+  State& s = *state_;
+  if (s.stopped) return;
+  s.stopped = true;
+  asio::post(s.ws.get_io_service(), [&s] {
+    std::error_code ignored;
+    s.ws.stop_listening(ignored);
+    for (const auto& [hdl, session] : s.sessions) {
+      s.ws.close(hdl, websocketpp::close::status::going_away, "server shutting down", ignored);
+    }
+    s.sessions.clear();  // aborts what they still transcribe
+  });
+  // The loop ends once every closing handshake is done; a client that never answers is cut off.
+  if (s.finished.wait_for(kCloseWait) != std::future_status::ready) s.ws.stop();
+  s.thread.join();
+}
+
+}  // namespace izwi::server

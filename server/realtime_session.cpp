@@ -1,0 +1,255 @@
+#include "server/realtime_session.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <optional>
+
+#include "common/base64.h"
+#include "server/json_fields.h"
+
+namespace izwi::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int32_t kMinRate = 8000;
+constexpr int32_t kMaxRate = 192000;
+
+/// Little-endian PCM16 in base64 (the `audio` of input_audio_buffer.append) as floats in [-1, 1).
+std::vector<float> decode_pcm16(const std::string& base64) {
+  const std::optional<std::string> bytes = base64_decode(base64);
+  if (!bytes) bad_param("audio", "the audio is not valid base64");
+  if (bytes->size() % 2 != 0) bad_param("audio", "the audio has {} bytes; PCM16 has two per sample", bytes->size());
+  std::vector<float> samples(bytes->size() / 2);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto lo = static_cast<uint8_t>((*bytes)[2 * i]);
+    const auto hi = static_cast<uint8_t>((*bytes)[2 * i + 1]);
+    samples[i] = static_cast<float>(static_cast<int16_t>(static_cast<uint16_t>(lo | (hi << 8)))) / 32768.0f;
+  }
+  return samples;
+}
+
+const nlohmann::json* object_field(const nlohmann::json& body, const std::string& name) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) bad_param(name, "'{}' must be an object", name);
+  return &*it;
+}
+
+}  // namespace
+
+RealtimeSession::RealtimeSession(const ServedModels& models, ServerMetrics& metrics, Admission& admission,
+                                 const std::string& model, Send send)
+    : models_(models), metrics_(metrics), admission_(admission), send_(std::move(send)) {
+  std::optional<ApiError> error;
+  try {
+    if (!model.empty()) {
+      choose_model(model, "model");
+    } else {
+      for (const auto& served : models_.all()) {
+        if (!served->engine->model_info().accepts_audio) continue;
+        if (model_ != nullptr) {  // more than one: the client must name it
+          model_ = nullptr;
+          break;
+        }
+        model_ = served.get();
+      }
+    }
+  } catch (const ApiError& e) {
+    error = e;
+  }
+  send_event({{"type", "transcription_session.created"}, {"session", session_json()}});
+  if (error) send_error(*error, "");
+}
+
+RealtimeSession::~RealtimeSession() {
+  if (open_) closing_.push_back(std::move(open_));
+  for (auto& item : closing_) {
+    item->stream->abort();
+    if (item->reader.joinable()) item->reader.join();
+  }
+}
+
+void RealtimeSession::on_message(const std::string& text) {
+  std::string event_id;
+  try {
+    const nlohmann::json event = parse_body(text);
+    event_id = string_field(event, "event_id").value_or("");
+    handle(event);
+  } catch (const ApiError& e) {
+    send_error(e, event_id);
+  } catch (const std::exception& e) {
+    send_error(from_engine_error(e), event_id);
+  }
+}
+
+void RealtimeSession::handle(const nlohmann::json& event) {
+  const std::string type = required_string(event, "type");
+  if (type == "transcription_session.update" || type == "session.update") {
+    const nlohmann::json* session = object_field(event, "session");
+    if (session == nullptr) bad_param("session", "'{}' needs a 'session' object", type);
+    update_session(*session, type == "session.update");
+    send_event({{"type", type == "session.update" ? "session.updated" : "transcription_session.updated"},
+                {"session", session_json()}});
+  } else if (type == "input_audio_buffer.append") {
+    append(event);
+  } else if (type == "input_audio_buffer.commit") {
+    commit();
+  } else if (type == "input_audio_buffer.clear") {
+    clear();
+  } else {
+    throw ApiError(400, fmt::format("unknown or unsupported event type '{}'", type), "type", "invalid_value");
+  }
+}
+
+void RealtimeSession::choose_model(const std::string& name, const std::string& param) {
+  ServedModel* model = nullptr;
+  try {
+    model = &models_.get(name);
+  } catch (const ApiError& e) {
+    throw ApiError(e.status(), e.what(), param, e.code());
+  }
+  if (!model->engine->model_info().accepts_audio) {
+    bad_param(param, "the model '{}' is not a transcription model", name);
+  }
+  model_ = model;
+}
+
+// The beta shape {input_audio_format, input_audio_transcription: {model}} and the GA shape
+// {type: "transcription", audio: {input: {format: {type, rate}, transcription: {model}}}}.
+// Turn detection is left to the client (commit ends an item); other fields are ignored.
+void RealtimeSession::update_session(const nlohmann::json& session, bool ga_shape) {
+  const nlohmann::json* transcription = nullptr;
+  if (ga_shape) {
+    const nlohmann::json* audio = object_field(session, "audio");
+    const nlohmann::json* input = audio != nullptr ? object_field(*audio, "input") : nullptr;
+    if (input != nullptr) {
+      if (const nlohmann::json* format = object_field(*input, "format")) {
+        const std::string format_type = string_field(*format, "type").value_or("audio/pcm");
+        if (format_type != "audio/pcm")
+          bad_param("format", "only audio/pcm (PCM16) input is taken, not {}", format_type);
+        sample_rate_ = static_cast<int32_t>(integer_field(*format, "rate", kMinRate, kMaxRate).value_or(sample_rate_));
+      }
+      transcription = object_field(*input, "transcription");
+    }
+  } else {
+    const std::string format = string_field(session, "input_audio_format").value_or("pcm16");
+    if (format != "pcm16") bad_param("input_audio_format", "only pcm16 input is taken, not {}", format);
+    transcription = object_field(session, "input_audio_transcription");
+  }
+  if (transcription != nullptr) {
+    if (std::optional<std::string> model = string_field(*transcription, "model")) choose_model(*model, "model");
+  }
+}
+
+nlohmann::json RealtimeSession::session_json() const {
+  return {{"object", "realtime.transcription_session"},
+          {"input_audio_format", "pcm16"},
+          {"input_audio_rate", sample_rate_},
+          {"input_audio_transcription",
+           {{"model", model_ != nullptr ? nlohmann::json(model_->name) : nlohmann::json(nullptr)}}},
+          {"turn_detection", nullptr}};
+}
+
+void RealtimeSession::append(const nlohmann::json& event) {
+  const std::vector<float> samples = decode_pcm16(required_string(event, "audio"));
+  if (model_ == nullptr) {
+    bad_param("model", "no transcription model chosen: name one in the URL (?model=) or a session update");
+  }
+  if (!open_) {
+    reap();
+    auto item = std::make_unique<Item>();
+    item->model = model_;
+    item->ticket = admission_.enter();
+    item->id = fmt::format("item_{:06}", next_item_++);
+    TranscriptionOptions options;
+    options.continue_after_audio = true;  // the text still delayed behind the audio's end
+    item->stream = std::make_shared<TranscriptionStream>(model_->engine->start_transcription(options));
+    item->reader = std::thread([this, raw = item.get(), rate = sample_rate_] { read_item(*raw, rate); });
+    open_ = std::move(item);
+  }
+  open_->stream->push_audio(samples.data(), samples.size(), sample_rate_);
+  open_->samples += samples.size();
+}
+
+void RealtimeSession::commit() {
+  if (!open_) {
+    throw ApiError(400, "the input audio buffer is empty: append audio before committing", {},
+                   "input_audio_buffer_commit_empty");
+  }
+  send_event(
+      {{"type", "input_audio_buffer.committed"},
+       {"previous_item_id", previous_item_id_.empty() ? nlohmann::json(nullptr) : nlohmann::json(previous_item_id_)},
+       {"item_id", open_->id}});
+  previous_item_id_ = open_->id;
+  open_->stream->finish_audio();
+  closing_.push_back(std::move(open_));
+}
+
+void RealtimeSession::clear() {
+  if (open_) {
+    open_->stream->abort();
+    closing_.push_back(std::move(open_));
+  }
+  send_event({{"type", "input_audio_buffer.cleared"}});
+}
+
+// On the item's own thread: the engine's chunks as events, until the finished one.
+void RealtimeSession::read_item(Item& item, int32_t sample_rate) {
+  const Clock::time_point start = Clock::now();
+  std::string transcript;
+  while (std::optional<StreamChunk> chunk = item.stream->next()) {
+    if (!chunk->text.empty()) {
+      transcript += chunk->text;
+      send_event({{"type", "conversation.item.input_audio_transcription.delta"},
+                  {"item_id", item.id},
+                  {"content_index", 0},
+                  {"delta", chunk->text}});
+    }
+    if (!chunk->finished) continue;
+    metrics_.record(item.model->name,
+                    {chunk->timings.ttft_ms / 1000.0, std::chrono::duration<double>(Clock::now() - start).count(),
+                     chunk->finish_reason, static_cast<double>(item.samples) / sample_rate});
+    if (chunk->finish_reason == FinishReason::Error) {
+      const ApiError error(500, chunk->error, {}, "internal_error");
+      send_event({{"type", "conversation.item.input_audio_transcription.failed"},
+                  {"item_id", item.id},
+                  {"content_index", 0},
+                  {"error", error.body().at("error")}});
+    } else if (chunk->finish_reason != FinishReason::Abort) {
+      send_event({{"type", "conversation.item.input_audio_transcription.completed"},
+                  {"item_id", item.id},
+                  {"content_index", 0},
+                  {"transcript", transcript}});
+    }
+  }
+  item.ticket.reset();
+  item.done = true;
+}
+
+void RealtimeSession::reap() {
+  for (auto it = closing_.begin(); it != closing_.end();) {
+    if ((*it)->done) {
+      (*it)->reader.join();
+      it = closing_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void RealtimeSession::send_event(nlohmann::json event) {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  event["event_id"] = fmt::format("event_{:06}", next_event_++);
+  send_(event.dump());
+}
+
+void RealtimeSession::send_error(const ApiError& error, const std::string& client_event_id) {
+  nlohmann::json body = error.body().at("error");
+  body["event_id"] = client_event_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(client_event_id);
+  send_event({{"type", "error"}, {"error", body}});
+}
+
+}  // namespace izwi::server

@@ -1,0 +1,88 @@
+// Live transcription over izwi-server's WebSocket (OpenAI's realtime transcription events), driven
+// by the `ws` npm client (tests/serving/realtime_client.mjs): audio appended in 100 ms pieces is
+// transcribed as the C++ API transcribes the same samples, the deltas add up to the transcript,
+// and bad events, a missing key and a wrong path get OpenAI's errors without ending the session.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/speech_model_folders.h"
+#include "common/temp_dir.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+#include "serving/running_server.h"
+
+namespace izwi {
+namespace {
+
+TEST(ServerRealtime, LiveTranscriptionAnswersAsTheCppApiDoes) {
+  testing::TempDir asr_dir, work;
+  testing::write_voxtral_with_tokenizer(asr_dir.path());
+  server::ServerOptions options;
+  options.models = {{"asr", asr_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  options.realtime_port = 0;
+  testing::RunningServer server(options);
+  ASSERT_GT(server.server().realtime_port(), 0);
+
+  // The fixture's audio as the client sends it: 16-bit PCM at its own rate.
+  const AudioBuffer audio = read_audio(std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav");
+  std::vector<float> samples = to_mono(audio);
+  std::string pcm;
+  for (float& s : samples) {
+    const auto q = static_cast<int16_t>(std::lround(std::clamp(s, -1.0f, 32767.0f / 32768.0f) * 32768.0f));
+    s = static_cast<float>(q) / 32768.0f;
+    pcm.push_back(static_cast<char>(q & 0xff));
+    pcm.push_back(static_cast<char>((q >> 8) & 0xff));
+  }
+  const std::string pcm_file = work.write("audio.pcm", pcm);
+
+  int status = 0;
+  const std::string printed = testing::run_command(
+      std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR +
+          "/realtime_client.mjs ws://127.0.0.1:" + std::to_string(server.server().realtime_port()) +
+          " sk-izwi-test asr " + pcm_file + " " + std::to_string(audio.sample_rate) + " 2>&1",
+      &status);
+  ASSERT_EQ(status, 0) << printed << "\n(the client needs `npm ci --prefix tests/serving`)";
+  const nlohmann::json got = nlohmann::json::parse(printed);
+
+  Engine asr(asr_dir.path());
+  TranscriptionOptions whole;
+  whole.continue_after_audio = true;
+  const Output expected = asr.transcribe(samples, audio.sample_rate, whole);
+  ASSERT_FALSE(expected.text.empty());
+  EXPECT_EQ(got["completed"]["transcript"], expected.text);
+  EXPECT_GT(got["deltas"].size(), 1u) << "the text comes as the audio is decoded, not at once";
+  std::string joined;
+  for (const auto& delta : got["deltas"]) joined += delta.get<std::string>();
+  EXPECT_EQ(joined, expected.text);
+  EXPECT_EQ(got["completed"]["item_id"], got["committed"]["item_id"]);
+  EXPECT_TRUE(got["committed"]["previous_item_id"].is_null());
+
+  // One transcription model served: the session starts with it; the update's rate is taken.
+  EXPECT_EQ(got["created"]["input_audio_transcription"]["model"], "asr");
+  EXPECT_EQ(got["updated"]["input_audio_rate"], audio.sample_rate);
+  EXPECT_EQ(got["commit_empty"]["code"], "input_audio_buffer_commit_empty");
+  EXPECT_EQ(got["commit_empty"]["event_id"], "commit-empty");
+  EXPECT_EQ(got["bad_audio"]["param"], "audio");
+  EXPECT_EQ(got["unknown_type"]["param"], "type");
+  EXPECT_NE(got["unknown_type"]["message"].get<std::string>().find("response.create"), std::string::npos);
+  EXPECT_EQ(got["after_clear"]["code"], "input_audio_buffer_commit_empty");
+  int completions = 0;
+  for (const auto& type : got["event_types"]) {
+    completions += type == "conversation.item.input_audio_transcription.completed" ? 1 : 0;
+  }
+  EXPECT_EQ(completions, 1) << "the cleared item must not complete";
+  EXPECT_EQ(got["close_code"], 1000);
+
+  EXPECT_EQ(got["without_key"]["status"], 401);
+  EXPECT_EQ(got["without_key"]["body"]["error"]["code"], "invalid_api_key");
+  EXPECT_EQ(got["wrong_path"]["status"], 404);
+}
+
+}  // namespace
+}  // namespace izwi
