@@ -2,14 +2,24 @@
 // by the `ws` npm client (tests/serving/realtime_client.mjs): audio appended in 100 ms pieces is
 // transcribed as the C++ API transcribes the same samples, the deltas add up to the transcript,
 // and bad events, a missing key and a wrong path get OpenAI's errors without ending the session.
+// With websocketpp's client: a client that vanishes mid-item frees its request, and shutdown
+// closes the sessions still open ("going away") without hanging.
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <websocketpp/client.hpp>
+#include <websocketpp/config/asio_no_tls_client.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "common/base64.h"
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
@@ -82,6 +92,90 @@ TEST(ServerRealtime, LiveTranscriptionAnswersAsTheCppApiDoes) {
   EXPECT_EQ(got["without_key"]["status"], 401);
   EXPECT_EQ(got["without_key"]["body"]["error"]["code"], "invalid_api_key");
   EXPECT_EQ(got["wrong_path"]["status"], 404);
+}
+
+using WsClient = websocketpp::client<websocketpp::config::asio_client>;
+
+/// A WebSocket client on its own thread that appends one second of silence once connected and
+/// records how the server closed the connection.
+class LiveClient {
+ public:
+  explicit LiveClient(int port) {
+    client_.clear_access_channels(websocketpp::log::alevel::all);
+    client_.clear_error_channels(websocketpp::log::elevel::all);
+    client_.init_asio();
+    client_.set_open_handler([this](websocketpp::connection_hdl hdl) {
+      const std::string silence(2 * 24000, '\0');  // PCM16 at the default 24 kHz
+      const nlohmann::json append = {{"type", "input_audio_buffer.append"}, {"audio", base64_encode(silence)}};
+      client_.send(hdl, append.dump(), websocketpp::frame::opcode::text);
+    });
+    client_.set_close_handler([this](websocketpp::connection_hdl hdl) {
+      close_code_ = client_.get_con_from_hdl(hdl)->get_remote_close_code();
+    });
+    std::error_code error;
+    connection_ = client_.get_connection("ws://127.0.0.1:" + std::to_string(port) + "/v1/realtime", error);
+    EXPECT_FALSE(error) << error.message();
+    client_.connect(connection_);
+    thread_ = std::thread([this] { client_.run(); });
+  }
+  ~LiveClient() {
+    client_.stop();
+    thread_.join();
+  }
+  /// Drops the TCP connection without a closing handshake, as a crashed client would.
+  void vanish() {
+    std::promise<void> done;
+    asio::post(client_.get_io_service(), [&] {
+      connection_->get_raw_socket().close();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+  int close_code() const { return close_code_; }
+
+ private:
+  WsClient client_;
+  WsClient::connection_ptr connection_;
+  std::thread thread_;
+  std::atomic<int> close_code_{0};
+};
+
+/// Polls /metrics until the asr model has `running` requests; false after 30 s.
+bool wait_running(int port, int running) {
+  httplib::Client http("127.0.0.1", port);
+  const std::string want = "vllm:num_requests_running{model_name=\"asr\"} " + std::to_string(running) + "\n";
+  for (int i = 0; i < 3000; ++i) {
+    const httplib::Result metrics = http.Get("/metrics");
+    if (metrics && metrics->body.find(want) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(ServerRealtime, AVanishedClientFreesItsRequestAndShutdownClosesTheRest) {
+  testing::TempDir asr_dir;
+  testing::write_voxtral_with_tokenizer(asr_dir.path());
+  server::ServerOptions options;
+  options.models = {{"asr", asr_dir.path()}};
+  options.realtime_port = 0;
+  options.shutdown_grace_ms = 300;
+  auto server = std::make_unique<testing::RunningServer>(options);
+  const int port = server->port();
+
+  {
+    LiveClient vanishing(server->server().realtime_port());
+    ASSERT_TRUE(wait_running(port, 1)) << "the appended audio did not start a transcription";
+    vanishing.vanish();
+    EXPECT_TRUE(wait_running(port, 0)) << "the vanished client's transcription still runs";
+  }
+
+  LiveClient staying(server->server().realtime_port());
+  ASSERT_TRUE(wait_running(port, 1));
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();  // graceful shutdown: the item never commits, so it is aborted after the grace
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  for (int i = 0; i < 500 && staying.close_code() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(staying.close_code(), websocketpp::close::status::going_away);
 }
 
 }  // namespace
