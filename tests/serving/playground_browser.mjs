@@ -1,12 +1,12 @@
 // Drives izwi-server's playground page (GET /) in headless Chromium and prints what the page shows
-// as one JSON line: a streamed chat answer, the transcript of an uploaded file, and a live
-// transcription of the microphone (Chromium's fake capture device playing AUDIO_FILE) over the
-// realtime WebSocket. Saves a screenshot of the page at the end.
-// Usage: node playground_browser.mjs SERVER_URL API_KEY TEXT_MODEL ASR_MODEL AUDIO_FILE SCREENSHOT
+// as one JSON line: a streamed chat answer, the speech it loads into its <audio> element, the
+// transcript of an uploaded file, and a live transcription of the microphone (Chromium's fake
+// capture device playing AUDIO_FILE) over the realtime WebSocket. Saves a screenshot at the end.
+// Usage: node playground_browser.mjs SERVER_URL API_KEY TEXT_MODEL TTS_MODEL ASR_MODEL AUDIO_FILE SCREENSHOT
 // Chromium: $IZWI_CHROMIUM, else /usr/bin/chromium (Debian's `chromium`).
 import puppeteer from 'puppeteer-core';
 
-const [url, apiKey, textModel, asrModel, audioFile, screenshot] = process.argv.slice(2);
+const [url, apiKey, textModel, ttsModel, asrModel, audioFile, screenshot] = process.argv.slice(2);
 const timeout = 120000;
 
 const browser = await puppeteer.launch({
@@ -31,6 +31,7 @@ try {
   await page.waitForFunction((m) => [...document.querySelectorAll('#chat-model option')].some((o) => o.value === m),
                              {}, textModel);
   await page.select('#chat-model', textModel);
+  await page.select('#speech-model', ttsModel);
   await page.select('#transcription-model', asrModel);
 
   // Chat: greedy, 8 tokens; done when the answer carries its finish reason.
@@ -43,6 +44,15 @@ try {
     text: e.textContent, finish_reason: e.dataset.finishReason,
   }));
   out.chat_status = await page.$eval('#chat-status', (e) => e.textContent);
+
+  // Speech: done when the <audio> element has read the WAV's header.
+  await page.click('#speech-speak');
+  await page.waitForFunction(() => {
+    const status = document.getElementById('speech-status');
+    return status.classList.contains('error') || document.getElementById('speech-audio').readyState >= 1;
+  });
+  out.speech = await page.$eval('#speech-audio', (e) => ({ duration: e.duration }));
+  out.speech_status = await page.$eval('#speech-status', (e) => e.textContent);
 
   // Transcription of an uploaded file.
   const statusIsFinal = () => {

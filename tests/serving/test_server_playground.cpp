@@ -1,8 +1,9 @@
 // The playground page at GET / in a real browser: Debian's chromium, headless, driven by
 // puppeteer-core (tests/serving/playground_browser.mjs) against an in-process server with an API
 // key. The page's streamed chat answer and its transcript of an uploaded file equal what the C++
-// API gives for the same greedy requests; the microphone, live over the realtime WebSocket (the
-// key as a subprotocol), completes its item; a PNG screenshot is saved under the build tree.
+// API gives for the same greedy requests; its speech loads into the <audio> element; the
+// microphone, live over the realtime WebSocket (the key as a subprotocol), completes its item; a
+// PNG screenshot is saved under the build tree.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -62,20 +63,21 @@ TEST(ServerPlayground, PageServedWithoutKeyAndModelsCarryTheirKind) {
   EXPECT_EQ(data[1]["kind"], "transcription");
 }
 
-TEST(ServerPlayground, BrowserChatsAndTranscribesAsTheCppApiDoes) {
+TEST(ServerPlayground, BrowserChatsSpeaksAndTranscribes) {
   const std::string chromium = chromium_path();
   ASSERT_TRUE(std::filesystem::exists(chromium))
       << "no Chromium at " << chromium
       << ": the playground test needs Debian's `chromium` (cmake/install_deps.sh installs it) or IZWI_CHROMIUM";
-  testing::TempDir text_dir, asr_dir;
+  testing::TempDir text_dir, tts_dir, asr_dir;
   testing::write_text_model(text_dir.path());
+  testing::write_qwen3_tts_with_tokenizer(tts_dir.path());
   testing::write_voxtral_with_tokenizer(asr_dir.path());
   const std::string audio_file = std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav";
   const std::string screenshot = std::string(IZWI_BINARY_DIR) + "/tests/playground.png";
   std::filesystem::create_directories(std::filesystem::path(screenshot).parent_path());
   std::filesystem::remove(screenshot);
   server::ServerOptions options;
-  options.models = {{"text", text_dir.path()}, {"asr", asr_dir.path()}};
+  options.models = {{"text", text_dir.path()}, {"tts", tts_dir.path()}, {"asr", asr_dir.path()}};
   options.api_key = "sk-izwi-test";
   options.realtime_port = 0;
   testing::RunningServer server(options);
@@ -83,7 +85,7 @@ TEST(ServerPlayground, BrowserChatsAndTranscribesAsTheCppApiDoes) {
   int status = 0;
   const std::string printed = testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " +
                                                        IZWI_SERVING_DIR + "/playground_browser.mjs " + server.url() +
-                                                       " sk-izwi-test text asr " + audio_file + " " + screenshot,
+                                                       " sk-izwi-test text tts asr " + audio_file + " " + screenshot,
                                                    &status);
   ASSERT_EQ(status, 0) << printed
                        << "\n(the script needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
@@ -99,6 +101,9 @@ TEST(ServerPlayground, BrowserChatsAndTranscribesAsTheCppApiDoes) {
   ASSERT_FALSE(chat_out.text.empty());
   EXPECT_EQ(got["chat"]["text"], chat_out.text);
   EXPECT_EQ(got["chat"]["finish_reason"], chat_out.finish_reason == FinishReason::Length ? "length" : "stop");
+
+  EXPECT_EQ(got["speech_status"], "Done");
+  EXPECT_GT(got["speech"]["duration"].get<double>(), 0.0);
 
   Engine asr(asr_dir.path());
   const AudioBuffer audio = read_audio(audio_file);
