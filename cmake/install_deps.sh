@@ -21,6 +21,7 @@ packages=(
   libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
   python3-zmq python3-msgpack     # tests: the KV-events subscriber
   libwebsocketpp-dev libasio-dev  # izwi-server: the live-transcription WebSocket
+  chromium              # tests: the playground page driven headless by puppeteer-core
 )
 
 missing=()

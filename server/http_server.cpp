@@ -10,6 +10,7 @@
 #include "server/api_error.h"
 #include "server/audio_endpoints.h"
 #include "server/json_fields.h"
+#include "server/playground.h"
 #include "server/text_endpoints.h"
 
 namespace izwi::server {
@@ -158,6 +159,14 @@ void HttpServer::add_routes() {
     res.set_content(error.body().dump(), "application/json");
   });
 
+  // The playground page is static and needs no key; the API calls it makes do.
+  http_.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    const std::string_view html = playground_html();
+    res.set_content(html.data(), html.size(), "text/html; charset=utf-8");
+  });
+  http_.Get("/playground/config", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(playground_config(realtime_port(), !options_.api_key.empty()).dump(), "application/json");
+  });
   http_.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("", "text/plain"); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_->render(), "text/plain; version=0.0.4");
@@ -184,7 +193,14 @@ void HttpServer::add_routes() {
 std::string HttpServer::models_json() const {
   nlohmann::json data = nlohmann::json::array();
   for (const auto& model : models_.all()) {
-    data.push_back({{"id", model->name}, {"object", "model"}, {"created", model->created}, {"owned_by", "izwi"}});
+    const ModelInfo& info = model->engine->model_info();
+    nlohmann::json entry = {{"id", model->name},
+                            {"object", "model"},
+                            {"created", model->created},
+                            {"owned_by", "izwi"},
+                            {"kind", model_kind(info)}};
+    if (info.produces_audio) entry["voices"] = info.speakers;
+    data.push_back(std::move(entry));
   }
   return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
 }

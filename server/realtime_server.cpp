@@ -3,6 +3,7 @@
 #include <websocketpp/config/asio_no_tls.hpp>
 #include <websocketpp/server.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
@@ -17,6 +18,8 @@ namespace {
 
 using WsServer = websocketpp::server<websocketpp::config::asio>;
 constexpr const char* kPath = "/v1/realtime";
+constexpr const char* kProtocol = "realtime";
+constexpr const char* kKeyProtocolPrefix = "openai-insecure-api-key.";
 constexpr size_t kMaxMessageBytes = 16u << 20;  // one append; clients send 20..100 ms at a time
 constexpr auto kCloseWait = std::chrono::seconds(2);
 
@@ -69,6 +72,14 @@ struct RealtimeServer::State {
   int port = 0;
   bool stopped = false;
 
+  /// A browser cannot set headers on a WebSocket: as with OpenAI's, the key may instead come as
+  /// the subprotocol "openai-insecure-api-key.KEY" (offered beside "realtime", which is selected).
+  bool authorized(WsServer::connection_type& connection) const {
+    if (api_key.empty() || connection.get_request_header("Authorization") == "Bearer " + api_key) return true;
+    const std::vector<std::string>& protocols = connection.get_requested_subprotocols();
+    return std::find(protocols.begin(), protocols.end(), kKeyProtocolPrefix + api_key) != protocols.end();
+  }
+
   bool validate(websocketpp::connection_hdl hdl) {
     const WsServer::connection_ptr connection = ws.get_con_from_hdl(hdl);
     const std::string resource = connection->get_resource();
@@ -77,10 +88,16 @@ struct RealtimeServer::State {
       error = ApiError(
           404, "no WebSocket route " + resource.substr(0, resource.find('?')) + "; live transcription is " + kPath, {},
           "unknown_url");
-    } else if (!api_key.empty() && connection->get_request_header("Authorization") != "Bearer " + api_key) {
+    } else if (!authorized(*connection)) {
       error = ApiError(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key");
     }
-    if (!error) return true;
+    if (!error) {
+      const std::vector<std::string>& protocols = connection->get_requested_subprotocols();
+      if (std::find(protocols.begin(), protocols.end(), kProtocol) != protocols.end()) {
+        connection->select_subprotocol(kProtocol);
+      }
+      return true;
+    }
     connection->set_status(static_cast<websocketpp::http::status_code::value>(error->status()));
     connection->set_body(error->body().dump());
     connection->append_header("Content-Type", "application/json");

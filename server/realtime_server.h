@@ -17,7 +17,8 @@ class RealtimeServer {
       std::function<std::unique_ptr<RealtimeSession>(const std::string& model, RealtimeSession::Send)>;
 
   /// Binds `host`:`port` (0 = any free port) and serves on a thread of its own. `api_key` (when
-  /// not empty) must come as "Authorization: Bearer KEY"; other connections get 401. Throws
+  /// not empty) must come as "Authorization: Bearer KEY" or, from a browser (which cannot set
+  /// headers), as the subprotocol "openai-insecure-api-key.KEY"; other connections get 401. Throws
   /// izwi::Error (InvalidArgument) naming the address when it cannot bind.
   RealtimeServer(const std::string& host, int port, std::string api_key, SessionFactory make_session);
   /// stop()s.

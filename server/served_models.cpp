@@ -7,6 +7,12 @@
 
 namespace izwi::server {
 
+const char* model_kind(const ModelInfo& info) {
+  if (info.produces_audio) return "speech";
+  if (info.accepts_audio && !info.audio_chat) return "transcription";
+  return "text";
+}
+
 void ServedModels::add(const std::string& name, const std::string& dir, const EngineConfig& config) {
   if (name.empty()) fail(ErrorCode::InvalidArgument, "--model '{}': the name before '=' is empty", dir);
   if (by_name_.count(name) != 0) fail(ErrorCode::InvalidArgument, "--model: '{}' is served twice", name);

@@ -18,6 +18,10 @@ struct ServedModel {
   int64_t created = 0;  ///< Unix time it was loaded (OpenAI's `created`).
 };
 
+/// What the model is served for: "speech" (/v1/audio/speech), "transcription"
+/// (/v1/audio/transcriptions and the realtime WebSocket) or "text" (the completions routes).
+const char* model_kind(const ModelInfo& info);
+
 class ServedModels {
  public:
   /// Loads DIR as NAME (izwi::Error naming the folder when it does not load; InvalidArgument for

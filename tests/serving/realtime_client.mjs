@@ -10,8 +10,8 @@ const [base, apiKey, model, pcmFile, rate] = process.argv.slice(2);
 const out = {};
 
 /// Opens a socket and collects its events; `next(type)` waits for the next event of that type.
-function connect(url, headers) {
-  const socket = new WebSocket(url, { headers });
+function connect(url, headers, protocols = []) {
+  const socket = new WebSocket(url, protocols, { headers });
   const events = [];
   const waiting = [];
   socket.on('message', (data) => {
@@ -48,6 +48,13 @@ function connect(url, headers) {
 const auth = { Authorization: `Bearer ${apiKey}` };
 out.without_key = await connect(`${base}/v1/realtime?model=${model}`, {}).opened;
 out.wrong_path = await connect(`${base}/v1/elsewhere`, auth).opened;
+// As a browser sends the key (it cannot set headers): a subprotocol beside "realtime".
+out.wrong_key_protocol =
+    await connect(`${base}/v1/realtime?model=${model}`, {}, ['realtime', 'openai-insecure-api-key.wrong']).opened;
+const viaProtocol = connect(`${base}/v1/realtime?model=${model}`, {}, ['realtime', `openai-insecure-api-key.${apiKey}`]);
+await viaProtocol.opened;
+out.key_protocol = { protocol: viaProtocol.socket.protocol, created: (await viaProtocol.next('transcription_session.created')).type };
+viaProtocol.socket.close();
 
 const live = connect(`${base}/v1/realtime?intent=transcription`, auth);
 await live.opened;

@@ -1,7 +1,8 @@
 // Live transcription over izwi-server's WebSocket (OpenAI's realtime transcription events), driven
 // by the `ws` npm client (tests/serving/realtime_client.mjs): audio appended in 100 ms pieces is
 // transcribed as the C++ API transcribes the same samples, the deltas add up to the transcript,
-// and bad events, a missing key and a wrong path get OpenAI's errors without ending the session.
+// and bad events, a missing key and a wrong path get OpenAI's errors without ending the session;
+// the key is also taken as a browser sends it (the openai-insecure-api-key.KEY subprotocol).
 // With websocketpp's client: a client that vanishes mid-item frees its request, and shutdown
 // closes the sessions still open ("going away") without hanging.
 
@@ -92,6 +93,9 @@ TEST(ServerRealtime, LiveTranscriptionAnswersAsTheCppApiDoes) {
   EXPECT_EQ(got["without_key"]["status"], 401);
   EXPECT_EQ(got["without_key"]["body"]["error"]["code"], "invalid_api_key");
   EXPECT_EQ(got["wrong_path"]["status"], 404);
+  EXPECT_EQ(got["wrong_key_protocol"]["status"], 401);
+  EXPECT_EQ(got["key_protocol"]["protocol"], "realtime");
+  EXPECT_EQ(got["key_protocol"]["created"], "transcription_session.created");
 }
 
 using WsClient = websocketpp::client<websocketpp::config::asio_client>;

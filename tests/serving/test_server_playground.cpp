@@ -1,0 +1,127 @@
+// The playground page at GET / in a real browser: Debian's chromium, headless, driven by
+// puppeteer-core (tests/serving/playground_browser.mjs) against an in-process server with an API
+// key. The page's streamed chat answer and its transcript of an uploaded file equal what the C++
+// API gives for the same greedy requests; its speech loads into the <audio> element; the
+// microphone, live over the realtime WebSocket (the key as a subprotocol), completes its item; a
+// PNG screenshot is saved under the build tree.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "common/speech_model_folders.h"
+#include "common/temp_dir.h"
+#include "common/text_model.h"
+#include "izwi/audio.h"
+#include "izwi/engine.h"
+#include "server/playground.h"
+#include "serving/running_server.h"
+
+namespace izwi {
+namespace {
+
+std::string chromium_path() {
+  const char* from_env = std::getenv("IZWI_CHROMIUM");
+  return from_env != nullptr && *from_env != '\0' ? from_env : "/usr/bin/chromium";
+}
+
+TEST(ServerPlayground, PageServedWithoutKeyAndModelsCarryTheirKind) {
+  testing::TempDir text_dir, asr_dir;
+  testing::write_text_model(text_dir.path());
+  testing::write_voxtral_with_tokenizer(asr_dir.path());
+  server::ServerOptions options;
+  options.models = {{"text", text_dir.path()}, {"asr", asr_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  options.realtime_port = 0;
+  testing::RunningServer server(options);
+  httplib::Client client("127.0.0.1", server.port());
+
+  const httplib::Result page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page->body, server::playground_html());
+  EXPECT_NE(page->body.find("<title>izwi playground</title>"), std::string::npos);
+
+  const httplib::Result config = client.Get("/playground/config");
+  ASSERT_TRUE(config);
+  EXPECT_EQ(nlohmann::json::parse(config->body),
+            (nlohmann::json{{"realtime_port", server.server().realtime_port()}, {"api_key_required", true}}));
+
+  EXPECT_EQ(client.Get("/v1/models")->status, 401);  // the page's API calls still need the key
+  const httplib::Result models = client.Get("/v1/models", {{"Authorization", "Bearer sk-izwi-test"}});
+  ASSERT_TRUE(models);
+  const nlohmann::json data = nlohmann::json::parse(models->body)["data"];
+  ASSERT_EQ(data.size(), 2u);
+  EXPECT_EQ(data[0]["kind"], "text");
+  EXPECT_EQ(data[1]["kind"], "transcription");
+}
+
+TEST(ServerPlayground, BrowserChatsSpeaksAndTranscribes) {
+  const std::string chromium = chromium_path();
+  ASSERT_TRUE(std::filesystem::exists(chromium))
+      << "no Chromium at " << chromium
+      << ": the playground test needs Debian's `chromium` (cmake/install_deps.sh installs it) or IZWI_CHROMIUM";
+  testing::TempDir text_dir, tts_dir, asr_dir;
+  testing::write_text_model(text_dir.path());
+  testing::write_qwen3_tts_with_tokenizer(tts_dir.path());
+  testing::write_voxtral_with_tokenizer(asr_dir.path());
+  const std::string audio_file = std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav";
+  const std::string screenshot = std::string(IZWI_BINARY_DIR) + "/tests/playground.png";
+  std::filesystem::create_directories(std::filesystem::path(screenshot).parent_path());
+  std::filesystem::remove(screenshot);
+  server::ServerOptions options;
+  options.models = {{"text", text_dir.path()}, {"tts", tts_dir.path()}, {"asr", asr_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  options.realtime_port = 0;
+  testing::RunningServer server(options);
+
+  int status = 0;
+  const std::string printed = testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " +
+                                                       IZWI_SERVING_DIR + "/playground_browser.mjs " + server.url() +
+                                                       " sk-izwi-test text tts asr " + audio_file + " " + screenshot,
+                                                   &status);
+  ASSERT_EQ(status, 0) << printed
+                       << "\n(the script needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
+  const nlohmann::json got = nlohmann::json::parse(printed);
+  EXPECT_EQ(got["title"], "izwi playground");
+  EXPECT_EQ(got["page_errors"], nlohmann::json::array());
+
+  Engine text(text_dir.path());
+  Request chat;
+  chat.messages = {{"user", "hello there"}};
+  chat.params.max_tokens = 8;
+  const Output chat_out = text.generate(chat);
+  ASSERT_FALSE(chat_out.text.empty());
+  EXPECT_EQ(got["chat"]["text"], chat_out.text);
+  EXPECT_EQ(got["chat"]["finish_reason"], chat_out.finish_reason == FinishReason::Length ? "length" : "stop");
+
+  EXPECT_EQ(got["speech_status"], "Done");
+  EXPECT_GT(got["speech"]["duration"].get<double>(), 0.0);
+
+  Engine asr(asr_dir.path());
+  const AudioBuffer audio = read_audio(audio_file);
+  TranscriptionOptions whole_file;
+  whole_file.continue_after_audio = true;
+  const Output transcript = asr.transcribe(to_mono(audio), audio.sample_rate, whole_file);
+  ASSERT_FALSE(transcript.text.empty());
+  EXPECT_EQ(got["transcription"], transcript.text);
+  EXPECT_EQ(got["transcription_status"], "Done");
+  EXPECT_EQ(got["live"]["status"], "Done") << got["live"].dump();
+
+  std::ifstream png(screenshot, std::ios::binary);
+  ASSERT_TRUE(png) << "no screenshot at " << screenshot;
+  const std::string bytes((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_GT(bytes.size(), 10000u);
+  std::cout << "playground screenshot: " << screenshot << "\n";
+}
+
+}  // namespace
+}  // namespace izwi
