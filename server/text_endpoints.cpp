@@ -161,6 +161,8 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
   p.top_k = static_cast<int32_t>(integer_field(body, "top_k", -1, INT32_MAX).value_or(0));  // vLLM's extension
   if (p.top_k < 0) p.top_k = 0;                                                             // -1: off, as in vLLM
   p.repetition_penalty = static_cast<float>(number_field(body, "repetition_penalty", 0.01, 100.0).value_or(1.0));
+  p.ignore_eos = bool_field(body, "ignore_eos").value_or(false);  // vLLM's extensions, as the engine has them
+  p.min_tokens = static_cast<int32_t>(integer_field(body, "min_tokens", 0, p.max_tokens).value_or(0));
   if (const auto seed = integer_field(body, "seed", std::numeric_limits<int64_t>::min(), INT64_MAX)) {
     p.seed = static_cast<uint64_t>(*seed);
   }

@@ -104,6 +104,11 @@ TEST_F(ServerHttp, BadRequestsGetOpenAiErrorsAndServingGoesOn) {
        R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "temperature": -1})", 400, "temperature"},
       {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "n": 2})", 400,
        "n"},
+      {"/v1/chat/completions",
+       R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "max_tokens": 4, "min_tokens": 5})", 400,
+       "min_tokens"},
+      {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "ignore_eos": 1})",
+       400, "ignore_eos"},
       {"/v1/chat/completions", R"({"model": "nope", "messages": [{"role": "user", "content": "x"}]})", 404, "model"},
       {"/v1/chat/completions", R"({"model": "tts", "messages": [{"role": "user", "content": "x"}]})", 400, "model"},
       {"/v1/completions", R"({"model": "text", "prompt": [1, 99999]})", 400, "prompt"},
@@ -319,7 +324,7 @@ TEST_F(ServerHttp, ManyStreamsSomeHangingUpLeaveNothingBehind) {
   for (int round = 0; round < 3; ++round) {
     int status = 0;
     const std::string printed = testing::run_command(
-        std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/load_client.mjs " + server.url() + " text 64 24 2>&1",
+        std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/load_client.mjs " + server.url() + " text 64 24 256 2>&1",
         &status);
     ASSERT_EQ(status, 0) << printed;
     const json got = json::parse(printed);
