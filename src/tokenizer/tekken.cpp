@@ -43,9 +43,9 @@ class Tekken : public TextModel {
     }
   }
 
-  std::string normalize(std::string_view text) const override { return std::string(text); }
+  std::string normalize(std::string_view text, bool*) const override { return std::string(text); }
 
-  void encode(std::string_view normalized, std::vector<int32_t>& ids) const override {
+  void encode(std::string_view normalized, std::vector<int32_t>& ids, bool) const override {
     std::vector<std::string_view> pieces;
     regex_.split_isolated(normalized, pieces);
     for (std::string_view piece : pieces) encode_piece(piece, ids);
