@@ -71,10 +71,6 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
         m.raw_bytes_ = false;  // a byte without a token: the general path gives it unk_token
       }
     }
-    if (m.ignore_merges_) {
-      m.bytes_to_id_.reserve(m.vocab_.size());
-      for (const auto& [token, id] : m.vocab_) m.bytes_to_id_.emplace(byte_level::decode(token), id);
-    }
   }
   m.fallback_.fill(-1);
   if (m.byte_fallback_) {
@@ -84,12 +80,12 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
   }
   if (m.prefix_.empty() && m.suffix_.empty() && !m.raw_bytes_) {
     m.bmp_ids_.assign(0x10000, -1);
-    for (const auto& [token, id] : m.vocab_) {
-      if (token.empty() || token.size() > 3) continue;
+    m.vocab_.for_each([&](std::string_view token, int32_t id) {
+      if (token.empty() || token.size() > 3) return;
       size_t n = 0;
       const char32_t cp = utf8::decode_at(token, 0, &n);
       if (n == token.size() && cp < 0x10000) m.bmp_ids_[cp] = id;
-    }
+    });
   }
 
   const nlohmann::json& merges = fields.json().at("merges");
@@ -117,12 +113,12 @@ BpeModel BpeModel::from_json(const nlohmann::json& model, const std::string& ori
 void BpeModel::allow_cuts_before(const std::string& replacement) {
   if (raw_bytes_ || byte_level_ || !prefix_.empty() || !suffix_.empty() || !find(replacement)) return;
   // id -> whether its token starts with / ends with the replacement character.
-  std::unordered_map<int32_t, const std::string*> tokens;
+  std::unordered_map<int32_t, std::string_view> tokens;
   tokens.reserve(vocab_.size());
-  for (const auto& [token, id] : vocab_) tokens.emplace(id, &token);
-  const auto starts = [&](int32_t id) { return tokens.at(id)->compare(0, replacement.size(), replacement) == 0; };
+  vocab_.for_each([&](std::string_view token, int32_t id) { tokens.emplace(id, token); });
+  const auto starts = [&](int32_t id) { return tokens.at(id).compare(0, replacement.size(), replacement) == 0; };
   const auto ends = [&](int32_t id) {
-    const std::string& t = *tokens.at(id);
+    const std::string_view t = tokens.at(id);
     return t.size() >= replacement.size() &&
            t.compare(t.size() - replacement.size(), replacement.size(), replacement) == 0;
   };
@@ -206,21 +202,21 @@ void BpeModel::init_chars(std::string_view word, std::vector<bpe::Symbol>& symbo
 
 void BpeModel::encode_word(std::string_view piece, std::vector<int32_t>& ids) const {
   if (piece.empty()) return;
+  // The cache holds what the steps below give, so it may answer first.
+  if (cache_->lookup(piece, ids)) return;
   thread_local std::string spelled;
   std::string_view word = piece;
-  if (byte_level_ && !raw_bytes_) {
+  if (byte_level_ && (!raw_bytes_ || ignore_merges_)) {
     spelled = byte_level::encode(piece);
-    word = spelled;
+    if (!raw_bytes_) word = spelled;
   }
   if (ignore_merges_) {
-    if (raw_bytes_) {
-      const auto it = bytes_to_id_.find(std::string(piece));
-      if (it != bytes_to_id_.end()) return ids.push_back(it->second);
-    } else if (const auto id = find(word)) {
-      return ids.push_back(*id);
+    if (const auto id = find(byte_level_ ? std::string_view(spelled) : word)) {
+      ids.push_back(*id);
+      cache_->insert(piece, &*id, 1);
+      return;
     }
   }
-  if (cache_->lookup(piece, ids)) return;
   thread_local std::vector<bpe::Symbol> symbols;
   if (raw_bytes_) {
     bpe::init_bytes(piece, byte_ids_.data(), symbols);

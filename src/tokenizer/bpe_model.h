@@ -18,6 +18,7 @@
 
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/token_cache.h"
+#include "tokenizer/token_ids.h"
 
 namespace izwi {
 
@@ -36,19 +37,15 @@ class BpeModel {
   void allow_cuts_before(const std::string& replacement);
 
   /// Vocabulary as stored in the file -> id.
-  const std::unordered_map<std::string, int32_t>& vocab() const { return vocab_; }
+  const TokenIds& vocab() const { return vocab_; }
 
  private:
   void encode_word(std::string_view piece, std::vector<int32_t>& ids) const;
   void init_chars(std::string_view word, std::vector<bpe::Symbol>& symbols) const;
-  std::optional<int32_t> find(std::string_view token) const {
-    const auto it = vocab_.find(std::string(token));
-    return it == vocab_.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
+  std::optional<int32_t> find(std::string_view token) const { return vocab_.find(token); }
 
-  std::unordered_map<std::string, int32_t> vocab_;
-  std::unordered_map<std::string, int32_t> bytes_to_id_;  ///< raw bytes -> id (byte-level, for ignore_merges)
-  std::unordered_map<uint64_t, bpe::Merge> merges_;       ///< (left id << 32 | right id) -> merge
+  TokenIds vocab_;
+  std::unordered_map<uint64_t, bpe::Merge> merges_;  ///< (left id << 32 | right id) -> merge
   bool byte_level_ = false;
   bool raw_bytes_ = false;               ///< byte-level fast path: one symbol per byte
   std::array<int32_t, 256> byte_ids_{};  ///< raw_bytes_: id of each byte

@@ -119,7 +119,7 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
       name = s.get<std::string>("token_str");
     }
     data.set(i, name, TokenKind::Special);
-    data.token_ids[name] = i;
+    data.token_ids.assign(name, i);
     data.added.push_back(AddedToken{name, i, true, false, false, false, false});
   }
   std::vector<std::string> rank_bytes(inner_size);

@@ -34,10 +34,7 @@ struct Tokenizer::Impl {
   std::string chat_template;
   std::optional<ChatTemplateFamily> family;
 
-  std::optional<int32_t> find(std::string_view token) const {
-    const auto it = data.token_ids.find(std::string(token));
-    return it == data.token_ids.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
+  std::optional<int32_t> find(std::string_view token) const { return data.token_ids.find(token); }
   void check_id(int32_t id) const {
     if (id < 0 || static_cast<size_t>(id) >= data.kinds.size() || data.kinds[id] == TokenKind::Missing) {
       fail(ErrorCode::InvalidArgument, "token id {} is outside the vocabulary (size {})", id, data.kinds.size());

@@ -14,16 +14,17 @@
 #include "tokenizer/decoder.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/text_model.h"
+#include "tokenizer/token_ids.h"
 
 namespace izwi {
 
 enum class TokenKind : uint8_t { Missing, Normal, Special };
 
 struct TokenizerData {
-  std::vector<std::string> id_bytes;                   ///< raw bytes each id decodes to
-  std::vector<TokenKind> kinds;                        ///< Missing for ids the file leaves unused
-  std::unordered_map<std::string, int32_t> token_ids;  ///< token as the file spells it -> id
-  std::vector<AddedToken> added;                       ///< matched in the text before the model runs
+  std::vector<std::string> id_bytes;  ///< raw bytes each id decodes to
+  std::vector<TokenKind> kinds;       ///< Missing for ids the file leaves unused
+  TokenIds token_ids;                 ///< token as the file spells it -> id
+  std::vector<AddedToken> added;      ///< matched in the text before the model runs
   std::unique_ptr<TextModel> model;
   /// Decoder chain for tokenizer.json files whose decoder is not plain ByteLevel (null: decoding
   /// concatenates id_bytes). It reads the tokens as the file spells them, id_tokens.

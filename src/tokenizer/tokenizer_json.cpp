@@ -77,31 +77,34 @@ TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& 
   // chain over the token strings.
   const bool fast_decode = decoder->byte_level_only();
   if (!fast_decode) data.decoder = decoder;
-  const auto bytes_of = [&](const std::string& token) {
-    return fast_decode ? byte_level::decode(token) : decoder->token_bytes(token);
+  const auto bytes_of = [&](std::string_view token) {
+    return fast_decode ? byte_level::decode(token) : decoder->token_bytes(std::string(token));
   };
   const nlohmann::json added = fields.get_or<nlohmann::json>("added_tokens", nlohmann::json::array());
   if (!added.is_array()) fail(ErrorCode::InvalidFormat, "{}: 'added_tokens' is not a list", origin);
   // Real files number their tokens densely; the bound keeps a hostile id from allocating gigabytes.
-  const int64_t id_limit = 2 * static_cast<int64_t>(model.vocab().size() + added.size()) + 1024;
-  const auto check_id = [&](int64_t id, const std::string& where) {
+  const size_t defined = model.vocab().size() + added.size();
+  const int64_t id_limit = 2 * static_cast<int64_t>(defined) + 1024;
+  const auto check_id = [&](int64_t id, const auto& where) {
     if (id < 0 || id >= id_limit) {
-      fail(ErrorCode::InvalidFormat, "{}: {} has id {}, far outside the {} tokens the file defines", origin, where, id,
-           model.vocab().size() + added.size());
+      fail(ErrorCode::InvalidFormat, "{}: {} has id {}, far outside the {} tokens the file defines", origin, where(),
+           id, defined);
     }
   };
-  for (const auto& [token, id] : model.vocab()) {
-    check_id(id, "model.vocab['" + token + "']");
+  data.id_bytes.reserve(defined);
+  data.kinds.reserve(defined);
+  model.vocab().for_each([&](std::string_view token, int32_t id) {
+    check_id(id, [&] { return "model.vocab['" + std::string(token) + "']"; });
     data.set(id, bytes_of(token), TokenKind::Normal);
-    if (!fast_decode) data.set_token(id, token);
-    data.token_ids.emplace(token, id);
-  }
+    if (!fast_decode) data.set_token(id, std::string(token));
+  });
+  data.token_ids = model.vocab();
   for (size_t i = 0; i < added.size(); ++i) {
     const JsonFields t(added[i], origin + ": added_tokens[" + std::to_string(i) + "]");
     AddedToken token;
     token.content = t.get<std::string>("content");
     token.id = t.get<int32_t>("id");
-    check_id(token.id, "added_tokens[" + std::to_string(i) + "]");
+    check_id(token.id, [&] { return "added_tokens[" + std::to_string(i) + "]"; });
     if (token.content.empty()) fail(ErrorCode::InvalidFormat, "{}: content is empty", t.origin());
     token.special = t.get_or("special", false);
     token.single_word = t.get_or("single_word", false);
@@ -111,7 +114,7 @@ TokenizerData tokenizer_json_from(const nlohmann::json& doc, const std::string& 
     // Added tokens go through the decoder like any other token.
     data.set(token.id, bytes_of(token.content), token.special ? TokenKind::Special : TokenKind::Normal);
     if (!fast_decode) data.set_token(token.id, token.content);
-    data.token_ids[token.content] = token.id;
+    data.token_ids.assign(token.content, token.id);
     data.added.push_back(std::move(token));
   }
   data.post = PostProcessor::from_json(fields.get_or<nlohmann::json>("post_processor", nullptr), origin);
