@@ -20,7 +20,7 @@ target_compile_options(izwi_parsers_asan PUBLIC -O1 -g ${sanitize})
 target_link_options(izwi_parsers_asan PUBLIC ${sanitize})
 target_link_libraries(izwi_parsers_asan PUBLIC spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json
                       PkgConfig::PCRE2 PkgConfig::UTF8PROC PkgConfig::SNDFILE PkgConfig::SOXR
-                      PkgConfig::SENTENCEPIECE)
+                      ${CMAKE_DL_LIBS})  # tokenizer.model: libizwi_sentencepiece is dlopened
 
 foreach(target_name safetensors tokenizer_json tokenizer_encode tokenizer_config generation_config chat_template
                     audio_reader voice_file cli_args)

@@ -196,7 +196,17 @@ std::string Decoder::decode(std::vector<std::string> tokens) const {
   return out;
 }
 
-std::string Decoder::token_bytes(const std::string& token) const {
+size_t Decoder::leading_spaces_stripped() const {
+  bool fused = false;
+  size_t strip = 0;
+  for (const Step& step : steps_) {
+    if (step.kind == Kind::ByteLevel || step.kind == Kind::Fuse) fused = true;
+    if (step.kind == Kind::Strip && fused && step.content == " ") strip += step.start;
+  }
+  return strip;
+}
+
+std::string Decoder::token_bytes(const std::string& token, bool first) const {
   if (none_) return token;
   std::string t = token;
   bool fused = false;
@@ -223,7 +233,7 @@ std::string Decoder::token_bytes(const std::string& token) const {
         std::string out;
         for (size_t pos = 0; pos < t.size();) {
           if (t.compare(pos, step.content.size(), step.content) == 0) {
-            out += ' ';
+            if (!(first && step.strip_first)) out += ' ';
             pos += step.content.size();
           } else {
             out += t[pos++];

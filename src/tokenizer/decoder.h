@@ -29,7 +29,12 @@ class Decoder {
   /// The bytes one token stands for in the middle of a text (for streaming): each step applied to
   /// the token alone, byte tokens as their byte, without the steps that only act at the start of
   /// the text or on the fused whole (a Strip after Fuse, Metaspace's first-token rule).
-  std::string token_bytes(const std::string& token) const;
+  /// `first`: the token starts the text (Metaspace drops its replacement characters).
+  std::string token_bytes(const std::string& token, bool first = false) const;
+
+  /// How many leading spaces decode() removes from the start of the text beyond token_bytes: a
+  /// Strip of spaces after the tokens are fused.
+  size_t leading_spaces_stripped() const;
 
  private:
   enum class Kind { ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace };

@@ -227,6 +227,16 @@ bool Tokenizer::is_special(int32_t id) const {
   return id >= 0 && static_cast<size_t>(id) < impl_->data.kinds.size() && impl_->data.kinds[id] == TokenKind::Special;
 }
 
+size_t Tokenizer::leading_spaces_stripped() const {
+  return impl_->data.decoder ? impl_->data.decoder->leading_spaces_stripped() : 0;
+}
+
+std::string Tokenizer::first_token_bytes(int32_t id) const {
+  impl_->check_id(id);
+  if (!impl_->data.decoder) return impl_->data.id_bytes[id];
+  return impl_->data.decoder->token_bytes(impl_->data.id_tokens[id], true);
+}
+
 int32_t Tokenizer::vocab_size() const { return static_cast<int32_t>(impl_->data.kinds.size()); }
 
 std::optional<int32_t> Tokenizer::bos_id() const { return impl_->bos; }
