@@ -83,6 +83,7 @@ void Normalizer::parse(const nlohmann::json& value, const std::string& origin) {
 }
 
 std::string Normalizer::apply(std::string_view text, bool* kept_start) const {
+  if (steps_.size() == 1 && steps_[0].kind == Kind::Unicode) return utf8::normalize(text, steps_[0].form);
   std::string s(text);
   std::vector<std::pair<size_t, size_t>> matches;
   for (const Step& step : steps_) {

@@ -213,9 +213,15 @@ void PreTokenizer::parse(const nlohmann::json& value, const std::string& origin)
 
 void PreTokenizer::apply(const Step& step, std::string_view piece, bool at_origin, PreTokens& out,
                          std::vector<std::string_view>& next, bool* first_at_zero) const {
-  thread_local std::vector<Range> ranges;
+  static thread_local std::vector<Range> ranges;
   switch (step.kind) {
     case Kind::Regex:
+      if (step.behavior == SplitBehavior::Isolated) {  // the common case (Llama 3, Qwen): every piece kept
+        const size_t before = next.size();
+        step.regex->split_isolated(piece, next);
+        if (first_at_zero) *first_at_zero = next.size() > before;
+        return;
+      }
       regex_ranges(*step.regex, piece, step.invert, ranges);
       return split_ranges(piece, ranges, step.behavior, next, first_at_zero);
     case Kind::Whitespace:
@@ -281,6 +287,8 @@ void PreTokenizer::split(std::string_view text, bool at_origin, PreTokens& out) 
   out.first_at_origin = at_origin;
   std::vector<std::string_view> next;
   for (const Step& step : steps_) {
+    // ByteLevel without its regex or prefix space leaves raw-byte pieces as they are.
+    if (step.kind == Kind::ByteLevel && !step.regex && !step.add_prefix_space) continue;
     next.clear();
     bool first_at_origin = false;
     for (size_t i = 0; i < out.pieces.size(); ++i) {
