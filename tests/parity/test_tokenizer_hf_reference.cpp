@@ -132,9 +132,10 @@ TEST_P(TokenizerHfReference, IdsAndDecodedTextEqualTheTokenizersLibrary) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerHfReference,
                          ::testing::Values("tokenizer-hf-spm-llama2", "tokenizer-hf-spm-metaspace",
-                                           "tokenizer-hf-spm-gemma", "tokenizer-hf-spm-unk", "tokenizer-hf-o200k",
-                                           "tokenizer-hf-words", "tokenizer-hf-splits", "tokenizer-hf-digits",
-                                           "tokenizer-llama3-style", "tokenizer-qwen2-style"),
+                                           "tokenizer-hf-spm-gemma", "tokenizer-hf-spm-first-split",
+                                           "tokenizer-hf-spm-unk", "tokenizer-hf-o200k", "tokenizer-hf-words",
+                                           "tokenizer-hf-splits", "tokenizer-hf-digits", "tokenizer-llama3-style",
+                                           "tokenizer-qwen2-style"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name)

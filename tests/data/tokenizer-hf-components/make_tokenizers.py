@@ -12,6 +12,8 @@ tokenizer.json component izwi implements is used by at least one folder:
                  TemplateProcessing BOS + EOS (transformers' current Llama conversion)
   spm-gemma      Replace normalizer, Split(" ", MergedWithPrevious), byte_fallback, no unk,
                  decoder Replace/ByteFallback/Fuse (Gemma style)
+  spm-first-split  Strip(left) + NFC normalizers, Metaspace (prepend_scheme first, split true): no
+                 prefix after an added token or where Strip removed the start; Metaspace decoder
   spm-unk        NFKC, Metaspace (prepend_scheme always, split true), unk_token + fuse_unk without
                  byte_fallback, Metaspace decoder with prepend_scheme always
   o200k          Split(o200k regex, Removed, invert) + ByteLevel(use_regex false), ByteLevel decoder
@@ -188,6 +190,15 @@ def main():
         pre_tokenizer={"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious", "invert": False},
         post_processor=bos_template("<s>", 1),
         decoder={"type": "Sequence", "decoders": [sp_replace(SPACE, " "), {"type": "ByteFallback"}, {"type": "Fuse"}]}))
+
+    write("spm-first-split", document(
+        bpe_model(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True),
+        added([("<unk>", 0), ("<s>", 1), ("</s>", 2)]),
+        normalizer={"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": False},
+                                                        {"type": "NFC"}]},
+        pre_tokenizer={"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first", "split": True},
+        decoder={"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Metaspace", "replacement": SPACE,
+                                                   "prepend_scheme": "first", "split": True}]}))
 
     uvocab, umerges = spm_vocab(400, byte_tokens=False, keep=latin)
     write("spm-unk", document(
