@@ -11,7 +11,8 @@ packages=(
   nlohmann-json3-dev    # config.json, safetensors headers, tokenizer.json
   libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev          # Unicode regex for tokenizer pre-tokenizers
-  libutf8proc-dev       # Unicode normalisation (NFC)
+  libutf8proc-dev       # Unicode normalisation (NFC, NFD, NFKC, NFKD) and character categories
+  libsentencepiece-dev  # SentencePiece tokenizer.model folders without tokenizer.json
   libsndfile1-dev       # WAV/FLAC/OGG/MP3 decoding
   libsoxr-dev           # resampling
   libcli11-dev          # command lines of the example binaries
@@ -43,6 +44,14 @@ else
   echo "install_deps: installing ${missing[*]}"
   $sudo apt-get update
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# The tokenizer parity tests' reference: the Hugging Face tokenizers library (Rust) through its
+# Node binding, pinned by tests/parity/tokenizers_js/package-lock.json.
+tokenizers_js="$(dirname "$0")/../tests/parity/tokenizers_js"
+if [ ! -d "$tokenizers_js/node_modules" ] || [ "$tokenizers_js/package-lock.json" -nt "$tokenizers_js/node_modules" ]; then
+  npm ci --prefix "$tokenizers_js" --no-audit --no-fund
+  touch "$tokenizers_js/node_modules"
 fi
 
 # The serving tests' npm clients (openai, puppeteer-core), pinned by tests/serving/package-lock.json.

@@ -19,7 +19,8 @@ target_include_directories(izwi_parsers_asan PUBLIC ${PROJECT_SOURCE_DIR}/includ
 target_compile_options(izwi_parsers_asan PUBLIC -O1 -g ${sanitize})
 target_link_options(izwi_parsers_asan PUBLIC ${sanitize})
 target_link_libraries(izwi_parsers_asan PUBLIC spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json
-                      PkgConfig::PCRE2 PkgConfig::UTF8PROC PkgConfig::SNDFILE PkgConfig::SOXR)
+                      PkgConfig::PCRE2 PkgConfig::UTF8PROC PkgConfig::SNDFILE PkgConfig::SOXR
+                      ${CMAKE_DL_LIBS})  # tokenizer.model: libizwi_sentencepiece is dlopened
 
 foreach(target_name safetensors tokenizer_json tokenizer_encode tokenizer_config generation_config chat_template
                     audio_reader voice_file cli_args)

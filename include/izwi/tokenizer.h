@@ -1,7 +1,9 @@
 #pragma once
 /// @file tokenizer.h
-/// Text <-> token ids for the models izwi runs: Hugging Face byte-level BPE tokenizer.json
-/// (Llama 3, Qwen2/3, LFM2) and Mistral tekken.json (Voxtral). See docs/tokenizer.md.
+/// Text <-> token ids for the models izwi runs: Hugging Face tokenizer.json with a BPE model
+/// (byte-level: Llama 3, Qwen2/3, LFM2, GPT-4o; SentencePiece style: Llama 2, Mistral, Gemma),
+/// vocab.json + merges.txt, SentencePiece tokenizer.model and Mistral tekken.json (Voxtral). See
+/// docs/tokenizer.md.
 
 #include <cstdint>
 #include <memory>
@@ -19,7 +21,8 @@ namespace izwi {
 /// An immutable tokenizer; copies share the loaded vocabulary and every method is thread-safe.
 class IZWI_API Tokenizer {
  public:
-  /// Loads a model folder: tekken.json if present, else tokenizer.json, plus tokenizer_config.json,
+  /// Loads a model folder: tekken.json if present, else tokenizer.json (else vocab.json +
+  /// merges.txt, else a SentencePiece tokenizer.model), plus tokenizer_config.json,
   /// generation_config.json and chat_template.jinja when present (BOS/EOS, add_bos_token, chat
   /// template). Throws izwi::Error: NotFound (no folder / no tokenizer file), InvalidFormat
   /// (malformed file), Unsupported (a component izwi does not implement, named in the message).
@@ -59,6 +62,11 @@ class IZWI_API Tokenizer {
   std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages, const ChatOptions& options = {}) const;
 
  private:
+  friend class IncrementalDetokenizer;
+  /// How many leading spaces decode() strips from the start of a text (SentencePiece decoders).
+  size_t leading_spaces_stripped() const;
+  /// token_bytes(id) of the first token of a text (Metaspace decoders drop its leading space).
+  std::string first_token_bytes(int32_t id) const;
   struct Impl;
   explicit Tokenizer(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> impl_;
@@ -66,7 +74,9 @@ class IZWI_API Tokenizer {
 
 /// Turns ids generated one at a time into text deltas that never split a UTF-8 character:
 /// incomplete trailing bytes are held back until a later token completes them. The deltas
-/// concatenate to decode(all ids, skip_special_tokens). Use from one thread at a time.
+/// concatenate to decode(all ids, skip_special_tokens) (for SentencePiece-style decoders, up to
+/// how an invalid run of byte tokens is replaced: one U+FFFD per maximal invalid sequence here,
+/// one per byte in decode()). Use from one thread at a time.
 class IZWI_API IncrementalDetokenizer {
  public:
   explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
@@ -77,9 +87,12 @@ class IZWI_API IncrementalDetokenizer {
   std::string finish();
 
  private:
+  void strip_leading(std::string& text);
   Tokenizer tokenizer_;
   bool skip_special_tokens_;
   std::string pending_;  ///< bytes of an incomplete UTF-8 sequence
+  size_t strip_spaces_;  ///< leading spaces still to drop, as decode() drops them at the start
+  bool first_ = true;    ///< no token shown yet
 };
 
 }  // namespace izwi

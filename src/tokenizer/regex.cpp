@@ -47,11 +47,12 @@ Regex::Regex(const std::string& pattern, bool literal, const std::string& origin
 
 Regex::~Regex() = default;
 
-void Regex::split_isolated(std::string_view text, std::vector<std::string_view>& pieces) const {
+template <typename OnMatch>
+void Regex::for_each_match(std::string_view text, OnMatch&& on_match) const {
   // One match block per thread: PCRE2 writes each match into it.
   thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(pcre2_match_data_create(1, nullptr));
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t gap_start = 0, offset = 0;
+  size_t offset = 0;
   while (offset <= text.size()) {
     int rc = compiled_->jit ? pcre2_jit_match(compiled_->code, subject, text.size(), offset, 0, match.get(), nullptr)
                             : PCRE2_ERROR_JIT_STACKLIMIT;
@@ -70,19 +71,29 @@ void Regex::split_isolated(std::string_view text, std::vector<std::string_view>&
     if (rc < 0) fail(ErrorCode::Internal, "{}: regex match failed: {}", compiled_->origin, pcre2_message(rc));
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
     const size_t start = ovector[0], end = ovector[1];
-    if (start > gap_start) pieces.push_back(text.substr(gap_start, start - gap_start));
+    on_match(start, end);
     if (end > start) {
-      pieces.push_back(text.substr(start, end - start));
-      gap_start = end;
       offset = end;
     } else {
       // Empty match: step over one whole code point so the next search starts on a boundary.
       offset = end + 1;
       while (offset < text.size() && (static_cast<uint8_t>(text[offset]) & 0xC0) == 0x80) ++offset;
-      gap_start = start;
     }
   }
+}
+
+void Regex::split_isolated(std::string_view text, std::vector<std::string_view>& pieces) const {
+  size_t gap_start = 0;
+  for_each_match(text, [&](size_t start, size_t end) {
+    if (start > gap_start) pieces.push_back(text.substr(gap_start, start - gap_start));
+    if (end > start) pieces.push_back(text.substr(start, end - start));
+    gap_start = end;
+  });
   if (gap_start < text.size()) pieces.push_back(text.substr(gap_start));
+}
+
+void Regex::find_matches(std::string_view text, std::vector<std::pair<size_t, size_t>>& matches) const {
+  for_each_match(text, [&](size_t start, size_t end) { matches.emplace_back(start, end); });
 }
 
 }  // namespace izwi

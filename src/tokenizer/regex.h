@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace izwi {
@@ -20,7 +21,13 @@ class Regex {
   /// `text` must be valid UTF-8. Thread-safe.
   void split_isolated(std::string_view text, std::vector<std::string_view>& pieces) const;
 
+  /// Byte ranges [start, end) of the matches (empty ones included, as Rust's find_iter gives them) in `text`, left to
+  /// right. Thread-safe.
+  void find_matches(std::string_view text, std::vector<std::pair<size_t, size_t>>& matches) const;
+
  private:
+  template <typename OnMatch>
+  void for_each_match(std::string_view text, OnMatch&& on_match) const;
   struct Compiled;
   std::unique_ptr<Compiled> compiled_;
 };

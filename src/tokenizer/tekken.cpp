@@ -43,9 +43,9 @@ class Tekken : public TextModel {
     }
   }
 
-  std::string normalize(std::string_view text) const override { return std::string(text); }
+  std::string normalize(std::string_view text, bool*) const override { return std::string(text); }
 
-  void encode(std::string_view normalized, std::vector<int32_t>& ids) const override {
+  void encode(std::string_view normalized, std::vector<int32_t>& ids, bool) const override {
     std::vector<std::string_view> pieces;
     regex_.split_isolated(normalized, pieces);
     for (std::string_view piece : pieces) encode_piece(piece, ids);
@@ -119,7 +119,7 @@ TokenizerData tekken_json_from(const nlohmann::json& doc, const std::string& ori
       name = s.get<std::string>("token_str");
     }
     data.set(i, name, TokenKind::Special);
-    data.token_ids[name] = i;
+    data.token_ids.assign(name, i);
     data.added.push_back(AddedToken{name, i, true, false, false, false, false});
   }
   std::vector<std::string> rank_bytes(inner_size);

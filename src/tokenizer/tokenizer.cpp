@@ -34,30 +34,29 @@ struct Tokenizer::Impl {
   std::string chat_template;
   std::optional<ChatTemplateFamily> family;
 
-  std::optional<int32_t> find(std::string_view token) const {
-    const auto it = data.token_ids.find(std::string(token));
-    return it == data.token_ids.end() ? std::nullopt : std::optional<int32_t>(it->second);
-  }
+  std::optional<int32_t> find(std::string_view token) const { return data.token_ids.find(token); }
   void check_id(int32_t id) const {
     if (id < 0 || static_cast<size_t>(id) >= data.kinds.size() || data.kinds[id] == TokenKind::Missing) {
       fail(ErrorCode::InvalidArgument, "token id {} is outside the vocabulary (size {})", id, data.kinds.size());
     }
   }
-  void encode_plain(std::string_view text, std::vector<int32_t>& ids) const;
+  void encode_plain(std::string_view text, bool at_origin, std::vector<int32_t>& ids) const;
   void read_tokenizer_config(const nlohmann::json& doc, const std::string& path);
   void read_generation_config(const std::string& path);
 };
 
-void Tokenizer::Impl::encode_plain(std::string_view text, std::vector<int32_t>& ids) const {
-  const std::string normalized = data.model->normalize(text);
-  if (normalized_matcher.empty()) return data.model->encode(normalized, ids);
+void Tokenizer::Impl::encode_plain(std::string_view text, bool at_origin, std::vector<int32_t>& ids) const {
+  bool kept_start = true;
+  const std::string normalized = data.model->normalize(text, &kept_start);
+  at_origin = at_origin && kept_start;
+  if (normalized_matcher.empty()) return data.model->encode(normalized, ids, at_origin);
   std::vector<AddedTokenMatcher::Segment> segments;
   normalized_matcher.split(normalized, segments);
   for (const auto& s : segments) {
     if (s.id >= 0) {
       ids.push_back(s.id);
     } else {
-      data.model->encode(s.text, ids);
+      data.model->encode(s.text, ids, at_origin && s.text.data() == normalized.data());
     }
   }
 }
@@ -126,7 +125,7 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
   if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "tokenizer folder '{}' does not exist", dir);
   auto impl = std::make_shared<Impl>();
   const fs::path tekken = fs::path(dir) / "tekken.json", hf = fs::path(dir) / "tokenizer.json";
-  const fs::path vocab = fs::path(dir) / "vocab.json";
+  const fs::path vocab = fs::path(dir) / "vocab.json", spm = fs::path(dir) / "tokenizer.model";
   const fs::path tokenizer_config = fs::path(dir) / "tokenizer_config.json";
   std::optional<nlohmann::json> config;  // tokenizer_config.json, when the loader already read it
   if (fs::exists(tekken)) {
@@ -142,9 +141,18 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
     VocabMergesTokenizer loaded = load_vocab_merges_dir(dir);
     impl->data = std::move(loaded.data);
     config = std::move(loaded.config);
+  } else if (fs::exists(spm)) {  // SentencePiece only (Llama 2 / Mistral / Gemma era checkpoints)
+    impl->data = load_sentencepiece_model(spm.string());
+    // LlamaTokenizer's defaults: BOS first (add_bos_token), generation ends at EOS.
+    impl->bos = impl->find("<s>");
+    if (impl->bos) impl->bos_text = "<s>";
+    impl->add_bos = impl->bos.has_value();
+    if (const auto eos = impl->find("</s>")) impl->eos.push_back(*eos);
   } else {
     fail(ErrorCode::NotFound,
-         "model folder '{}' has neither tekken.json nor tokenizer.json (nor vocab.json + merges.txt)", dir);
+         "model folder '{}' has neither tekken.json nor tokenizer.json (nor vocab.json + merges.txt, nor a "
+         "SentencePiece tokenizer.model)",
+         dir);
   }
   std::vector<AddedToken> raw, normalized;
   for (const AddedToken& t : impl->data.added) (t.normalized ? normalized : raw).push_back(t);
@@ -181,7 +189,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
     if (s.id >= 0) {
       ids.push_back(s.id);
     } else {
-      impl_->encode_plain(s.text, ids);
+      impl_->encode_plain(s.text, s.text.data() == text.data(), ids);
     }
   }
   if (by_template) ids.insert(ids.end(), data.post.suffix.begin(), data.post.suffix.end());
@@ -189,6 +197,16 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  if (impl_->data.decoder) {
+    std::vector<std::string> tokens;
+    tokens.reserve(ids.size());
+    for (int32_t id : ids) {
+      impl_->check_id(id);
+      if (skip_special_tokens && impl_->data.kinds[id] == TokenKind::Special) continue;
+      tokens.push_back(impl_->data.id_tokens[id]);
+    }
+    return impl_->data.decoder->decode(std::move(tokens));
+  }
   std::string bytes;
   for (int32_t id : ids) {
     impl_->check_id(id);
@@ -207,6 +225,16 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const { re
 
 bool Tokenizer::is_special(int32_t id) const {
   return id >= 0 && static_cast<size_t>(id) < impl_->data.kinds.size() && impl_->data.kinds[id] == TokenKind::Special;
+}
+
+size_t Tokenizer::leading_spaces_stripped() const {
+  return impl_->data.decoder ? impl_->data.decoder->leading_spaces_stripped() : 0;
+}
+
+std::string Tokenizer::first_token_bytes(int32_t id) const {
+  impl_->check_id(id);
+  if (!impl_->data.decoder) return impl_->data.id_bytes[id];
+  return impl_->data.decoder->token_bytes(impl_->data.id_tokens[id], true);
 }
 
 int32_t Tokenizer::vocab_size() const { return static_cast<int32_t>(impl_->data.kinds.size()); }

@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -145,6 +146,94 @@ std::string nfc(std::string_view text) {
   }
   out.append(text.substr(copied));
   return out;
+}
+
+std::string normalize(std::string_view text, Form form) {
+  if (form == Form::NFC) return nfc(text);
+  bool ascii = true;
+  for (char c : text) ascii = ascii && static_cast<uint8_t>(c) < 0x80;
+  if (ascii) return std::string(text);  // every form leaves ASCII as it is
+  int options = UTF8PROC_STABLE;
+  if (form == Form::NFD) options |= UTF8PROC_DECOMPOSE;
+  if (form == Form::NFKC) options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+  if (form == Form::NFKD) options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+  utf8proc_uint8_t* result = nullptr;
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
+                   &result, static_cast<utf8proc_option_t>(options));
+  if (n < 0) fail(ErrorCode::InvalidArgument, "Unicode normalisation failed: {}", utf8proc_errmsg(n));
+  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
+  return std::string(reinterpret_cast<const char*>(result), static_cast<size_t>(n));
+}
+
+char32_t decode_at(std::string_view text, size_t pos, size_t* length) {
+  const auto b = [&](size_t i) { return static_cast<char32_t>(static_cast<uint8_t>(text[pos + i])); };
+  const uint8_t lead = static_cast<uint8_t>(text[pos]);
+  const size_t n = std::min(sequence_length(lead), text.size() - pos);
+  *length = n;
+  switch (n) {
+    case 1:
+      return lead;
+    case 2:
+      return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+    case 3:
+      return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    default:
+      return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+  }
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const uint8_t lead = static_cast<uint8_t>(text[pos]);
+    if (lead < 0x80) {
+      out += static_cast<char>(lead >= 'A' && lead <= 'Z' ? lead + 32 : lead);
+      ++pos;
+      continue;
+    }
+    size_t n = 0;
+    const char32_t cp = decode_at(text, pos, &n);
+    pos += n;
+    if (cp == 0x130) {  // the one unconditional multi-character lower case mapping
+      out += "i\xCC\x87";
+      continue;
+    }
+    append(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
+  }
+  return out;
+}
+
+bool is_whitespace(char32_t cp) {
+  if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
+  switch (cp) {
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return cp >= 0x2000 && cp <= 0x200A;
+  }
+}
+
+bool is_numeric(char32_t cp) {
+  if (cp < 0x80) return cp >= '0' && cp <= '9';
+  const utf8proc_category_t c = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
+}
+
+bool is_punctuation(char32_t cp) {
+  if (cp < 0x80)
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
+  const utf8proc_category_t c = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
 }
 
 }  // namespace izwi::utf8

@@ -16,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       const izwi::TokenizerData tokenizer = load(text, "fuzz-input");
       std::vector<int32_t> ids;
-      tokenizer.model->encode(tokenizer.model->normalize("Hello, w\xC3\xB6rld! \xE4\xBD\xA0\xE5\xA5\xBD 123\n  x"),
-                              ids);
+      bool kept_start = true;
+      tokenizer.model->encode(
+          tokenizer.model->normalize("Hello, w\xC3\xB6rld! \xE4\xBD\xA0\xE5\xA5\xBD 123\n  x", &kept_start), ids,
+          kept_start);
       for (int32_t id : ids) {
         if (id < 0 || static_cast<size_t>(id) >= tokenizer.kinds.size()) std::abort();  // an id outside the vocabulary
       }

@@ -191,16 +191,23 @@ void expect_patched_files_fail(const std::vector<Case>& cases, ErrorCode code) {
 
 TEST(TokenizerLoading, UnsupportedComponentsAreNamed) {
   const std::vector<Case> cases = {
-      {"/normalizer", {{"type", "Lowercase"}}, "normalizer 'Lowercase' is not supported"},
-      {"/normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "NFKC"}}}}}, "normalizer 'NFKC'"},
-      {"/pre_tokenizer", {{"type", "Whitespace"}}, "pre_tokenizer 'Whitespace' is not supported"},
+      {"/normalizer", {{"type", "BertNormalizer"}}, "normalizer 'BertNormalizer' is not supported"},
+      {"/normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Precompiled"}}}}}, "normalizer 'Precompiled'"},
+      {"/pre_tokenizer", {{"type", "BertPreTokenizer"}}, "pre_tokenizer 'BertPreTokenizer' is not supported"},
       {"/pre_tokenizer",
-       {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Removed"}, {"invert", false}},
-       "Split with behavior 'Removed'"},
+       {{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Sideways"}, {"invert", false}},
+       "split behavior 'Sideways' is not supported"},
+      {"/pre_tokenizer",
+       {{"type", "Sequence"}, {"pretokenizers", {{{"type", "ByteLevel"}}, {{"type", "Whitespace"}}}}},
+       "pre_tokenizer 'Whitespace' after ByteLevel is not supported"},
+      {"/pre_tokenizer",
+       {{"type", "Metaspace"}, {"replacement", "_"}, {"prepend_scheme", "sometimes"}},
+       "prepend_scheme 'sometimes' is not supported"},
       {"/model/type", "WordPiece", "model type 'WordPiece' is not supported"},
-      {"/model/byte_fallback", true, "byte_fallback is not supported"},
       {"/decoder", {{"type", "WordPiece"}}, "decoder 'WordPiece' is not supported"},
-      {"/decoder", nullptr, "decoder 'null' is not supported"},
+      {"/decoder",
+       {{"type", "Sequence"}, {"decoders", {{{"type", "Fuse"}}, {{"type", "CTC"}}}}},
+       "decoder 'CTC' is not supported"},
       {"/post_processor", {{"type", "BertProcessing"}}, "post_processor 'BertProcessing' is not supported"},
       {"/truncation", {{"max_length", 8}}, "'truncation' is not supported"},
   };
@@ -217,7 +224,10 @@ TEST(TokenizerLoading, MalformedContentsAreInvalidFormat) {
        "does not compile"},
       {"/added_tokens/0/id", "x", "added_tokens[0]"},
       {"/added_tokens/0/id", 2147483647, "added_tokens[0] has id 2147483647, far outside"},
-      {"/model/vocab", nlohmann::json::object(), "has no token for byte 0x00"},
+      {"/model/unk_token", "<nope>", "model.unk_token '<nope>' is not in model.vocab"},
+      {"/decoder",
+       {{"type", "Strip"}, {"content", "ab"}, {"start", 1}, {"stop", 0}},
+       "'content' must be one character"},
   };
   expect_patched_files_fail(cases, ErrorCode::InvalidFormat);
   TempDir bad_bos;
