@@ -25,21 +25,6 @@ std::optional<uint8_t> byte_token(const std::string& token) {
   return value;
 }
 
-std::string replace_all(const Regex& regex, const std::string& token, const std::string& content) {
-  std::vector<std::pair<size_t, size_t>> matches;
-  regex.find_matches(token, matches);
-  if (matches.empty()) return token;
-  std::string out;
-  size_t last = 0;
-  for (const auto& [start, end] : matches) {
-    out.append(token, last, start - last);
-    out += content;
-    last = end;
-  }
-  out.append(token, last, std::string::npos);
-  return out;
-}
-
 // The Strip decoder: up to `start` leading and `stop` trailing `content` characters.
 std::string strip(const std::string& token, const std::string& content, size_t start, size_t stop) {
   size_t begin = 0, end = token.size();
@@ -86,11 +71,7 @@ void Decoder::parse(const nlohmann::json& value, const std::string& origin) {
     step.kind = Kind::ByteLevel;
   } else if (type == "Replace") {
     step.kind = Kind::Replace;
-    const nlohmann::json pattern_json = fields.get<nlohmann::json>("pattern");
-    const JsonFields pattern(pattern_json, fields.origin() + " pattern");
-    const bool literal = !pattern.has("Regex");
-    step.regex = std::make_shared<Regex>(
-        literal ? pattern.get<std::string>("String") : pattern.get<std::string>("Regex"), literal, fields.origin());
+    step.regex = pattern_regex(fields);
     step.content = fields.get<std::string>("content");
   } else if (type == "ByteFallback") {
     step.kind = Kind::ByteFallback;

@@ -63,11 +63,7 @@ void Normalizer::parse(const nlohmann::json& value, const std::string& origin) {
   } else if (type == "Replace") {
     Step step;
     step.kind = Kind::Replace;
-    const nlohmann::json pattern_json = fields.get<nlohmann::json>("pattern");
-    const JsonFields pattern(pattern_json, fields.origin() + " pattern");
-    const bool literal = !pattern.has("Regex");
-    step.regex = std::make_shared<Regex>(
-        literal ? pattern.get<std::string>("String") : pattern.get<std::string>("Regex"), literal, fields.origin());
+    step.regex = pattern_regex(fields);
     step.content = fields.get<std::string>("content");
     steps_.push_back(std::move(step));
   } else if (type == "Sequence") {
@@ -85,7 +81,6 @@ void Normalizer::parse(const nlohmann::json& value, const std::string& origin) {
 std::string Normalizer::apply(std::string_view text, bool* kept_start) const {
   if (steps_.size() == 1 && steps_[0].kind == Kind::Unicode) return utf8::normalize(text, steps_[0].form);
   std::string s(text);
-  std::vector<std::pair<size_t, size_t>> matches;
   for (const Step& step : steps_) {
     switch (step.kind) {
       case Kind::Unicode:
@@ -103,22 +98,9 @@ std::string Normalizer::apply(std::string_view text, bool* kept_start) const {
       case Kind::Prepend:
         if (!s.empty()) s.insert(0, step.content);
         break;
-      case Kind::Replace: {
-        matches.clear();
-        step.regex->find_matches(s, matches);
-        if (matches.empty()) break;
-        std::string out;
-        out.reserve(s.size());
-        size_t last = 0;
-        for (const auto& [start, end] : matches) {
-          out.append(s, last, start - last);
-          out += step.content;
-          last = end;
-        }
-        out.append(s, last, std::string::npos);
-        s = std::move(out);
+      case Kind::Replace:
+        s = replace_all(*step.regex, s, step.content);
         break;
-      }
     }
   }
   return s;

@@ -157,11 +157,7 @@ void PreTokenizer::parse(const nlohmann::json& value, const std::string& origin)
   } else if (type == "Split") {
     step.behavior = behavior_of(fields.get<std::string>("behavior"), fields.origin());
     step.invert = fields.get_or("invert", false);
-    const nlohmann::json pattern_json = fields.get<nlohmann::json>("pattern");
-    const JsonFields pattern(pattern_json, fields.origin() + " pattern");
-    const bool literal = !pattern.has("Regex");
-    const std::string text = literal ? pattern.get<std::string>("String") : pattern.get<std::string>("Regex");
-    step.regex = std::make_shared<Regex>(text, literal, fields.origin());
+    step.regex = pattern_regex(fields);
   } else if (type == "Whitespace") {
     step.regex = std::make_shared<Regex>(kWhitespacePattern, false, fields.origin());
     step.behavior = SplitBehavior::Removed;

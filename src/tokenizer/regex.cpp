@@ -4,6 +4,7 @@
 #include <pcre2.h>
 
 #include "common/check.h"
+#include "common/json_fields.h"
 
 namespace izwi {
 namespace {
@@ -94,6 +95,30 @@ void Regex::split_isolated(std::string_view text, std::vector<std::string_view>&
 
 void Regex::find_matches(std::string_view text, std::vector<std::pair<size_t, size_t>>& matches) const {
   for_each_match(text, [&](size_t start, size_t end) { matches.emplace_back(start, end); });
+}
+
+std::shared_ptr<Regex> pattern_regex(const JsonFields& step) {
+  const nlohmann::json pattern_json = step.get<nlohmann::json>("pattern");
+  const JsonFields pattern(pattern_json, step.origin() + " pattern");
+  const bool literal = !pattern.has("Regex");
+  return std::make_shared<Regex>(literal ? pattern.get<std::string>("String") : pattern.get<std::string>("Regex"),
+                                 literal, step.origin());
+}
+
+std::string replace_all(const Regex& regex, const std::string& text, const std::string& content) {
+  std::vector<std::pair<size_t, size_t>> matches;
+  regex.find_matches(text, matches);
+  if (matches.empty()) return text;
+  std::string out;
+  out.reserve(text.size());
+  size_t last = 0;
+  for (const auto& [start, end] : matches) {
+    out.append(text, last, start - last);
+    out += content;
+    last = end;
+  }
+  out.append(text, last, std::string::npos);
+  return out;
 }
 
 }  // namespace izwi

@@ -9,6 +9,8 @@
 
 namespace izwi {
 
+class JsonFields;
+
 class Regex {
  public:
   /// Compiles `pattern` (a literal string if `literal`); InvalidFormat naming `origin` on error.
@@ -31,5 +33,11 @@ class Regex {
   struct Compiled;
   std::unique_ptr<Compiled> compiled_;
 };
+
+/// The `pattern` of a tokenizer.json step (Split, Replace): {"String": literal} or {"Regex": pattern}.
+std::shared_ptr<Regex> pattern_regex(const JsonFields& step);
+
+/// `text` with every match of `regex` replaced by `content`.
+std::string replace_all(const Regex& regex, const std::string& text, const std::string& content);
 
 }  // namespace izwi

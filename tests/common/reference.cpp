@@ -8,6 +8,13 @@ namespace izwi::testing {
 
 std::string fixture_dir(const std::string& name) { return std::string(IZWI_TEST_DATA_DIR) + "/" + name; }
 
+std::string fixture_test_name(std::string name) {
+  for (char& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
+}
+
 ReferenceTensors::ReferenceTensors(const std::string& fixture_name)
     : path_(fixture_dir(fixture_name) + "/reference.safetensors") {
   SafetensorsFile file(path_);

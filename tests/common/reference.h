@@ -11,6 +11,9 @@ namespace izwi::testing {
 /// tests/data/<name>
 std::string fixture_dir(const std::string& name);
 
+/// A fixture's name as part of a test name (gtest allows no '-'): "llama-tiny" -> "llama_tiny".
+std::string fixture_test_name(std::string name);
+
 /// All tensors of a fixture's reference.safetensors, in their stored dtype.
 class ReferenceTensors {
  public:

@@ -99,13 +99,7 @@ TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, EngineParity,
                          ::testing::Values("llama-tiny", "llama-tiny-bf16-sharded", "qwen3-tiny", "lfm2-tiny"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           for (char& ch : name) {
-                             if (ch == '-') ch = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 }  // namespace
 }  // namespace izwi

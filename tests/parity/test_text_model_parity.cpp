@@ -172,11 +172,7 @@ TEST_P(TextModelParity, PrefixReuseKeepsLogitsExact) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<Fixture, bool>>& info) {
-  std::string name = std::get<0>(info.param).name;
-  for (char& ch : name) {
-    if (ch == '-') ch = '_';
-  }
-  return name + (std::get<1>(info.param) ? "_fast" : "_torch");
+  return testing::fixture_test_name(std::get<0>(info.param).name) + (std::get<1>(info.param) ? "_fast" : "_torch");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TextModelParity,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/reference.h"
 #include "izwi/tokenizer.h"
 
 namespace izwi {
@@ -136,12 +137,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerHfReference,
                                            "tokenizer-hf-spm-unk", "tokenizer-hf-o200k", "tokenizer-hf-words",
                                            "tokenizer-hf-splits", "tokenizer-hf-digits", "tokenizer-llama3-style",
                                            "tokenizer-qwen2-style"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 }  // namespace
 }  // namespace izwi

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/random_text.h"
+#include "common/reference.h"
 #include "common/tokenizer_files.h"
 #include "izwi/tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -47,12 +48,8 @@ TEST_P(IncrementalDetokenizerProperty, DeltasConcatenateToTheFullDecode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, IncrementalDetokenizerProperty,
-                         ::testing::Values("tokenizer-qwen2-style", "tokenizer-tekken-small"), [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         ::testing::Values("tokenizer-qwen2-style", "tokenizer-tekken-small"),
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 TEST(IncrementalDetokenizer, HoldsBackAnEmojiUntilItsLastByte) {
   testing::TempDir dir;

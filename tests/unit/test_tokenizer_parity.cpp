@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/reference.h"
 #include "izwi/tokenizer.h"
 
 namespace izwi {
@@ -31,12 +32,7 @@ TEST_P(TokenizerParity, EveryReferenceCaseEncodesAndDecodesIdentically) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerParity,
                          ::testing::Values("tokenizer-qwen2-style", "tokenizer-llama3-style", "tokenizer-tekken-small"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 }  // namespace
 }  // namespace izwi

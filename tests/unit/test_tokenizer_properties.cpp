@@ -9,6 +9,7 @@
 
 #include "common/error_message.h"
 #include "common/random_text.h"
+#include "common/reference.h"
 #include "common/tokenizer_files.h"
 #include "izwi/tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -83,12 +84,7 @@ TEST_P(TokenizerProperties, ConcurrentEncodesMatchSequentialOnes) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerProperties,
                          ::testing::Values("tokenizer-qwen2-style", "tokenizer-llama3-style", "tokenizer-tekken-small"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 TEST(Utf8, NfcComposesKnownCases) {
   EXPECT_EQ(utf8::nfc("e\xCC\x81"), "\xC3\xA9");                     // e + U+0301 -> é
