@@ -128,7 +128,7 @@ std::optional<Value> dict_method(const Value& self, const std::string& name, con
   const ValueDict& d = self.as_dict();
   if (name == "items") {
     ValueList out;
-    for (const auto& [k, v] : d.entries) out.push_back(Value::tuple({Value(k), v}));
+    for (const auto& [k, v] : d.entries) out.push_back(Value::tuple({k, v}));
     return Value(std::move(out));
   }
   if (name == "keys") {
@@ -144,7 +144,7 @@ std::optional<Value> dict_method(const Value& self, const std::string& name, con
   if (name == "get") {
     const Value* key = a.get(0, "key");
     if (!key) throw EvalError("get() takes at least 1 argument");
-    const Value* hit = key->is_string() ? d.find(key->as_string()) : nullptr;
+    const Value* hit = d.find(*key);
     if (hit) return *hit;
     const Value* dflt = a.get(1, "default");
     return dflt ? *dflt : Value::none();
@@ -172,11 +172,11 @@ Value get_attr(const Value& obj, const std::string& name) {
   if (obj.is_string() && is_string_method(name)) return bind(obj, name);
   if (obj.is_dict()) {
     if (name == "items" || name == "keys" || name == "values" || name == "get") return bind(obj, name);
-    if (const Value* v = obj.as_dict().find(name)) return *v;
+    if (const Value* v = obj.as_dict().find(Value(name))) return *v;
     return missing_attribute(obj, "'" + name + "'");
   }
   if (obj.is_namespace()) {
-    if (const Value* v = obj.as_dict().find(name)) return *v;
+    if (const Value* v = obj.as_dict().find(Value(name))) return *v;
   }
   return missing_attribute(obj, "'" + name + "'");
 }
@@ -184,12 +184,10 @@ Value get_attr(const Value& obj, const std::string& name) {
 Value get_item(const Value& obj, const Value& key) {
   if (obj.is_undefined()) undefined_error(obj);
   if (obj.is_dict() || obj.is_namespace()) {
-    if (key.is_string()) {
-      if (const Value* v = obj.as_dict().find(key.as_string())) return *v;
-      if (obj.is_dict()) return missing_attribute(obj, "'" + key.as_string() + "'");
-    }
+    if (const Value* v = obj.as_dict().find(key)) return *v;
     return missing_attribute(obj, key.repr());
   }
+  if (obj.is_generator()) throw EvalError("'generator' object is not subscriptable");
   if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
     int64_t i = key.as_int();
     if (obj.is_list()) {
@@ -237,6 +235,7 @@ int64_t length(const Value& value) {
     case Value::Kind::String:
       return static_cast<int64_t>(py::length(value.as_string()));
     case Value::Kind::List:
+      if (value.is_generator()) throw EvalError("object of type 'generator' has no len()");
       return static_cast<int64_t>(value.as_list().size());
     case Value::Kind::Dict:
       return static_cast<int64_t>(value.as_dict().entries.size());
@@ -256,7 +255,7 @@ bool contains(const Value& container, const Value& item) {
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& v) { return equals(v, item); });
     case Value::Kind::Dict:
-      return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
+      return container.as_dict().find(item) != nullptr;
     case Value::Kind::Undefined:
       return false;
     default:

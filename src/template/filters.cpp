@@ -71,9 +71,9 @@ Value f_string(const Value& v, const CallArgs&) { return Value(v.str()); }
 Value f_list(const Value& v, const CallArgs&) { return Value(iterate(v)); }
 
 Value f_items(const Value& v, const CallArgs&) {
-  if (v.is_undefined()) return Value(ValueList{});
+  if (v.is_undefined()) return Value::generator({});
   if (!v.is_dict()) throw EvalError("can only get item pairs from a mapping");
-  return get_attr(v, "items").as_function()(CallArgs{});
+  return Value::generator(get_attr(v, "items").as_function()(CallArgs{}).as_list());
 }
 
 Value f_join(const Value& v, const CallArgs& a) {
@@ -125,12 +125,13 @@ Value select_or_reject(const Value& v, const CallArgs& a, bool select, bool by_a
   if (by_attribute) attribute = required(a, next++, "attribute", "selectattr").str();
   const Value* test = a.positional.size() > next ? &a.positional[next] : nullptr;
   const CallArgs test_args = shifted(a, next + 1);
+  if (!v.truthy()) return Value::generator({});  // Jinja: `if value:` before iterating
   for (const Value& item : iterate(v)) {
     const Value subject = by_attribute ? attribute_of(item, attribute) : item;
     const bool ok = test ? apply_test(test->str(), subject, test_args) : subject.truthy();
     if (ok == select) out.push_back(item);
   }
-  return Value(std::move(out));
+  return Value::generator(std::move(out));
 }
 Value f_select(const Value& v, const CallArgs& a) { return select_or_reject(v, a, true, false); }
 Value f_reject(const Value& v, const CallArgs& a) { return select_or_reject(v, a, false, false); }
@@ -139,18 +140,19 @@ Value f_rejectattr(const Value& v, const CallArgs& a) { return select_or_reject(
 
 Value f_map(const Value& v, const CallArgs& a) {
   ValueList out;
+  if (!v.truthy()) return Value::generator({});
   if (const Value* attribute = a.get(99, "attribute")) {
     const Value* dflt = a.get(99, "default");
     for (const Value& item : iterate(v)) {
       Value x = attribute_of(item, attribute->str());
       out.push_back(x.is_undefined() && dflt ? *dflt : x);
     }
-    return Value(std::move(out));
+    return Value::generator(std::move(out));
   }
   const std::string filter = required(a, 0, "name", "map").str();
   const CallArgs rest = shifted(a, 1);
   for (const Value& item : iterate(v)) out.push_back(apply_filter(filter, item, rest));
-  return Value(std::move(out));
+  return Value::generator(std::move(out));
 }
 
 Value f_int(const Value& v, const CallArgs& a) {
@@ -211,7 +213,7 @@ Value f_reverse(const Value& v, const CallArgs&) {
   }
   ValueList items = iterate(v);
   std::reverse(items.begin(), items.end());
-  return Value(std::move(items));
+  return Value::generator(std::move(items));
 }
 
 Value sort_key(const Value& item, const Value* attribute, bool case_sensitive) {
@@ -259,7 +261,7 @@ Value f_unique(const Value& v, const CallArgs& a) {
       out.push_back(item);
     }
   }
-  return Value(std::move(out));
+  return Value::generator(std::move(out));
 }
 
 Value min_max(const Value& v, const CallArgs& a, bool max) {
@@ -317,33 +319,9 @@ Value f_indent(const Value& v, const CallArgs& a) {
   return Value(out);
 }
 
-Value f_safe(const Value& v, const CallArgs&) { return v; }
+Value f_safe(const Value& v, const CallArgs&) { return Value::markup(v.str()); }
 
-Value f_escape(const Value& v, const CallArgs&) {
-  std::string out;
-  for (const char c : v.str()) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return Value(out);
-}
+Value f_escape(const Value& v, const CallArgs&) { return v.is_markup() ? v : Value::markup(html_escape(v.str())); }
 
 Value f_attr(const Value& v, const CallArgs& a) { return get_attr(v, required(a, 0, "name", "attr").str()); }
 

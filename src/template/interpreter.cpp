@@ -37,7 +37,7 @@ constexpr int kMaxDepth = 200;  // macro recursion and nested evaluation
 class Interpreter {
  public:
   explicit Interpreter(const ValueDict& context) {
-    for (const auto& [k, v] : context.entries) root_.vars[k] = v;
+    for (const auto& [k, v] : context.entries) root_.vars[k.str()] = v;
   }
 
   std::string run(const Template& t) {
@@ -66,7 +66,7 @@ class Interpreter {
         throw RenderError{line, "can only assign attributes of a namespace ('" + target.names[0] + "' is not one)",
                           false};
       }
-      const_cast<Value*>(ns)->as_dict().set(target.attribute, value);
+      const_cast<Value*>(ns)->as_dict().set(Value(target.attribute), value);
       return;
     }
     if (target.names.size() == 1) {
@@ -337,7 +337,7 @@ class Interpreter {
       if (!p.is_dict()) throw EvalError("namespace() takes a mapping");
       for (const auto& [k, v] : p.as_dict().entries) attrs.set(k, v);
     }
-    for (const auto& [k, v] : args.keyword) attrs.set(k, v);
+    for (const auto& [k, v] : args.keyword) attrs.set(Value(k), v);
     return Value::make_namespace(std::move(attrs));
   }
 
@@ -347,7 +347,7 @@ class Interpreter {
       if (!p.is_dict()) throw EvalError("dict() takes a mapping");
       for (const auto& [k, v] : p.as_dict().entries) d.set(k, v);
     }
-    for (const auto& [k, v] : args.keyword) d.set(k, v);
+    for (const auto& [k, v] : args.keyword) d.set(Value(k), v);
     return Value(std::move(d));
   }
 
@@ -384,8 +384,11 @@ class Interpreter {
         ValueDict d;
         for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
           const Value key = eval(*e.items[i], frame);
-          if (!key.is_string()) throw EvalError("dict keys must be strings here");
-          d.set(key.as_string(), eval(*e.items[i + 1], frame));
+          if (key.is_list() && !key.is_tuple()) throw EvalError("unhashable type: 'list'");
+          if (key.is_dict() || key.is_undefined() || key.is_function()) {
+            throw EvalError("unhashable type: '" + std::string(key.type_name()) + "'");
+          }
+          d.set(key, eval(*e.items[i + 1], frame));
         }
         return Value(std::move(d));
       }
@@ -408,7 +411,7 @@ class Interpreter {
           }
           return Value(py::encode(out));
         }
-        if (obj.is_list()) {
+        if (obj.is_list() && !obj.is_generator()) {
           ValueList out;
           const ValueList& list = obj.as_list();
           for (const int64_t i : py::slice_indices(static_cast<int64_t>(list.size()), parts[0], parts[1], parts[2])) {
@@ -463,7 +466,10 @@ class Interpreter {
     if (op == "!=") return Value(!equals(l, r));
     if (op == "in") return Value(contains(r, l));
     if (op == "not in") return Value(!contains(r, l));
-    if (op == "~") return Value(l.str() + r.str());
+    if (op == "~") {
+      if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
+      return Value(l.str() + r.str());
+    }
     if (l.is_undefined()) undefined_error(l);
     if (r.is_undefined()) undefined_error(r);
     if (op == "<") return Value(less(l, r));
@@ -473,14 +479,20 @@ class Interpreter {
     return arithmetic(op, l, r);
   }
 
+  // A Markup operand stays as is; anything else is escaped (markupsafe).
+  static std::string markup_text(const Value& v) { return v.is_markup() ? v.as_string() : html_escape(v.str()); }
+
   static Value arithmetic(const std::string& op, const Value& l, const Value& r) {
     const auto unsupported = [&]() -> EvalError {
       return EvalError("unsupported operand type(s) for " + op + ": '" + l.type_name() + "' and '" + r.type_name() +
                        "'");
     };
     if (op == "+") {
-      if (l.is_string() && r.is_string()) return Value(l.as_string() + r.as_string());
-      if (l.is_list() && r.is_list()) {
+      if (l.is_string() && r.is_string()) {
+        if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
+        return Value(l.as_string() + r.as_string());
+      }
+      if (l.is_list() && r.is_list() && !l.is_generator() && !r.is_generator()) {
         ValueList out = l.as_list();
         out.insert(out.end(), r.as_list().begin(), r.as_list().end());
         return Value(std::move(out));

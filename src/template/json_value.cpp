@@ -33,7 +33,7 @@ Value from_json(const nlohmann::ordered_json& json) {
     }
     case nlohmann::ordered_json::value_t::object: {
       ValueDict dict;
-      for (const auto& [key, item] : json.items()) dict.set(key, from_json(item));
+      for (const auto& [key, item] : json.items()) dict.set(Value(key), from_json(item));
       return Value(std::move(dict));
     }
     default:
@@ -103,6 +103,15 @@ void dump_string(const std::string& s, bool ensure_ascii, std::string& out) {
   out += '"';
 }
 
+// json.dumps turns keys into strings: 1 -> "1", True -> "true", None -> "null".
+std::string key_text(const Value& key) {
+  if (key.is_string()) return key.as_string();
+  if (key.is_bool()) return key.as_bool() ? "true" : "false";
+  if (key.is_none()) return "null";
+  if (key.is_int() || key.is_float()) return key.str();
+  throw EvalError(std::string("keys must be str, int, float, bool or None, not ") + key.type_name());
+}
+
 void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out) {
   const std::string item_sep = o.item_separator.value_or(o.indent ? "," : ", ");
   const std::string key_sep = o.key_separator.value_or(": ");
@@ -136,6 +145,7 @@ void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out)
       dump_string(v.as_string(), o.ensure_ascii, out);
       return;
     case Value::Kind::List: {
+      if (v.is_generator()) throw EvalError("Object of type generator is not JSON serializable");
       const ValueList& list = v.as_list();
       if (list.empty()) {
         out += "[]";
@@ -152,20 +162,20 @@ void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out)
       return;
     }
     case Value::Kind::Dict: {
-      std::vector<const std::pair<std::string, Value>*> entries;
+      std::vector<const std::pair<Value, Value>*> entries;
       for (const auto& e : v.as_dict().entries) entries.push_back(&e);
       if (entries.empty()) {
         out += "{}";
         return;
       }
       if (o.sort_keys) {
-        std::stable_sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->first < b->first; });
+        std::stable_sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return less(a->first, b->first); });
       }
       out += '{';
       for (size_t i = 0; i < entries.size(); ++i) {
         if (i) out += item_sep;
         newline(depth + 1);
-        dump_string(entries[i]->first, o.ensure_ascii, out);
+        dump_string(key_text(entries[i]->first), o.ensure_ascii, out);
         out += key_sep;
         dump(entries[i]->second, o, depth + 1, out);
       }

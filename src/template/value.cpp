@@ -9,21 +9,21 @@
 
 namespace izwi::jinja {
 
-const Value* ValueDict::find(const std::string& key) const {
+const Value* ValueDict::find(const Value& key) const {
   for (const auto& [k, v] : entries) {
-    if (k == key) return &v;
+    if (equals(k, key)) return &v;
   }
   return nullptr;
 }
 
-Value* ValueDict::find(const std::string& key) {
+Value* ValueDict::find(const Value& key) {
   for (auto& [k, v] : entries) {
-    if (k == key) return &v;
+    if (equals(k, key)) return &v;
   }
   return nullptr;
 }
 
-void ValueDict::set(const std::string& key, Value value) {
+void ValueDict::set(const Value& key, Value value) {
   if (Value* existing = find(key)) {
     *existing = std::move(value);
   } else {
@@ -61,6 +61,18 @@ Value::Value(ValueDict dict) : kind_(Kind::Dict), dict_(std::make_shared<ValueDi
 Value Value::tuple(ValueList items) {
   Value v(std::move(items));
   v.tuple_ = true;
+  return v;
+}
+
+Value Value::markup(std::string s) {
+  Value v(std::move(s));
+  v.tuple_ = true;
+  return v;
+}
+
+Value Value::generator(ValueList items) {
+  Value v(std::move(items));
+  v.generator_ = true;
   return v;
 }
 
@@ -104,7 +116,7 @@ bool Value::truthy() const {
     case Kind::String:
       return !s_.empty();
     case Kind::List:
-      return !list_->empty();
+      return generator_ || !list_->empty();
     case Kind::Dict:
       return !dict_->entries.empty();
     case Kind::Namespace:
@@ -185,6 +197,7 @@ std::string Value::repr() const {
     case Kind::String:
       return repr_string(s_);
     case Kind::List: {
+      if (generator_) return "<generator object>";
       std::string out = tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
       if (tuple_ && list_->size() == 1) out += ",";
@@ -194,7 +207,7 @@ std::string Value::repr() const {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, v] : dict_->entries) {
-        out += (first ? "" : ", ") + repr_string(k) + ": " + v.repr();
+        out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
         first = false;
       }
       return out + "}";
@@ -244,7 +257,7 @@ const char* Value::type_name() const {
     case Kind::String:
       return "str";
     case Kind::List:
-      return tuple_ ? "tuple" : "list";
+      return generator_ ? "generator" : tuple_ ? "tuple" : "list";
     case Kind::Dict:
       return "dict";
     case Kind::Namespace:
@@ -268,6 +281,7 @@ bool equals(const Value& a, const Value& b) {
     case Value::Kind::String:
       return a.as_string() == b.as_string();
     case Value::Kind::List: {
+      if (a.is_generator() || b.is_generator()) return &a.as_list() == &b.as_list();
       const ValueList &x = a.as_list(), &y = b.as_list();
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
@@ -306,6 +320,32 @@ bool less(const Value& a, const Value& b) {
   if (b.is_undefined()) undefined_error(b);
   throw EvalError(std::string("'<' not supported between instances of '") + a.type_name() + "' and '" + b.type_name() +
                   "'");
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 void undefined_error(const Value& value) {

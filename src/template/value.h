@@ -24,12 +24,12 @@ class EvalError : public std::runtime_error {
 class Value;
 using ValueList = std::vector<Value>;
 
-/// A dict in insertion order (Python 3.7+); keys are strings.
+/// A dict in insertion order (Python 3.7+); keys are strings, numbers, booleans or none.
 struct ValueDict {
-  std::vector<std::pair<std::string, Value>> entries;
-  const Value* find(const std::string& key) const;
-  Value* find(const std::string& key);
-  void set(const std::string& key, Value value);
+  std::vector<std::pair<Value, Value>> entries;
+  const Value* find(const Value& key) const;  ///< Python's hash equality: 1, 1.0 and True are one key
+  Value* find(const Value& key);
+  void set(const Value& key, Value value);
 };
 
 struct CallArgs {
@@ -55,7 +55,11 @@ class Value {
   Value(const char* s) : Value(std::string(s)) {}
   Value(ValueList list);
   Value(ValueDict dict);
+  /// A string marked safe (Jinja's Markup, from |safe or |escape): `+` and `~` escape the other side.
+  static Value markup(std::string s);
   static Value tuple(ValueList items);
+  /// What select/map/reverse/items return in Jinja: iterable, always true, without len() or JSON.
+  static Value generator(ValueList items);
   static Value make_namespace(ValueDict dict);
   static Value function(Function f);
 
@@ -68,7 +72,9 @@ class Value {
   bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool; }
   bool is_string() const { return kind_ == Kind::String; }
   bool is_list() const { return kind_ == Kind::List; }
+  bool is_markup() const { return kind_ == Kind::String && tuple_; }
   bool is_tuple() const { return kind_ == Kind::List && tuple_; }
+  bool is_generator() const { return kind_ == Kind::List && generator_; }
   bool is_dict() const { return kind_ == Kind::Dict; }
   bool is_namespace() const { return kind_ == Kind::Namespace; }
   bool is_function() const { return kind_ == Kind::Function; }
@@ -98,6 +104,7 @@ class Value {
   Kind kind_ = Kind::Undefined;
   bool b_ = false;
   bool tuple_ = false;
+  bool generator_ = false;
   int64_t i_ = 0;
   double f_ = 0;
   std::string s_;
@@ -112,6 +119,8 @@ bool equals(const Value& a, const Value& b);
 bool less(const Value& a, const Value& b);
 /// Python's repr() of a float ("1.0", "0.1", "1e-05", "1e+16").
 std::string float_repr(double value);
+/// markupsafe.escape: & < > " ' as HTML entities.
+std::string html_escape(const std::string& s);
 /// Throws EvalError naming why `value` is undefined.
 [[noreturn]] void undefined_error(const Value& value);
 
