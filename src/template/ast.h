@@ -40,6 +40,7 @@ struct Expr {
   std::vector<std::pair<std::string, ExprPtr>> keywords;
   bool is_tuple = false;
   bool negated = false;  // Test: "is not"
+  int height = 1;        // of the tree below, bounded by the parser (evaluation and destruction recurse)
 
   Expr(Kind k, int l) : kind(k), line(l) {}
 };

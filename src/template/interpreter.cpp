@@ -32,7 +32,9 @@ struct Frame {
 
 enum class Flow { Normal, Break, Continue };
 
-constexpr int kMaxDepth = 200;  // macro recursion and nested evaluation
+constexpr int kMaxDepth = 200;                      // macro recursion and nested evaluation
+constexpr int64_t kMaxLoopIterations = 10'000'000;  // over the whole render
+constexpr size_t kMaxText = size_t{32} << 20;       // a string or list built by + or ~, and the output
 
 class Interpreter {
  public:
@@ -171,6 +173,8 @@ class Interpreter {
     }
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      if (++iterations_ > kMaxLoopIterations) throw RenderError{s.line, "the template loops too long", false};
+      if (out.size() > kMaxText) throw RenderError{s.line, "the rendered text is too long", false};
       Frame inner{{}, &frame};
       ValueDict loop;
       loop.set("index", Value(i + 1));
@@ -468,7 +472,9 @@ class Interpreter {
     if (op == "not in") return Value(!contains(r, l));
     if (op == "~") {
       if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
-      return Value(l.str() + r.str());
+      std::string a = l.str(), b = r.str();
+      if (a.size() + b.size() > kMaxText) throw EvalError("string too long");
+      return Value(a + b);
     }
     if (l.is_undefined()) undefined_error(l);
     if (r.is_undefined()) undefined_error(r);
@@ -489,10 +495,12 @@ class Interpreter {
     };
     if (op == "+") {
       if (l.is_string() && r.is_string()) {
+        if (l.as_string().size() + r.as_string().size() > kMaxText) throw EvalError("string too long");
         if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
         return Value(l.as_string() + r.as_string());
       }
       if (l.is_list() && r.is_list() && !l.is_generator() && !r.is_generator()) {
+        if (l.as_list().size() + r.as_list().size() > kMaxText / 16) throw EvalError("list too long");
         ValueList out = l.as_list();
         out.insert(out.end(), r.as_list().begin(), r.as_list().end());
         return Value(std::move(out));
@@ -552,6 +560,7 @@ class Interpreter {
 
   Frame root_;
   int depth_ = 0;
+  int64_t iterations_ = 0;
 };
 
 void check_expr(const Expr* e) {

@@ -46,7 +46,7 @@ namespace {
 void dump_string(const std::string& s, bool ensure_ascii, std::string& out) {
   out += '"';
   const auto hex4 = [&](unsigned v) {
-    char buf[8];
+    char buf[16];
     std::snprintf(buf, sizeof buf, "\\u%04x", v);
     out += buf;
   };

@@ -1,5 +1,6 @@
 #include "template/parser.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "template/lexer.h"
@@ -119,6 +120,11 @@ class Parser {
   }
 
   StmtPtr statement() {
+    if (++block_depth_ > kMaxNesting) fail("blocks nested too deeply");
+    struct Exit {
+      int& d;
+      ~Exit() { --d; }
+    } exit{block_depth_};
     const Token& t = peek();
     if (t.kind != TK::Name) fail("tag name expected");
     const std::string name = t.text;
@@ -272,6 +278,21 @@ class Parser {
 
   ExprPtr make(Expr::Kind kind, int line) { return std::make_unique<Expr>(kind, line); }
 
+  // Sets e's height from its children; a chain like a+a+...+a or x|f|f|... must stay shallow.
+  ExprPtr checked(ExprPtr e) {
+    int h = 0;
+    const auto see = [&](const ExprPtr& c) {
+      if (c) h = std::max(h, c->height);
+    };
+    see(e->object);
+    see(e->other);
+    for (const auto& c : e->items) see(c);
+    for (const auto& k : e->keywords) see(k.second);
+    e->height = h + 1;
+    if (e->height > kMaxHeight) throw SyntaxError{e->line, "expression nested too deeply"};
+    return e;
+  }
+
   ExprPtr parse_tuple(bool with_condexpr, std::initializer_list<const char*> extra_ends, bool explicit_parens = false) {
     const int line = peek().line;
     std::vector<ExprPtr> items;
@@ -294,7 +315,7 @@ class Parser {
     auto e = make(Expr::Kind::List, line);
     e->items = std::move(items);
     e->is_tuple = true;
-    return e;
+    return checked(std::move(e));
   }
 
   ExprPtr parse_expression(bool with_condexpr) {
@@ -306,7 +327,7 @@ class Parser {
       e->object = parse_or();  // the condition
       e->items.push_back(std::move(expr));
       e->items.push_back(skip_name("else") ? parse_expression(true) : nullptr);
-      expr = std::move(e);
+      expr = checked(std::move(e));
     }
     return expr;
   }
@@ -316,7 +337,7 @@ class Parser {
     e->name = std::move(op);
     e->object = std::move(left);
     e->other = std::move(right);
-    return e;
+    return checked(std::move(e));
   }
 
   ExprPtr parse_or() {
@@ -341,7 +362,7 @@ class Parser {
       auto e = make(Expr::Kind::Unary, line);
       e->name = "not";
       e->object = parse_not();
-      return e;
+      return checked(std::move(e));
     }
     return parse_compare();
   }
@@ -402,12 +423,19 @@ class Parser {
     return left;
   }
   ExprPtr parse_unary(bool with_filter) {
+    // Untrusted templates: bound the recursion (a real template nests a handful of levels).
+    if (++depth_ > kMaxNesting) fail("expression nested too deeply");
+    struct Exit {
+      int& d;
+      ~Exit() { --d; }
+    } exit{depth_};
     ExprPtr node;
     if (is_op("-") || is_op("+")) {
       const Token& t = next();
       node = make(Expr::Kind::Unary, t.line);
       node->name = t.text;
       node->object = parse_unary(false);
+      node = checked(std::move(node));
     } else {
       node = parse_primary();
     }
@@ -465,7 +493,7 @@ class Parser {
         e->items.push_back(parse_expression(true));
       }
       next();
-      return e;
+      return checked(std::move(e));
     }
     if (skip_op("{")) {
       auto e = make(Expr::Kind::Dict, line);
@@ -477,7 +505,7 @@ class Parser {
         e->items.push_back(parse_expression(true));
       }
       next();
-      return e;
+      return checked(std::move(e));
     }
     fail("unexpected " + describe(t));
   }
@@ -517,7 +545,7 @@ class Parser {
         auto e = make(Expr::Kind::GetAttr, t.line);
         e->object = std::move(node);
         e->name = attr.text;
-        return e;
+        return checked(std::move(e));
       }
       if (attr.kind == TK::Int) {
         next();
@@ -526,7 +554,7 @@ class Parser {
         auto index = make(Expr::Kind::Literal, t.line);
         index->value = Value(static_cast<int64_t>(std::stoll(attr.text)));
         e->items.push_back(std::move(index));
-        return e;
+        return checked(std::move(e));
       }
       fail("expected a name or number after '.'");
     }
@@ -551,12 +579,12 @@ class Parser {
       auto e = make(Expr::Kind::GetItem, t.line);
       e->object = std::move(node);
       e->items.push_back(std::move(parts[0]));
-      return e;
+      return checked(std::move(e));
     }
     auto e = make(Expr::Kind::Slice, t.line);
     e->object = std::move(node);
     for (auto& p : parts) e->items.push_back(std::move(p));
-    return e;
+    return checked(std::move(e));
   }
 
   void call_args(Expr& e) {
@@ -580,7 +608,7 @@ class Parser {
     auto e = make(Expr::Kind::Call, peek().line);
     e->object = std::move(node);
     call_args(*e);
-    return e;
+    return checked(std::move(e));
   }
 
   // `| name(args) | name ...` applied to node (null: the body of {% filter %} / {% set %}).
@@ -596,7 +624,7 @@ class Parser {
       e->name = std::move(name);
       e->object = std::move(node);
       if (is_op("(")) call_args(*e);
-      node = std::move(e);
+      node = checked(std::move(e));
     }
     return node;
   }
@@ -617,11 +645,15 @@ class Parser {
       if (is_name("is")) fail("you cannot chain multiple tests with is");
       e->items.push_back(parse_postfix(parse_primary()));
     }
-    return e;
+    return checked(std::move(e));
   }
 
+  static constexpr int kMaxNesting = 100;
+  static constexpr int kMaxHeight = 300;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;
+  int block_depth_ = 0;
 };
 
 }  // namespace

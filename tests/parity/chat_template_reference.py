@@ -2,8 +2,8 @@
 """Renders chat templates with Jinja2 exactly as transformers' apply_chat_template does.
 
 Usage: chat_template_reference.py CASES.json TEMPLATE.jinja...
-Prints a JSON list, one entry per template x conversation x add_generation_prompt x tools x
-kwargs variant: {"template", "conversation", "add_generation_prompt", "tools", "kwargs",
+Prints a JSON list, one entry per template x conversation x add_generation_prompt x tool set
+(none or one of CASES' tool_sets) x kwargs variant: {"template", "conversation", "add_generation_prompt", "tools", "kwargs",
 "text"} or, when the template raises, "error" instead of "text".
 
 Run it with Debian's interpreter (/usr/bin/python3 with python3-jinja2).
@@ -49,19 +49,19 @@ def main():
         name = os.path.basename(path)
         for conversation in cases["conversations"]:
             for add_generation_prompt in (False, True):
-                for with_tools in (False, True):
+                for tools in [None] + list(cases["tool_sets"]):
                     for kwargs in cases["kwargs_variants"]:
                         # apply_chat_template: render(messages, tools, documents, add_generation_prompt,
                         # **special_tokens_map, **kwargs)
                         context = dict(cases["special_tokens"])
                         context.update(kwargs)
                         entry = {"template": name, "conversation": conversation["name"],
-                                 "add_generation_prompt": add_generation_prompt, "tools": with_tools,
+                                 "add_generation_prompt": add_generation_prompt, "tools": tools,
                                  "kwargs": kwargs}
                         try:
                             entry["text"] = template.render(
                                 messages=conversation["messages"],
-                                tools=cases["tools"] if with_tools else None, documents=None,
+                                tools=cases["tool_sets"][tools] if tools else None, documents=None,
                                 add_generation_prompt=add_generation_prompt, **context)
                         except Exception as e:  # the C++ side must fail too
                             entry["error"] = f"{type(e).__name__}: {e}"
