@@ -201,7 +201,8 @@ Value f_round(const Value& v, const CallArgs& a) {
   const std::string m = method ? method->str() : "common";
   const double scale = std::pow(10.0, static_cast<double>(p));
   const double x = v.as_double() * scale;
-  const double r = m == "ceil" ? std::ceil(x) : m == "floor" ? std::floor(x) : std::round(x);
+  // "common" is Python's round(): halves to even.
+  const double r = m == "ceil" ? std::ceil(x) : m == "floor" ? std::floor(x) : std::nearbyint(x);
   return Value(r / scale);
 }
 
