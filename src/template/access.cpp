@@ -94,7 +94,9 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
   if (name == "join") {
     std::string out;
     bool first = true;
-    for (const Value& item : iterate(*a.get(0, "iterable"))) {
+    const Value* iterable = a.get(0, "iterable");
+    if (!iterable) throw EvalError("join() takes exactly one argument");
+    for (const Value& item : iterate(*iterable)) {
       if (!item.is_string()) throw EvalError("join(): sequence item must be str, not " + std::string(item.type_name()));
       if (!first) out += s;
       out += item.as_string();

@@ -57,6 +57,7 @@ Value f_tojson(const Value& v, const CallArgs& a) {
       o.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent->as_int())), ' ');
     }
   }
+  // The others are keyword arguments only (index 99: never positional).
   if (const Value* ea = a.get(99, "ensure_ascii")) o.ensure_ascii = ea->truthy();
   if (const Value* sk = a.get(99, "sort_keys")) o.sort_keys = sk->truthy();
   if (const Value* sep = a.get(99, "separators"); sep && sep->is_list() && sep->as_list().size() == 2) {

@@ -66,7 +66,7 @@ Value Value::tuple(ValueList items) {
 
 Value Value::markup(std::string s) {
   Value v(std::move(s));
-  v.tuple_ = true;
+  v.markup_ = true;
   return v;
 }
 

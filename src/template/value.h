@@ -72,7 +72,7 @@ class Value {
   bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool; }
   bool is_string() const { return kind_ == Kind::String; }
   bool is_list() const { return kind_ == Kind::List; }
-  bool is_markup() const { return kind_ == Kind::String && tuple_; }
+  bool is_markup() const { return kind_ == Kind::String && markup_; }
   bool is_tuple() const { return kind_ == Kind::List && tuple_; }
   bool is_generator() const { return kind_ == Kind::List && generator_; }
   bool is_dict() const { return kind_ == Kind::Dict; }
@@ -105,6 +105,7 @@ class Value {
   bool b_ = false;
   bool tuple_ = false;
   bool generator_ = false;
+  bool markup_ = false;
   int64_t i_ = 0;
   double f_ = 0;
   std::string s_;
