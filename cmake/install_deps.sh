@@ -21,6 +21,7 @@ packages=(
   libcpp-httplib-dev    # izwi-server: HTTP/1.1 and server-sent events
   libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
   python3-zmq python3-msgpack     # tests: the KV-events subscriber
+  python3-jinja2                  # tests: reference renderings of chat templates (Jinja2, as transformers)
   libwebsocketpp-dev libasio-dev  # izwi-server: the live-transcription WebSocket
   chromium              # tests: the playground page driven headless by puppeteer-core
 )

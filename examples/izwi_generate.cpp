@@ -1,12 +1,15 @@
 // izwi-generate: run prompts through the engine and print the continuations.
 //
-//   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE | --prompt TEXT)
+//   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE | --prompt TEXT |
+//                              --messages FILE.json)
 //                 [--max-tokens N] [--min-tokens N] [--temperature T] [--top-k K] [--top-p P]
 //                 [--seed S] [--stop S]... [--sequential] [--json]
 //
 // A prompt file holds one comma-separated prompt per line. All prompts go to the engine at
 // once (continuous batching) unless --sequential. --prompt and --stop need a model folder with a
-// tokenizer, which also adds the output text ("text" in JSON). Errors go to stderr, exit code 1.
+// tokenizer, which also adds the output text ("text" in JSON). --messages takes a conversation
+// ({"messages": [...], "tools": [...], "kwargs": {...}}, examples/common/chat_file.h) rendered
+// with the model folder's chat template. Errors go to stderr, exit code 1.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -18,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chat_file.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "izwi/engine.h"
@@ -86,6 +90,10 @@ int main(int argc, char** argv) {
   auto* ids_opt = app.add_option("--prompt-ids", prompt_ids, "Prompt token ids, comma separated");
   auto* file_opt = app.add_option("--prompt-ids-file", prompt_file, "File with one comma-separated prompt per line");
   auto* text_opt = app.add_option("--prompt", prompt_text, "Prompt text (needs a tokenizer in the model folder)");
+  std::string messages_file;
+  auto* messages_opt =
+      app.add_option("--messages", messages_file, "Conversation JSON file, rendered with the chat template");
+  messages_opt->excludes(ids_opt)->excludes(file_opt)->excludes(text_opt);
   ids_opt->excludes(file_opt)->excludes(text_opt);
   file_opt->excludes(text_opt);
   app.add_option("--stop", params.stop, "Stop string (repeatable; needs a tokenizer)");
@@ -102,12 +110,17 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-generate", [&] {
-    if (ids_opt->count() == 0 && file_opt->count() == 0 && text_opt->count() == 0) {
-      throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file or --prompt is required");
+    if (ids_opt->count() == 0 && file_opt->count() == 0 && text_opt->count() == 0 && messages_opt->count() == 0) {
+      throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file, --prompt or --messages is required");
     }
     if (seed_opt->count() > 0) params.seed = seed;
     std::vector<izwi::Request> requests;
-    if (text_opt->count() > 0) {
+    if (messages_opt->count() > 0) {
+      izwi::cli::ChatFile chat = izwi::cli::read_chat_file(messages_file);
+      izwi::Request& r = requests.emplace_back();
+      r.messages = std::move(chat.messages);
+      r.chat = std::move(chat.options);
+    } else if (text_opt->count() > 0) {
       requests.emplace_back().prompt = prompt_text;
     } else {
       for (std::vector<int32_t>& ids :

@@ -50,9 +50,39 @@ std::vector<ChatMessage> parse_messages(const nlohmann::json& body) {
     if (role == message.end() || !role->is_string()) bad_param(role_param, "'{}' must be a string", role_param);
     std::string name = role->get<std::string>();
     if (name == "developer") name = "system";  // OpenAI's newer name for the system role
-    messages.push_back({name, message_content(message, i)});
+    ChatMessage m{name, message_content(message, i)};
+    // What chat templates read besides (docs/chat_templates.md).
+    const auto text_field = [&](const char* key) -> std::string {
+      const auto f = message.find(key);
+      if (f == message.end() || f->is_null()) return {};
+      if (!f->is_string())
+        bad_param(fmt::format("messages[{}].{}", i, key), "'messages[{}].{}' must be a string", i, key);
+      return f->get<std::string>();
+    };
+    m.reasoning_content = text_field("reasoning_content");
+    m.tool_call_id = text_field("tool_call_id");
+    m.name = text_field("name");
+    if (const auto calls = message.find("tool_calls"); calls != message.end() && !calls->is_null()) {
+      if (!calls->is_array()) bad_param(fmt::format("messages[{}].tool_calls", i), "'tool_calls' must be an array");
+      m.tool_calls = calls->dump();
+    }
+    messages.push_back(std::move(m));
   }
   return messages;
+}
+
+/// The template options of a chat request: `tools`, and vLLM's `chat_template_kwargs`.
+ChatOptions parse_chat_options(const nlohmann::json& body) {
+  ChatOptions options;
+  if (const auto tools = body.find("tools"); tools != body.end() && !tools->is_null()) {
+    if (!tools->is_array()) bad_param("tools", "'tools' must be an array");
+    options.tools = tools->dump();
+  }
+  if (const auto kwargs = body.find("chat_template_kwargs"); kwargs != body.end() && !kwargs->is_null()) {
+    if (!kwargs->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    options.template_kwargs = kwargs->dump();
+  }
+  return options;
 }
 
 /// The prompt of /v1/completions: a string or an array of token ids.
@@ -130,7 +160,7 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
     std::vector<ChatMessage> messages = parse_messages(body);
     if (tokenizer == nullptr) bad_param("model", "the model '{}' has no tokenizer to render messages", job.model->name);
     try {
-      job.request.prompt_ids = tokenizer->encode_chat(messages);
+      job.request.prompt_ids = tokenizer->encode_chat(messages, parse_chat_options(body));
     } catch (const Error& e) {
       bad_param("messages", "{}", e.what());
     }

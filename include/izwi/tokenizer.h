@@ -53,10 +53,15 @@ class IZWI_API Tokenizer {
   /// The Jinja text of tokenizer_config.json's chat_template, else of chat_template.jinja
   /// ("" if none).
   const std::string& chat_template() const;
-  /// The format apply_chat_template renders, if the folder has one.
+  /// The built-in format of the folder (from its template's markers or its special tokens), if any;
+  /// apply_chat_template uses it only when the folder has no Jinja template.
   std::optional<ChatTemplateFamily> chat_template_family() const;
-  /// The prompt text of `messages`. Throws NotFound if the model folder has no chat template,
-  /// InvalidArgument for a role the format cannot express.
+  /// The prompt text of `messages`: the folder's Jinja chat template rendered as transformers'
+  /// apply_chat_template does (messages, tools, add_generation_prompt, bos_token, eos_token and the
+  /// other special tokens, template_kwargs), else the built-in format. Throws NotFound if the
+  /// folder has neither; InvalidFormat naming the template and line if it cannot be parsed;
+  /// InvalidArgument naming the template and line when it raises (raise_exception) or fails, for
+  /// malformed tools/template_kwargs/tool_calls JSON, or for a role a built-in format cannot express.
   std::string apply_chat_template(const std::vector<ChatMessage>& messages, const ChatOptions& options = {}) const;
   /// encode(apply_chat_template(messages, options)); the template already holds BOS where due.
   std::vector<int32_t> encode_chat(const std::vector<ChatMessage>& messages, const ChatOptions& options = {}) const;

@@ -20,8 +20,8 @@ void resolve_prompt(Request& r, const Tokenizer* tokenizer) {
          r.id, field);
   }
   try {
-    r.prompt_ids =
-        r.prompt.empty() ? tokenizer->encode_chat(r.messages) : tokenizer->encode(r.prompt, r.add_special_tokens);
+    r.prompt_ids = r.prompt.empty() ? tokenizer->encode_chat(r.messages, r.chat)
+                                    : tokenizer->encode(r.prompt, r.add_special_tokens);
   } catch (const Error& e) {
     fail(e.code(), "request '{}': {}: {}", r.id, field, e.what());
   }

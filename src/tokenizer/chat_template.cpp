@@ -56,7 +56,45 @@ std::string mistral(const std::vector<ChatMessage>& messages, const std::string&
   return out;
 }
 
+nlohmann::ordered_json parse_json(const std::string& text, const char* what) {
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::InvalidArgument, "chat {} is not valid JSON: {}", what, e.what());
+  }
+}
+
 }  // namespace
+
+jinja::ChatTemplateInputs chat_template_inputs(const std::vector<ChatMessage>& messages, const ChatOptions& options,
+                                               const nlohmann::ordered_json& special_tokens) {
+  jinja::ChatTemplateInputs in;
+  for (const ChatMessage& m : messages) {
+    nlohmann::ordered_json message = {{"role", m.role}, {"content", m.content}};
+    if (!m.reasoning_content.empty()) message["reasoning_content"] = m.reasoning_content;
+    if (!m.tool_calls.empty()) {
+      message["tool_calls"] = parse_json(m.tool_calls, "message tool_calls");
+      if (!message["tool_calls"].is_array()) {
+        fail(ErrorCode::InvalidArgument, "chat message tool_calls must be a JSON array");
+      }
+    }
+    if (!m.tool_call_id.empty()) message["tool_call_id"] = m.tool_call_id;
+    if (!m.name.empty()) message["name"] = m.name;
+    in.messages.push_back(std::move(message));
+  }
+  if (!options.tools.empty()) {
+    in.tools = parse_json(options.tools, "tools");
+    if (!in.tools.is_array() && !in.tools.is_null())
+      fail(ErrorCode::InvalidArgument, "chat tools must be a JSON array");
+  }
+  if (!options.template_kwargs.empty()) {
+    in.kwargs = parse_json(options.template_kwargs, "template_kwargs");
+    if (!in.kwargs.is_object()) fail(ErrorCode::InvalidArgument, "chat template_kwargs must be a JSON object");
+  }
+  in.add_generation_prompt = options.add_generation_prompt;
+  in.special_tokens = special_tokens;
+  return in;
+}
 
 const char* to_string(ChatTemplateFamily family) noexcept {
   switch (family) {

@@ -1,5 +1,6 @@
 #pragma once
-// Chat prompt formats, rendered in C++ for the families izwi knows (no Jinja interpreter).
+// Chat prompts: the model's own Jinja template when its folder has one (src/template), else the
+// formats built in for the families izwi knows.
 
 #include <functional>
 #include <optional>
@@ -8,8 +9,15 @@
 #include <vector>
 
 #include "izwi/chat.h"
+#include "template/chat_template.h"
 
 namespace izwi {
+
+/// What transformers' apply_chat_template passes a template: the messages as dicts (fields left
+/// out when empty; tool_calls parsed from JSON), tools and template_kwargs parsed from JSON (typed
+/// InvalidArgument errors when malformed), the special tokens given.
+jinja::ChatTemplateInputs chat_template_inputs(const std::vector<ChatMessage>& messages, const ChatOptions& options,
+                                               const nlohmann::ordered_json& special_tokens);
 
 /// The family of a model folder: from the Jinja text of its chat_template when present, else
 /// Mistral for tekken, else from the special tokens its vocabulary has.

@@ -33,6 +33,11 @@ struct Tokenizer::Impl {
   std::vector<int32_t> eos;
   std::string chat_template;
   std::optional<ChatTemplateFamily> family;
+  /// The parsed chat_template; when it does not parse, the error apply_chat_template raises.
+  std::shared_ptr<const jinja::ChatTemplate> jinja;
+  std::optional<Error> jinja_error;
+  std::string chat_template_origin;                                          ///< the file the template came from
+  nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();  ///< bos_token, eos_token, ...
 
   std::optional<int32_t> find(std::string_view token) const { return data.token_ids.find(token); }
   void check_id(int32_t id) const {
@@ -76,7 +81,18 @@ void Tokenizer::Impl::read_tokenizer_config(const nlohmann::json& doc, const std
   }
   if (const auto id = resolve("eos_token")) eos.push_back(*id);
   add_bos = config.get_or("add_bos_token", add_bos);
+  // transformers renders templates with its special_tokens_map: the tokens the config sets.
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+    const auto it = doc.find(key);
+    if (it == doc.end()) continue;
+    if (it->is_string()) {
+      special_tokens[key] = it->get<std::string>();
+    } else if (it->is_object() && it->contains("content") && it->at("content").is_string()) {
+      special_tokens[key] = it->at("content").get<std::string>();
+    }
+  }
   if (config.has("chat_template")) {
+    chat_template_origin = path;
     const nlohmann::json& value = config.json().at("chat_template");
     if (value.is_string()) {
       chat_template = value.get<std::string>();
@@ -165,7 +181,17 @@ Tokenizer Tokenizer::from_dir(const std::string& dir) {
   if (fs::exists(generation_config)) impl->read_generation_config(generation_config.string());
   // Newer transformers save the template as its own file instead of inside tokenizer_config.json.
   const fs::path jinja = fs::path(dir) / "chat_template.jinja";
-  if (impl->chat_template.empty() && fs::exists(jinja)) impl->chat_template = read_text_file(jinja.string());
+  if (impl->chat_template.empty() && fs::exists(jinja)) {
+    impl->chat_template = read_text_file(jinja.string());
+    impl->chat_template_origin = jinja.string();
+  }
+  if (!impl->chat_template.empty()) {
+    try {
+      impl->jinja = std::make_shared<const jinja::ChatTemplate>(impl->chat_template, impl->chat_template_origin);
+    } catch (const Error& e) {  // raised by apply_chat_template, so that encoding still works
+      impl->jinja_error = e;
+    }
+  }
 
   impl->family = detect_chat_family(impl->chat_template, impl->data.tekken,
                                     [&](std::string_view token) { return impl->find(token).has_value(); });
@@ -248,6 +274,8 @@ const std::string& Tokenizer::chat_template() const { return impl_->chat_templat
 std::optional<ChatTemplateFamily> Tokenizer::chat_template_family() const { return impl_->family; }
 
 std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messages, const ChatOptions& options) const {
+  if (impl_->jinja_error) throw *impl_->jinja_error;
+  if (impl_->jinja) return impl_->jinja->render(chat_template_inputs(messages, options, impl_->special_tokens));
   if (!impl_->family) {
     fail(ErrorCode::NotFound,
          "the model folder has no chat template (no chat_template in tokenizer_config.json and no "

@@ -1,11 +1,16 @@
-// Fuzz target: random chat messages (roles, contents, options from the bytes) rendered by the
-// three built-in prompt formats (ChatML, Llama 3, Mistral with and without spaces inside
-// [INST]) and by a tekken tokenizer. Each render either gives a prompt holding every message's
-// content (ChatML, verbatim) that encodes to ids in the vocabulary, or raises izwi::Error.
+// Fuzz target: random chat messages (roles, contents, reasoning, tool calls, options from the
+// bytes) rendered by the built-in formats (ChatML from the vocabulary, Mistral for tekken) and by
+// real Jinja templates (Qwen2.5, Llama 3.1, Mistral Nemo from tests/data/chat_templates). Each
+// render either gives a prompt that encodes to ids in the vocabulary (holding every message's
+// content verbatim for built-in ChatML), or raises izwi::Error.
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,16 +28,27 @@ izwi::Tokenizer make_tokenizer(const std::string& tokenizer_file, const std::str
   return izwi::Tokenizer::from_dir(dir);
 }
 
+// tokenizer_config.json with a real template of tests/data/chat_templates.
+std::string config_with_template(const std::string& name, bool qwen_special_tokens) {
+  std::ifstream in(std::string(IZWI_TEST_DATA_DIR) + "/chat_templates/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) std::abort();
+  nlohmann::json config{{"chat_template", text.str()}};
+  if (qwen_special_tokens) config["eos_token"] = config["bos_token"] = "<|endoftext|>";
+  return config.dump();
+}
+
 std::vector<izwi::Tokenizer> make_tokenizers() {
   std::vector<izwi::Tokenizer> out;
+  out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json", ""));  // built-in ChatML
+  out.push_back(make_tokenizer("tokenizer-tekken-small/tekken.json", ""));    // built-in Mistral
   out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json",
-                               R"({"chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}"})"));
+                               config_with_template("Qwen-Qwen2.5-7B-Instruct.jinja", true)));
   out.push_back(make_tokenizer("tokenizer-llama3-style/tokenizer.json",
-                               R"({"chat_template": "<|start_header_id|>{{ m.role }}<|end_header_id|>"})"));
-  out.push_back(
-      make_tokenizer("tokenizer-qwen2-style/tokenizer.json", R"({"chat_template": "[INST] {{ x }} [/INST]"})"));
-  out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json", R"({"chat_template": "[INST]{{ x }}[/INST]"})"));
-  out.push_back(make_tokenizer("tokenizer-tekken-small/tekken.json", ""));
+                               config_with_template("meta-llama-Llama-3.1-8B-Instruct.jinja", false)));
+  out.push_back(make_tokenizer("tokenizer-qwen2-style/tokenizer.json",
+                               config_with_template("mistralai-Mistral-Nemo-Instruct-2407.jinja", true)));
   for (const izwi::Tokenizer& t : out) {
     if (!t.chat_template_family()) std::abort();  // the fixture setup itself is wrong
   }
@@ -53,12 +69,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t r = in.byte();
     m.role = r < 5 * 40 ? kRoles[r % 5] : in.string(32);
     m.content = in.string(512);
+    const uint8_t extra = in.byte();
+    if (extra & 1) m.reasoning_content = in.string(64);
+    if (extra & 2)
+      m.tool_calls = extra & 4 ? R"([{"function": {"name": "f", "arguments": {"a": 1}}, "id": "abcdefghi"}])"
+                               : in.string(64);  // mostly not JSON: a typed error
+    if (extra & 8) m.tool_call_id = in.string(16);
     messages.push_back(std::move(m));
   }
   for (const izwi::Tokenizer& tokenizer : tokenizers) {
     try {
       const std::string text = tokenizer.apply_chat_template(messages, options);
-      if (*tokenizer.chat_template_family() == izwi::ChatTemplateFamily::ChatML) {
+      if (tokenizer.chat_template().empty() && *tokenizer.chat_template_family() == izwi::ChatTemplateFamily::ChatML) {
         for (const izwi::ChatMessage& m : messages) {
           if (text.find(m.content) == std::string::npos) std::abort();  // a message lost in rendering
         }

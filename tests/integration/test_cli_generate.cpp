@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include "common/cli_run.h"
@@ -88,11 +89,40 @@ TEST(CliGenerate, TextPromptPrintsTextWhenTheFolderHasATokenizer) {
   EXPECT_EQ(nlohmann::json::parse(stopped.out).at("finish_reason"), "stop");
 }
 
+// --messages renders the conversation with the folder's chat template (here Qwen3's, thinking off)
+// and generates what the same prompt given as ids generates.
+TEST(CliGenerate, MessagesFileIsRenderedWithTheChatTemplate) {
+  testing::TempDir dir;
+  const std::string folder = testing::write_text_model(dir.path());
+  std::ifstream jinja(std::string(IZWI_TEST_DATA_DIR) + "/chat_templates/Qwen-Qwen3-0.6B.jinja");
+  std::stringstream jinja_text;
+  jinja_text << jinja.rdbuf();
+  dir.write("chat_template.jinja", jinja_text.str());
+  const std::string file = dir.write(
+      "chat.json", R"({"messages": [{"role": "user", "content": "Hello"}], "kwargs": {"enable_thinking": false}})");
+  const testing::CliRun run =
+      run_cli("--model " + folder + " --messages " + file + " --max-tokens 6 --min-tokens 6 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Tokenizer tokenizer = Tokenizer::from_dir(folder);
+  ChatOptions options;
+  options.template_kwargs = R"({"enable_thinking": false})";
+  const std::string prompt = tokenizer.apply_chat_template({{"user", "Hello"}}, options);
+  EXPECT_EQ(prompt, "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  std::string ids;
+  for (int32_t id : tokenizer.encode(prompt)) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const testing::CliRun by_ids =
+      run_cli("--model " + folder + " --prompt-ids " + ids + " --max-tokens 6 --min-tokens 6 --json");
+  ASSERT_EQ(by_ids.exit_code, 0) << by_ids.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out).at("tokens"), nlohmann::json::parse(by_ids.out).at("tokens"));
+}
+
 TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
   const std::string model = "--model " + testing::fixture_dir("llama-tiny");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--prompt-ids 1,2", "--model is required"},
-      {model, "one of --prompt-ids, --prompt-ids-file or --prompt is required"},
+      {model, "one of --prompt-ids, --prompt-ids-file, --prompt or --messages is required"},
+      {model + " --messages /no/such/file.json", "cannot open chat file"},
+      {model + " --messages x.json --prompt-ids 1", "excludes"},
       {model + " --prompt hello", "needs a tokenizer"},
       {model + " --prompt-ids 1,x,3", "'x' is not a token id"},
       {model + " --prompt-ids 1,,3", "empty entry"},

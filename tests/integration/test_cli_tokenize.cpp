@@ -9,6 +9,7 @@
 #include "common/cli_run.h"
 #include "common/temp_dir.h"
 #include "common/tokenizer_files.h"
+#include "izwi/tokenizer.h"
 
 namespace izwi {
 namespace {
@@ -74,11 +75,52 @@ TEST(CliTokenize, TextFileGivesOneLinePerTextWithEscapes) {
             run_cli(kTokenizer + " --text " + shell_quoted("a\\b\nc")).out);
 }
 
+// --chat renders a conversation file with the folder's own template (Qwen2.5's, with tools).
+TEST(CliTokenize, ChatRendersTheFoldersTemplate) {
+  testing::TempDir dir;
+  std::ifstream fixture(testing::tokenizer_fixture("tokenizer-qwen2-style") + "/tokenizer.json");
+  std::ifstream jinja(std::string(IZWI_TEST_DATA_DIR) + "/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+  std::stringstream jinja_text;
+  jinja_text << jinja.rdbuf();
+  const std::string folder =
+      testing::write_tokenizer_dir(dir, nlohmann::json::parse(fixture),
+                                   nlohmann::json{{"chat_template", jinja_text.str()}, {"eos_token", "<|im_end|>"}});
+  const std::string file = dir.write("chat.json", R"({"messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+      {"role": "tool", "content": "{\"temperature\": 21}", "tool_call_id": "c1"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]})");
+  const testing::CliRun run =
+      run_cli("--tokenizer " + shell_quoted(folder) + " --chat " + shell_quoted(file) + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json out = nlohmann::json::parse(run.out);
+  const std::string text = out.at("text");
+  EXPECT_EQ(text.rfind("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud.", 0), 0u) << text;
+  EXPECT_NE(text.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\""), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<tool_response>\n{\"temperature\": 21}\n</tool_response><|im_end|>\n"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 22), "<|im_start|>assistant\n");
+  const Tokenizer tokenizer = Tokenizer::from_dir(folder);
+  EXPECT_EQ(out.at("ids").get<std::vector<int32_t>>(), tokenizer.encode(text));
+
+  const testing::CliRun plain =
+      run_cli("--tokenizer " + shell_quoted(folder) + " --chat " + shell_quoted(file) + " --no-generation-prompt");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, text.substr(0, text.size() - 22) + "\n");
+}
+
 TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
   testing::TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--text hi", "--tokenizer is required"},
-      {kTokenizer, "one of --text, --text-file or --decode is required"},
+      {kTokenizer, "one of --text, --text-file, --decode or --chat is required"},
+      {kTokenizer + " --chat /no/such/file.json", "cannot open chat file"},
+      {kTokenizer + " --chat " + dir.write("bad.json", "{\"messages\": 1}"), "expected {\"messages\": [...]}"},
+      {kTokenizer + " --chat " + dir.write("chat.json", "{\"messages\": []}") + " --text hi", "excludes"},
       {kTokenizer + " --text hi --decode 1", "excludes"},
       {"--tokenizer /no/such/dir --text hi", "does not exist"},
       {kTokenizer + " --decode 1,99999", "outside the vocabulary"},

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
@@ -128,6 +131,56 @@ TEST_F(EngineText, ChatMessagesUseTheModelsTemplate) {
   EXPECT_EQ(tokenizer.apply_chat_template(chat.messages).rfind("<|im_start|>assistant\n"),
             tokenizer.apply_chat_template(chat.messages).size() - 22);
   EXPECT_EQ(engine_->generate(chat).tokens, engine_->generate(ids).tokens);
+}
+
+// A folder with its own Jinja template (Qwen3's): Request::chat's tools and template_kwargs reach
+// it, and a template that raises fails the request with a typed error naming template and line.
+TEST(EngineChatTemplate, RequestChatOptionsReachTheFoldersTemplate) {
+  testing::TempDir dir;
+  testing::write_text_model(dir.path());
+  std::ifstream jinja(std::string(IZWI_TEST_DATA_DIR) + "/chat_templates/Qwen-Qwen3-0.6B.jinja");
+  std::stringstream text;
+  text << jinja.rdbuf();
+  dir.write("chat_template.jinja", text.str());
+  Engine engine(dir.path());
+  const Tokenizer& tokenizer = *engine.tokenizer();
+  Request chat;
+  chat.messages = {{"user", "Weather?"}};
+  chat.chat.tools = R"([{"type": "function", "function": {"name": "get_weather"}}])";
+  chat.chat.template_kwargs = R"({"enable_thinking": false})";
+  chat.params.max_tokens = 6;
+  chat.params.min_tokens = 6;
+  const std::string prompt = tokenizer.apply_chat_template(chat.messages, chat.chat);
+  EXPECT_NE(prompt.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\"}}\n</tools>"),
+            std::string::npos)
+      << prompt;
+  EXPECT_EQ(prompt.substr(prompt.size() - 19), "<think>\n\n</think>\n\n");
+  Request ids = chat;
+  ids.messages.clear();
+  ids.prompt_ids = tokenizer.encode(prompt);
+  EXPECT_EQ(engine.generate(chat).tokens, engine.generate(ids).tokens);
+
+  // Gemma 2's template refuses a system message with raise_exception.
+  testing::TempDir gemma_dir;
+  testing::write_text_model(gemma_dir.path());
+  std::ifstream gemma(std::string(IZWI_TEST_DATA_DIR) + "/chat_templates/google-gemma-2-2b-it.jinja");
+  std::stringstream gemma_text;
+  gemma_text << gemma.rdbuf();
+  gemma_dir.write("chat_template.jinja", gemma_text.str());
+  Engine gemma_engine(gemma_dir.path());
+  Request bad;
+  bad.messages = {{"system", "Be brief."}, {"user", "Hi"}};
+  bad.params.max_tokens = 2;
+  try {
+    gemma_engine.generate(bad);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("chat template '" + gemma_dir.path() +
+                                         "/chat_template.jinja' line 1: raise_exception: System role not supported"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(EngineText, BadTextRequestsAreRejectedNamingTheField) {

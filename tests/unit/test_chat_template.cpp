@@ -32,8 +32,8 @@ TEST(ChatTemplate, ChatMLFromTheVocabularyWhenNoTemplateIsGiven) {
   EXPECT_EQ(ids.front(), 1);
 }
 
-TEST(ChatTemplate, ChatMLStartsWithBosWhenTheJinjaUsesIt) {
-  // LFM2's template begins with {{- bos_token -}}.
+TEST(ChatTemplate, TheFoldersJinjaTemplateIsRendered) {
+  // LFM2's template begins with {{- bos_token -}}; this one has no generation prompt, so none is added.
   testing::TempDir dir;
   const nlohmann::json config = {
       {"bos_token", "<|endoftext|>"},
@@ -42,8 +42,8 @@ TEST(ChatTemplate, ChatMLStartsWithBosWhenTheJinjaUsesIt) {
        "+ message['content'] + '<|im_end|>\\n' -}}{%- endfor -%}"}};
   const Tokenizer t =
       Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
-  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}),
-            "<|endoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(t.chat_template_family(), ChatTemplateFamily::ChatML);
+  EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}), "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
   EXPECT_EQ(t.encode_chat({{"user", "Hi"}}).front(), 0);
 }
 
@@ -101,17 +101,23 @@ TEST(ChatTemplate, TemplateFromChatTemplateJinjaFile) {
   testing::TempDir dir;
   testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"),
                                nlohmann::json{{"bos_token", "<|endoftext|>"}});
-  dir.write("chat_template.jinja", "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
+  const std::string jinja =
+      "{{- bos_token -}}{%- for message in messages -%}{{ '<|im_start|>' + message.role + '\\n' + message.content + "
+      "'<|im_end|>\\n' }}{%- endfor -%}";
+  dir.write("chat_template.jinja", jinja);
   const Tokenizer t = Tokenizer::from_dir(dir.path());
-  EXPECT_EQ(t.chat_template(), "{{- bos_token -}}{%- for message in messages -%}<|im_start|>...");
+  EXPECT_EQ(t.chat_template(), jinja);
   EXPECT_EQ(t.apply_chat_template({{"user", "Hi"}}, ChatOptions{false}),
             "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
 }
 
-TEST(ChatTemplate, MistralWithSpacesWhenTheJinjaHasThem) {
-  // Mistral-7B-Instruct v0.1-v0.3 (SentencePiece): '[INST] ' + content + ' [/INST]'.
+TEST(ChatTemplate, MistralTemplateRenderedAsWritten) {
+  // Mistral-7B-Instruct v0.1-v0.3 (SentencePiece): '[INST] ' + content + ' [/INST]'; the system
+  // message is not rendered by this template.
   testing::TempDir dir;
   const nlohmann::json config = {
+      {"bos_token", "<s>"},
+      {"eos_token", "</s>"},
       {"chat_template",
        "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
        "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ "
@@ -129,8 +135,7 @@ TEST(ChatTemplate, MistralWithSpacesWhenTheJinjaHasThem) {
   }
   const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, config));
   ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
-  EXPECT_EQ(t.apply_chat_template(kConversation),
-            "<s>[INST] You are terse.\n\nHi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
+  EXPECT_EQ(t.apply_chat_template(kConversation), "<s>[INST] Hi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
   EXPECT_EQ(t.encode_chat({{"user", "Hi"}}).front(), 3000);
 }
 
@@ -143,6 +148,85 @@ TEST(ChatTemplate, NamedTemplateListPicksDefault) {
       Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
   EXPECT_EQ(t.chat_template(), "[INST]");
   EXPECT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
+}
+
+// A Qwen3-style template: reasoning, tool calls, tool results, tools and enable_thinking reach it.
+TEST(ChatTemplate, MessageFieldsToolsAndKwargsReachTheTemplate) {
+  testing::TempDir dir;
+  const nlohmann::json config = {
+      {"eos_token", "<|im_end|>"},
+      {"chat_template",
+       "{% for m in messages %}<{{ m.role }}>{{ m.content }}"
+       "{% if m.reasoning_content is defined %}[think:{{ m.reasoning_content }}]{% endif %}"
+       "{% for c in m.tool_calls if m.tool_calls is defined %}[call:{{ c.function.name }} "
+       "{{ c.function.arguments | tojson }}]{% endfor %}"
+       "{% if m.tool_call_id is defined %}[id:{{ m.tool_call_id }} {{ m.name }}]{% endif %}{% endfor %}"
+       "{% if tools %}[tools:{{ tools | map(attribute='name') | join(',') }}]{% endif %}"
+       "{% if add_generation_prompt %}<assistant>{% if enable_thinking is false %}<no-think>{% endif %}{% endif %}"
+       "{{ eos_token }}"}};
+  const Tokenizer t =
+      Tokenizer::from_dir(testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config));
+  ChatMessage assistant{"assistant", "", "let me look"};
+  assistant.tool_calls = R"([{"type": "function", "function": {"name": "get", "arguments": {"q": "ü"}}}])";
+  ChatMessage tool{"tool", "42"};
+  tool.tool_call_id = "call1";
+  tool.name = "get";
+  ChatOptions options;
+  options.tools = R"([{"name": "get"}, {"name": "put"}])";
+  options.template_kwargs = R"({"enable_thinking": false})";
+  EXPECT_EQ(t.apply_chat_template({{"user", "q?"}, assistant, tool}, options),
+            "<user>q?<assistant>[think:let me look][call:get {\"q\": \"ü\"}]<tool>42[id:call1 get]"
+            "[tools:get,put]<assistant><no-think><|im_end|>");
+  options.add_generation_prompt = false;
+  options.tools.clear();
+  options.template_kwargs.clear();
+  EXPECT_EQ(t.apply_chat_template({{"user", "q?"}}, options), "<user>q?<|im_end|>");
+  options.tools = "[not json";
+  EXPECT_EQ(testing::error_code_of([&] {
+              t.apply_chat_template({{"user", "q?"}}, options);
+            }),
+            ErrorCode::InvalidArgument);
+  options.tools = "{}";
+  EXPECT_EQ(testing::error_code_of([&] {
+              t.apply_chat_template({{"user", "q?"}}, options);
+            }),
+            ErrorCode::InvalidArgument);
+}
+
+TEST(ChatTemplate, ABrokenTemplateFailsRenderingNotLoading) {
+  testing::TempDir dir;
+  const nlohmann::json config = {{"chat_template", "{% for m in messages %}\n{{ m.content | no_such_filter }}"}};
+  const std::string folder = testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"), config);
+  const Tokenizer t = Tokenizer::from_dir(folder);
+  EXPECT_FALSE(t.encode("still encodes").empty());
+  try {
+    t.apply_chat_template({{"user", "hi"}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidFormat);
+    EXPECT_NE(std::string(e.what()).find("chat template '" + folder + "/tokenizer_config.json' line 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ChatTemplate, RaiseExceptionNamesTheTemplateFileAndLine) {
+  testing::TempDir dir;
+  testing::write_tokenizer_dir(dir, fixture_json("tokenizer-qwen2-style"));
+  dir.write("chat_template.jinja",
+            "{%- if messages[0].role != 'user' %}\n  {{- raise_exception('first message must be the user\\'s') }}\n"
+            "{%- endif %}{{ messages[0].content }}");
+  const Tokenizer t = Tokenizer::from_dir(dir.path());
+  EXPECT_EQ(t.apply_chat_template({{"user", "hi"}}), "hi");
+  try {
+    t.apply_chat_template({{"system", "hi"}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(std::string(e.what()), "chat template '" + dir.path() +
+                                         "/chat_template.jinja' line 2: raise_exception: first message must be the "
+                                         "user's");
+  }
 }
 
 TEST(ChatTemplate, NoTemplateIsATypedError) {
