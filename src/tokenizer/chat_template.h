@@ -24,9 +24,9 @@ jinja::ChatTemplateInputs chat_template_inputs(const std::vector<ChatMessage>& m
 std::optional<ChatTemplateFamily> detect_chat_family(const std::string& jinja, bool tekken,
                                                      const std::function<bool(std::string_view)>& has_token);
 
-/// The prompt text. `bos` is put first where the format (or, for ChatML, the Jinja text) starts
-/// with the BOS token. `inst_spaces` (Mistral only): "[INST] user [/INST]" rather than
-/// "[INST]user[/INST]".
+/// The prompt text of a built-in format (folders without a template of their own). `bos` is put
+/// first where the format starts with the BOS token (not ChatML). `inst_spaces` (Mistral only):
+/// "[INST] user [/INST]" rather than "[INST]user[/INST]".
 std::string render_chat(ChatTemplateFamily family, const std::vector<ChatMessage>& messages, const ChatOptions& options,
                         const std::string& bos, bool inst_spaces);
 

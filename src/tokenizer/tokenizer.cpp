@@ -281,10 +281,10 @@ std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messa
          "the model folder has no chat template (no chat_template in tokenizer_config.json and no "
          "ChatML, Llama 3 or Mistral special tokens in the vocabulary)");
   }
+  // Only folders without a template of their own get here.
   std::string bos;
   switch (*impl_->family) {
-    case ChatTemplateFamily::ChatML:  // LFM2's template starts with bos_token, Qwen's does not
-      if (impl_->chat_template.find("bos_token") != std::string::npos) bos = impl_->bos_text;
+    case ChatTemplateFamily::ChatML:
       break;
     case ChatTemplateFamily::Llama3:
       bos = impl_->bos ? impl_->bos_text : (impl_->find("<|begin_of_text|>") ? "<|begin_of_text|>" : "");
@@ -293,9 +293,8 @@ std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messa
       bos = impl_->bos ? impl_->bos_text : (impl_->find("<s>") ? "<s>" : "");
       break;
   }
-  // SentencePiece-era Mistral templates write '[INST] ' with a space; tekken ones do not.
-  const bool inst_spaces = impl_->chat_template.find("[INST] ") != std::string::npos;
-  return render_chat(*impl_->family, messages, options, bos, inst_spaces);
+  // SentencePiece-era Mistral models (v0.1-v0.3) put spaces inside [INST] ... [/INST]; tekken ones do not.
+  return render_chat(*impl_->family, messages, options, bos, !impl_->data.tekken);
 }
 
 std::vector<int32_t> Tokenizer::encode_chat(const std::vector<ChatMessage>& messages,

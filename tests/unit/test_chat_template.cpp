@@ -111,6 +111,26 @@ TEST(ChatTemplate, TemplateFromChatTemplateJinjaFile) {
             "<|endoftext|><|im_start|>user\nHi<|im_end|>\n");
 }
 
+TEST(ChatTemplate, MistralSentencePieceVocabularyWithoutTemplateSpacesItsInstTags) {
+  testing::TempDir dir;
+  nlohmann::json j = fixture_json("tokenizer-qwen2-style");
+  // No ChatML markers (renamed in the vocabulary, dropped from the added tokens): it says Mistral.
+  j["added_tokens"] = nlohmann::json::array();
+  for (const char* marker : {"<|im_start|>", "<|im_end|>"}) {
+    j["model"]["vocab"][std::string(marker) + "x"] = j["model"]["vocab"][marker];
+    j["model"]["vocab"].erase(marker);
+  }
+  int32_t id = 3000;
+  for (const char* name : {"<s>", "</s>", "[INST]", "[/INST]"}) {
+    j["added_tokens"].push_back({{"id", id++}, {"content", name}, {"special", true}, {"normalized", false}});
+  }
+  const Tokenizer t = Tokenizer::from_dir(testing::write_tokenizer_dir(dir, j, {{"bos_token", "<s>"}}));
+  ASSERT_TRUE(t.chat_template().empty());
+  ASSERT_EQ(t.chat_template_family(), ChatTemplateFamily::Mistral);
+  EXPECT_EQ(t.apply_chat_template(kConversation),
+            "<s>[INST] You are terse.\n\nHi there [/INST]Hello.</s>[INST]   Bye   [/INST]");
+}
+
 TEST(ChatTemplate, MistralTemplateRenderedAsWritten) {
   // Mistral-7B-Instruct v0.1-v0.3 (SentencePiece): '[INST] ' + content + ' [/INST]'; the system
   // message is not rendered by this template.
