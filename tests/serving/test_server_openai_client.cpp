@@ -14,6 +14,7 @@
 #include "izwi/engine.h"
 #include "server/audio_encoding.h"
 #include "serving/running_server.h"
+#include "serving/whole_transcript.h"
 
 namespace izwi {
 namespace {
@@ -57,11 +58,8 @@ TEST(ServerOpenAiClient, AnswersAsTheCppApiDoes) {
   EXPECT_EQ(got["completion"]["text"], completion_out.text);
   EXPECT_EQ(got["completion"]["usage"]["completion_tokens"], completion_out.tokens.size());
 
-  Engine asr(asr_dir.path());
   const AudioBuffer audio = read_audio(audio_file);
-  TranscriptionOptions whole_file;
-  whole_file.continue_after_audio = true;
-  const Output transcript = asr.transcribe(to_mono(audio), audio.sample_rate, whole_file);
+  const Output transcript = testing::whole_transcript(asr_dir.path(), to_mono(audio), audio.sample_rate);
   EXPECT_FALSE(transcript.tokens.empty());
   EXPECT_EQ(got["transcription"]["text"], transcript.text);
 

@@ -22,6 +22,7 @@
 #include "izwi/engine.h"
 #include "server/playground.h"
 #include "serving/running_server.h"
+#include "serving/whole_transcript.h"
 
 namespace izwi {
 namespace {
@@ -105,11 +106,8 @@ TEST(ServerPlayground, BrowserChatsSpeaksAndTranscribes) {
   EXPECT_EQ(got["speech_status"], "Done");
   EXPECT_GT(got["speech"]["duration"].get<double>(), 0.0);
 
-  Engine asr(asr_dir.path());
   const AudioBuffer audio = read_audio(audio_file);
-  TranscriptionOptions whole_file;
-  whole_file.continue_after_audio = true;
-  const Output transcript = asr.transcribe(to_mono(audio), audio.sample_rate, whole_file);
+  const Output transcript = testing::whole_transcript(asr_dir.path(), to_mono(audio), audio.sample_rate);
   ASSERT_FALSE(transcript.text.empty());
   EXPECT_EQ(got["transcription"], transcript.text);
   EXPECT_EQ(got["transcription_status"], "Done");

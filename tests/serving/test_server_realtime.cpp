@@ -26,6 +26,7 @@
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "serving/running_server.h"
+#include "serving/whole_transcript.h"
 
 namespace izwi {
 namespace {
@@ -61,10 +62,7 @@ TEST(ServerRealtime, LiveTranscriptionAnswersAsTheCppApiDoes) {
   ASSERT_EQ(status, 0) << printed << "\n(the client needs `npm ci --prefix tests/serving`)";
   const nlohmann::json got = nlohmann::json::parse(printed);
 
-  Engine asr(asr_dir.path());
-  TranscriptionOptions whole;
-  whole.continue_after_audio = true;
-  const Output expected = asr.transcribe(samples, audio.sample_rate, whole);
+  const Output expected = testing::whole_transcript(asr_dir.path(), samples, audio.sample_rate);
   ASSERT_FALSE(expected.text.empty());
   EXPECT_EQ(got["completed"]["transcript"], expected.text);
   EXPECT_GT(got["deltas"].size(), 1u) << "the text comes as the audio is decoded, not at once";
