@@ -12,6 +12,7 @@
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/paged_attention_cpu.h"
+#include "kernels/cpu/panel_linear_cpu.h"
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
@@ -20,42 +21,107 @@ namespace {
 
 using izwi::WeightFormat;
 
-// Args: out, in, tokens, bf16
-void BM_Linear(benchmark::State& state) {
-  const int64_t out = state.range(0), in = state.range(1), tokens = state.range(2);
-  const bool bf16 = state.range(3) != 0;
-  const at::Tensor x = at::randn({tokens, in});
-  const at::Tensor w = (at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat);
-  at::Tensor y = at::empty({tokens, out});
-  for (auto _ : state) {
-    izwi::linear_cpu(x.data_ptr<float>(), tokens, in, w.data_ptr(), bf16 ? WeightFormat::BF16 : WeightFormat::F32, out,
-                     nullptr, y.data_ptr<float>());
-    benchmark::DoNotOptimize(y.data_ptr<float>());
+// A weight matrix as one of izwi's two CPU kernels takes it: row-major for linear_cpu (the
+// streaming GEMV, Eigen past 16 tokens), packed in panels for linear_packed_cpu.
+struct BenchWeight {
+  at::Tensor data;
+  WeightFormat format;
+  int64_t out, in;
+  bool packed;
+
+  BenchWeight(int64_t out_features, int64_t in_features, bool bf16, bool pack)
+      : format(bf16 ? WeightFormat::BF16 : WeightFormat::F32), out(out_features), in(in_features), packed(pack) {
+    const at::Tensor rows = (at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat);
+    if (!pack) {
+      data = rows;
+      return;
+    }
+    data = at::empty({izwi::packed_elements(out, in)}, rows.options());
+    izwi::pack_panels(rows.data_ptr(), format, out, in, data.data_ptr());
   }
-  state.SetBytesProcessed(state.iterations() * w.numel() * static_cast<int64_t>(w.element_size()));
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * out * in * tokens * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  int64_t bytes() const { return out * in * static_cast<int64_t>(data.element_size()); }
+  void apply(const at::Tensor& x, at::Tensor& y) const {
+    if (packed) {
+      izwi::linear_packed_cpu(x.data_ptr<float>(), x.size(0), in, data.data_ptr(), format, out, nullptr,
+                              y.data_ptr<float>());
+    } else {
+      izwi::linear_cpu(x.data_ptr<float>(), x.size(0), in, data.data_ptr(), format, out, nullptr, y.data_ptr<float>());
+    }
+  }
+};
+
+void set_flop_counter(benchmark::State& state, double flop_per_iteration) {
+  state.counters["GFLOP/s"] = benchmark::Counter(flop_per_iteration * static_cast<double>(state.iterations()) / 1e9,
+                                                 benchmark::Counter::kIsRate);
 }
 
-// One token through a stack of `layers` distinct [out, in] matrices, 256 MB and more in total:
-// every byte comes from DRAM, as in a decode step. Args: layers, out, in, bf16.
-void BM_LinearStackFromDram(benchmark::State& state) {
-  const int64_t layers = state.range(0), out = state.range(1), in = state.range(2);
-  const bool bf16 = state.range(3) != 0;
-  std::vector<at::Tensor> weights;
-  for (int64_t l = 0; l < layers; ++l)
-    weights.push_back((at::randn({out, in}) * 0.02).to(bf16 ? at::kBFloat16 : at::kFloat));
-  const at::Tensor x = at::randn({1, in});
-  at::Tensor y = at::empty({1, out});
+// Args: out, in, tokens, bf16, packed
+void BM_Linear(benchmark::State& state) {
+  const int64_t out = state.range(0), in = state.range(1), tokens = state.range(2);
+  const BenchWeight w(out, in, state.range(3) != 0, state.range(4) != 0);
+  const at::Tensor x = at::randn({tokens, in});
+  at::Tensor y = at::empty({tokens, out});
   for (auto _ : state) {
-    for (const at::Tensor& w : weights) {
-      izwi::linear_cpu(x.data_ptr<float>(), 1, in, w.data_ptr(), bf16 ? WeightFormat::BF16 : WeightFormat::F32, out,
-                       nullptr, y.data_ptr<float>());
-    }
+    w.apply(x, y);
     benchmark::DoNotOptimize(y.data_ptr<float>());
   }
-  state.SetBytesProcessed(state.iterations() * layers * weights[0].numel() *
-                          static_cast<int64_t>(weights[0].element_size()));
+  state.SetBytesProcessed(state.iterations() * w.bytes());
+  set_flop_counter(state, 2.0 * out * in * tokens);
+}
+
+// `tokens` through a stack of `layers` distinct [out, in] matrices, 256 MB and more in total:
+// every byte comes from DRAM, as in a decode step. Args: layers, out, in, bf16, packed, tokens.
+void BM_LinearStackFromDram(benchmark::State& state) {
+  const int64_t layers = state.range(0), out = state.range(1), in = state.range(2), tokens = state.range(5);
+  std::vector<BenchWeight> weights;
+  for (int64_t l = 0; l < layers; ++l) weights.emplace_back(out, in, state.range(3) != 0, state.range(4) != 0);
+  const at::Tensor x = at::randn({tokens, in});
+  at::Tensor y = at::empty({tokens, out});
+  for (auto _ : state) {
+    for (const BenchWeight& w : weights) w.apply(x, y);
+    benchmark::DoNotOptimize(y.data_ptr<float>());
+  }
+  state.SetBytesProcessed(state.iterations() * layers * weights[0].bytes());
+  set_flop_counter(state, 2.0 * layers * out * in * tokens);
+}
+
+// The linear products of one Qwen3-TTS step's code predictor for `streams` frames at once, at the
+// 0.6B model's shapes (hidden 1024, 5 layers of q/k/v 4096 and o 2048 -> 1024, gate/up 6144 and
+// down 3072 -> 1024, one 2048-code head per codebook): 15 sub-steps, each through all 5 layers
+// and its own head, `streams` tokens per product. Reports frames per second. Args: streams, bf16,
+// packed.
+void BM_CodePredictorProducts(benchmark::State& state) {
+  const int64_t streams = state.range(0);
+  const bool bf16 = state.range(1) != 0, packed = state.range(2) != 0;
+  constexpr int64_t kHidden = 1024, kLayers = 5, kSubSteps = 15;
+  std::vector<BenchWeight> layers, heads;
+  for (int64_t l = 0; l < kLayers; ++l) {
+    layers.emplace_back(4096, kHidden, bf16, packed);
+    layers.emplace_back(kHidden, 2048, bf16, packed);
+    layers.emplace_back(6144, kHidden, bf16, packed);
+    layers.emplace_back(kHidden, 3072, bf16, packed);
+  }
+  for (int64_t k = 0; k < kSubSteps; ++k) heads.emplace_back(2048, kHidden, bf16, packed);
+  std::vector<at::Tensor> inputs, outputs;
+  for (const BenchWeight& w : layers) {
+    inputs.push_back(at::randn({streams, w.in}));
+    outputs.push_back(at::empty({streams, w.out}));
+  }
+  const at::Tensor head_input = at::randn({streams, kHidden});
+  at::Tensor logits = at::empty({streams, 2048});
+  double flop = 0;
+  for (const BenchWeight& w : layers) flop += 2.0 * streams * w.in * w.out * kSubSteps;
+  flop += 2.0 * streams * kHidden * 2048 * kSubSteps;
+  for (auto _ : state) {
+    for (int64_t k = 0; k < kSubSteps; ++k) {
+      for (size_t i = 0; i < layers.size(); ++i) layers[i].apply(inputs[i], outputs[i]);
+      heads[static_cast<size_t>(k)].apply(head_input, logits);
+    }
+    benchmark::DoNotOptimize(logits.data_ptr<float>());
+  }
+  state.counters["frames/s"] =
+      benchmark::Counter(static_cast<double>(streams * state.iterations()), benchmark::Counter::kIsRate);
+  set_flop_counter(state, flop);
 }
 
 // The streaming read bandwidth izwi-bench divides by (1 GiB, all threads).
@@ -78,14 +144,17 @@ void BM_LinearTorch(benchmark::State& state) {
   const at::Tensor w = at::randn({out, in}) * 0.02;
   for (auto _ : state) benchmark::DoNotOptimize(at::linear(x, w));
   state.SetBytesProcessed(state.iterations() * w.numel() * 4);
+  set_flop_counter(state, 2.0 * out * in * tokens);
 }
 
 void shapes(benchmark::internal::Benchmark* b, bool with_format) {
   for (auto [out, in] : {std::pair<int64_t, int64_t>{1280, 768}, {4096, 768}, {768, 2048}, {32000, 768}}) {
-    for (int64_t tokens : {1, 4, 16, 64}) {
+    for (int64_t tokens : {1, 4, 16, 64, 512}) {
       if (with_format) {
-        b->Args({out, in, tokens, 0});
-        b->Args({out, in, tokens, 1});
+        for (int64_t packed : {0, 1}) {
+          b->Args({out, in, tokens, 0, packed});
+          b->Args({out, in, tokens, 1, packed});
+        }
       } else {
         b->Args({out, in, tokens});
       }
@@ -152,7 +221,26 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_Linear)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); })->UseRealTime();
-BENCHMARK(BM_LinearStackFromDram)->Args({32, 2048, 2048, 0})->Args({32, 2048, 2048, 1})->UseRealTime();
+BENCHMARK(BM_LinearStackFromDram)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (int64_t packed : {0, 1}) {
+        for (int64_t tokens : {1, 16}) {
+          b->Args({32, 2048, 2048, 0, packed, tokens});
+          b->Args({32, 2048, 2048, 1, packed, tokens});
+        }
+      }
+    })
+    ->UseRealTime();
+BENCHMARK(BM_CodePredictorProducts)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (int64_t packed : {0, 1}) {
+        for (int64_t streams : {1, 16}) {
+          b->Args({streams, 0, packed});
+          b->Args({streams, 1, packed});
+        }
+      }
+    })
+    ->UseRealTime();
 BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();

@@ -1,12 +1,16 @@
-// izwi-bench: decode throughput, TTFT and the memory-bandwidth roofline, measured in one run.
+// izwi-bench: decode throughput, TTFT and the memory-bandwidth and compute rooflines, measured in
+// one run.
 //
-//   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128]
+//   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128] [--prefill-len 512]
 //              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16] [--json]
 //
 // On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
 // bandwidth / weight bytes. The bench measures this machine's streaming read bandwidth right
 // before and right after the concurrency-1 run (the VM's bandwidth drifts with its neighbours)
-// and reports the fraction of the bound, at their mean, that the engine reaches.
+// and reports the fraction of the bound, at their mean, that the engine reaches. Batched decode
+// and prefill are compute bound: the bench measures the FMA peak before the engine starts and
+// reports the GFLOP/s the linear kernels reach per concurrency level and in a prefill, timed
+// inside the kernels (kernels/cpu/linear_profile.h), as a fraction of that peak.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -31,6 +35,7 @@
 #include "common/percentile.h"
 #include "common/shell_quote.h"
 #include "izwi/engine.h"
+#include "kernels/cpu/linear_profile.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "roofline_probes.h"
 
@@ -50,7 +55,13 @@ struct RunResult {
   double tokens_per_s_per_request = 0;  ///< tokens_per_s / concurrency.
   double wall_tokens_per_s = 0;         ///< All generated tokens / wall time (prefill included).
   double ttft_p50_ms = 0, ttft_p99_ms = 0;
+  izwi::LinearProfileEntry linear;  ///< the linear kernels' calls of `concurrency` tokens (decode steps)
 };
+
+// GFLOP/s of the kernel calls in `entry` (0 when there were none).
+double achieved_gflops(const izwi::LinearProfileEntry& entry) {
+  return entry.seconds > 0 ? entry.flop / entry.seconds / 1e9 : 0;
+}
 
 // Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
 // decode throughput is measured over the window in which all requests are decoding (after the
@@ -64,6 +75,7 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   };
   const int32_t vocab = engine.model_info().vocab_size;
   std::vector<std::unique_ptr<Trace>> traces;
+  izwi::take_linear_profile();
   const auto start = Clock::now();
   for (int32_t i = 0; i < concurrency; ++i) {
     izwi::Request r;
@@ -87,6 +99,8 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
 
   RunResult result;
   result.concurrency = concurrency;
+  const auto profile = izwi::take_linear_profile();
+  if (auto it = profile.find(concurrency); it != profile.end()) result.linear = it->second;
   std::vector<double> ttfts;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();
   for (const auto& trace : traces) {
@@ -140,13 +154,16 @@ double plain_libtorch_tokens_per_s(const std::string& model_dir, int32_t prompt_
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi decode throughput against the memory-bandwidth roofline"};
   std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto";
-  int32_t prompt_len = 128, gen = 128, shared_prefix = 512, threads = 0;
+  int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
   bool json = false;
   app.add_option("--model", model_dir, "Model folder")->required();
   app.add_option("--concurrency", concurrency_list, "Concurrent requests per run")->capture_default_str();
   app.add_option("--prompt-len", prompt_len, "Prompt tokens per request")->capture_default_str();
   app.add_option("--gen", gen, "Generated tokens per request")->capture_default_str();
   app.add_option("--shared-prefix", shared_prefix, "Prefix length for the prefix-cache TTFT check; 0 = skip")
+      ->capture_default_str();
+  app.add_option("--prefill-len", prefill_len,
+                 "Prompt length of the prefill (TTFT) run, at most the model's context - 1; 0 = skip")
       ->capture_default_str();
   app.add_option("--kernels", kernels, "fast (CPU kernels), torch (plain libtorch) or both")->capture_default_str();
   app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
@@ -159,7 +176,7 @@ int main(int argc, char** argv) {
     if (kernels != "fast" && kernels != "torch" && kernels != "both")
       throw std::invalid_argument("--kernels must be fast, torch or both");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
-    const int32_t positions = std::max(prompt_len + gen, shared_prefix + 16 + 1);
+    const int32_t positions = std::max({prompt_len + gen, shared_prefix + 16 + 1, prefill_len + 1});
     // The prefix run enables the prefix cache; at least 1024 blocks for its cached prefixes.
     izwi::EngineConfig config = izwi::bench::bench_engine_config(max_concurrency, positions, threads, weight_dtype);
     config.num_kv_blocks = std::max(1024, config.num_kv_blocks);
@@ -172,6 +189,9 @@ int main(int argc, char** argv) {
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
     const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0;
+    izwi::set_linear_profiling(true);
+    izwi::LinearProfileEntry prefill_linear;
+    double prefill_ttft_ms = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
@@ -183,7 +203,22 @@ int main(int argc, char** argv) {
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
       }
       bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
+      if (prefill_len > 0) {
+        // A model with a shorter context (the tests' tiny ones) prefills all it can take.
+        prefill_len = std::min(prefill_len, engine.model_info().max_positions - 1);
+        izwi::take_linear_profile();
+        izwi::Request r;
+        r.prompt_ids = random_prompt(rng, prefill_len, engine.model_info().vocab_size);
+        r.params.max_tokens = 1;
+        prefill_ttft_ms = engine.generate(r).timings.ttft_ms;
+        for (const auto& [tokens, entry] : izwi::take_linear_profile()) {
+          prefill_linear.calls += entry.calls;
+          prefill_linear.flop += entry.flop;
+          prefill_linear.seconds += entry.seconds;
+        }
+      }
     }
+    izwi::set_linear_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
     fmt::print("model {}  threads {}  kernels {}  weight dtype {}\n", model_dir, at::get_num_threads(),
@@ -194,13 +229,16 @@ int main(int argc, char** argv) {
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
     fmt::print("FMA peak {:.0f} GFLOP/s, {:.3f} GFLOP per token in the weights -> compute roofline {:.1f} tokens/s\n\n",
                fma_peak, gflop_per_token, fma_peak / gflop_per_token);
-    fmt::print("{:>11} {:>14} {:>16} {:>13} {:>12} {:>12} {:>9} {:>9}\n", "concurrency", "tokens/s", "tokens/s/request",
-               "wall tok/s", "TTFT p50 ms", "TTFT p99 ms", "GFLOP/s", "of peak");
+    // "model": the whole step's throughput in weight GFLOP; "linear": the linear kernels alone, over
+    // their calls of exactly `concurrency` tokens (the decode steps in which every request decodes).
+    fmt::print("{:>11} {:>12} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>14}\n", "concurrency", "tokens/s",
+               "tokens/s/request", "wall tok/s", "TTFT p50 ms", "TTFT p99 ms", "model GF/s", "of peak",
+               "linear GFLOP/s", "linear of peak");
     for (const RunResult& r : results) {
-      const double gflops = r.tokens_per_s * gflop_per_token;
-      fmt::print("{:>11} {:>14.1f} {:>16.1f} {:>13.1f} {:>12.1f} {:>12.1f} {:>9.1f} {:>9.2f}\n", r.concurrency,
-                 r.tokens_per_s, r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms, gflops,
-                 gflops / fma_peak);
+      const double gflops = r.tokens_per_s * gflop_per_token, linear_gflops = achieved_gflops(r.linear);
+      fmt::print("{:>11} {:>12.1f} {:>16.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.2f} {:>14.1f} {:>14.2f}\n",
+                 r.concurrency, r.tokens_per_s, r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms,
+                 r.ttft_p99_ms, gflops, gflops / fma_peak, linear_gflops, linear_gflops / fma_peak);
       report["results"].push_back({{"concurrency", r.concurrency},
                                    {"tokens_per_s", r.tokens_per_s},
                                    {"tokens_per_s_per_request", r.tokens_per_s_per_request},
@@ -208,7 +246,18 @@ int main(int argc, char** argv) {
                                    {"ttft_p50_ms", r.ttft_p50_ms},
                                    {"ttft_p99_ms", r.ttft_p99_ms},
                                    {"model_gflop_per_s", gflops},
-                                   {"compute_fraction", gflops / fma_peak}});
+                                   {"model_compute_fraction", gflops / fma_peak},
+                                   {"linear_gflop_per_s", linear_gflops},
+                                   {"compute_fraction", linear_gflops / fma_peak}});
+    }
+    if (prefill_len > 0) {
+      const double linear_gflops = achieved_gflops(prefill_linear);
+      fmt::print("prefill of {} tokens: TTFT {:.1f} ms, linear layers {:.1f} GFLOP/s = {:.2f} of the FMA peak\n",
+                 prefill_len, prefill_ttft_ms, linear_gflops, linear_gflops / fma_peak);
+      report["prefill"] = {{"prompt_tokens", prefill_len},
+                           {"ttft_ms", prefill_ttft_ms},
+                           {"linear_gflop_per_s", linear_gflops},
+                           {"compute_fraction", linear_gflops / fma_peak}};
     }
     report["fma_peak_gflops"] = fma_peak;
     report["bandwidth_gbps"] = bandwidth;

@@ -132,8 +132,11 @@ void EngineImpl::load(const std::string& model_dir) {
     logger()->debug("OpenBLAS set to run on the calling thread");
   }
 
+  ModelLoadOptions load_options;
+  load_options.check_finite = config_.check_weights_finite;
+  load_options.cpu_kernels = options.fast_kernels;
   std::unique_ptr<CausalLM> model =
-      load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, config_.check_weights_finite);
+      load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, load_options);
   const ModelSpec& spec = model->spec();
   if (config_.max_seq_len > spec.max_positions) {
     fail(ErrorCode::InvalidArgument, "EngineConfig.max_seq_len {} exceeds the model's max_position_embeddings {}",

@@ -33,6 +33,13 @@ class WeightSource {
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
 
+  /// When on, linear layers (and tied output heads) whose weights the CPU panel kernels take are
+  /// repacked for them as they load (layers/packed_weight.h); only for float32 compute on the CPU.
+  void set_pack_for_cpu_kernels(bool on) { pack_for_cpu_kernels_ = on; }
+  bool packs_for_cpu_kernels() const {
+    return pack_for_cpu_kernels_ && device_.is_cpu() && compute_dtype_ == at::kFloat;
+  }
+
   at::ScalarType compute_dtype() const { return compute_dtype_; }
   at::ScalarType weight_dtype() const { return weight_dtype_; }
   const at::Device& device() const { return device_; }
@@ -49,6 +56,7 @@ class WeightSource {
   at::ScalarType weight_dtype_;
   at::Device device_;
   bool check_finite_ = false;
+  bool pack_for_cpu_kernels_ = false;
 
   at::Tensor checked_read(const std::string& name, const std::vector<int64_t>& shape);
 };

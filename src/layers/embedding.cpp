@@ -6,14 +6,27 @@ Embedding::Embedding(WeightSource& source, const std::string& name, int64_t voca
     : table_(source.take_matrix(name, {vocab_size, hidden_size})) {}
 
 at::Tensor Embedding::operator()(const at::Tensor& ids, at::ScalarType dtype) const {
+  if (packed_.defined()) return packed_.rows(ids).to(dtype);
   return table_.index_select(0, ids).to(dtype);
 }
 
-Linear load_output_head(WeightSource& source, const Embedding& embed, bool tied, const std::string& name,
-                        int64_t vocab_size, int64_t hidden_size) {
+Linear Embedding::tie_output_head(bool pack) {
+  if (pack && !packed_.defined() && PackedWeight::packable(table_)) {
+    packed_ = PackedWeight::pack(table_);
+    table_ = at::Tensor();
+  }
+  return packed_.defined() ? Linear(packed_) : Linear(table_);
+}
+
+int64_t Embedding::weight_bytes() const {
+  return packed_.defined() ? packed_.bytes() : table_.numel() * static_cast<int64_t>(table_.element_size());
+}
+
+Linear load_output_head(WeightSource& source, Embedding& embed, bool tied, const std::string& name, int64_t vocab_size,
+                        int64_t hidden_size) {
   if (!tied) return Linear::load(source, name, vocab_size, hidden_size, false);
   if (source.contains(name + ".weight")) source.skip(name + ".weight");
-  return Linear(embed.table());
+  return embed.tie_output_head(source.packs_for_cpu_kernels());
 }
 
 }  // namespace izwi

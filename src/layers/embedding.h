@@ -18,15 +18,19 @@ class Embedding {
 
   /// ids [T] int64 -> [T, hidden] in `dtype`.
   at::Tensor operator()(const at::Tensor& ids, at::ScalarType dtype) const;
-  const at::Tensor& table() const { return table_; }
+  /// The table as a tied output projection. With `pack` (and a table the CPU kernels take) the
+  /// table is repacked for them first and lookups read the packed copy: one copy serves both.
+  Linear tie_output_head(bool pack);
+  int64_t weight_bytes() const;
 
  private:
-  at::Tensor table_;  ///< [vocab, hidden]
+  at::Tensor table_;     ///< [vocab, hidden], unless packed
+  PackedWeight packed_;  ///< the same table in the panel layout, when packed
 };
 
 /// The output projection: the embedding table when `tied` (a stored `<name>.weight` is then
 /// skipped, as checkpoints sometimes save it anyway), otherwise `<name>.weight` itself.
-Linear load_output_head(WeightSource& source, const Embedding& embed, bool tied, const std::string& name,
-                        int64_t vocab_size, int64_t hidden_size);
+Linear load_output_head(WeightSource& source, Embedding& embed, bool tied, const std::string& name, int64_t vocab_size,
+                        int64_t hidden_size);
 
 }  // namespace izwi

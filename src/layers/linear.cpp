@@ -8,6 +8,12 @@ namespace izwi {
 
 Linear::Linear(at::Tensor weight, at::Tensor bias) : weight_(std::move(weight)), bias_(std::move(bias)) {}
 
+Linear::Linear(PackedWeight weight, at::Tensor bias) : packed_(std::move(weight)), bias_(std::move(bias)) {}
+
+int64_t Linear::weight_bytes() const {
+  return packed_.defined() ? packed_.bytes() : weight_.numel() * static_cast<int64_t>(weight_.element_size());
+}
+
 Linear Linear::load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                     bool with_bias) {
   return load_stacked(source, {prefix}, {out_features}, in_features, with_bias);
@@ -33,6 +39,7 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
   }
   at::Tensor weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
   at::Tensor bias = !any_bias ? at::Tensor() : biases.size() == 1 ? biases[0] : at::cat(biases, 0);
+  if (source.packs_for_cpu_kernels() && PackedWeight::packable(weight)) return Linear(PackedWeight::pack(weight), bias);
   return Linear(weight, bias);
 }
 
@@ -55,6 +62,7 @@ at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& weight, const a
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  if (packed_.defined()) return packed_.linear(x, bias_);
   return linear_forward(x, weight_, bias_, ctx.fast_kernels);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/weight_source.h"
+#include "layers/packed_weight.h"
 #include "layers/step/forward_context.h"
 
 namespace izwi {
@@ -22,8 +23,11 @@ class Linear {
   Linear() = default;
   /// weight [out, in] in its storage dtype; bias [out] in the compute dtype or undefined.
   explicit Linear(at::Tensor weight, at::Tensor bias = {});
+  /// Weights packed for the CPU panel kernels; bias [out] float32 or undefined.
+  explicit Linear(PackedWeight weight, at::Tensor bias = {});
 
-  /// Loads `<prefix>.weight` (and `<prefix>.bias` when `with_bias`).
+  /// Loads `<prefix>.weight` (and `<prefix>.bias` when `with_bias`), packed for the CPU kernels
+  /// when the source asks for it (WeightSource::packs_for_cpu_kernels).
   static Linear load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                      bool with_bias);
   /// Several projections of the same input stacked into one matrix, so one pass over the input
@@ -38,11 +42,11 @@ class Linear {
   /// x: [T, in] -> [T, out]
   at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
 
-  const at::Tensor& weight() const { return weight_; }
-  int64_t weight_bytes() const { return weight_.numel() * static_cast<int64_t>(weight_.element_size()); }
+  int64_t weight_bytes() const;
 
  private:
-  at::Tensor weight_;
+  at::Tensor weight_;    ///< row-major [out, in], unless packed
+  PackedWeight packed_;  ///< the panel layout, when packed
   at::Tensor bias_;
 };
 

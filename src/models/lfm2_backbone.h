@@ -43,6 +43,7 @@ class Lfm2Backbone {
 
   const Lfm2Config& config() const { return config_; }
   const Embedding& embed_tokens() const { return embed_tokens_; }
+  Embedding& embed_tokens() { return embed_tokens_; }
   std::vector<LayerCacheSpec> cache_layout() const;
   /// Input embeddings [T, hidden] of the batch -> final-norm hidden states [T, hidden].
   at::Tensor forward(at::Tensor h, const ForwardContext& ctx, CacheBuffers& cache) const;

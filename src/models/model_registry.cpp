@@ -61,11 +61,13 @@ std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& 
 }
 
 std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
-                                         at::ScalarType weight_dtype, const at::Device& device, bool check_finite) {
+                                         at::ScalarType weight_dtype, const at::Device& device,
+                                         const ModelLoadOptions& options) {
   const HfConfig config = HfConfig::load(model_dir);
   const Factory& factory = factory_for(config);  // unknown types fail before the weights are opened
   WeightLoader loader(model_dir, compute_dtype, weight_dtype, device);
-  loader.set_check_finite(check_finite);
+  loader.set_check_finite(options.check_finite);
+  loader.set_pack_for_cpu_kernels(options.cpu_kernels);
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();
   return model;

@@ -19,10 +19,14 @@ std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& 
 
 /// Loads the model in `model_dir` (config.json + safetensors) and checks that every stored
 /// tensor was used. Large matrices are kept in `weight_dtype`, the rest in `compute_dtype`.
-/// `check_finite` scans every tensor for NaN and Inf (WeightSource::set_check_finite).
+/// `options` choose the load-time checks and layouts.
+struct ModelLoadOptions {
+  bool check_finite = false;  ///< scan every tensor for NaN and Inf (WeightSource::set_check_finite)
+  bool cpu_kernels = false;   ///< pack linear weights for the CPU kernels (WeightSource::set_pack_for_cpu_kernels)
+};
 std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
                                          at::ScalarType weight_dtype, const at::Device& device,
-                                         bool check_finite = false);
+                                         const ModelLoadOptions& options = {});
 
 /// The model_type values the registry accepts.
 std::vector<std::string> supported_model_types();

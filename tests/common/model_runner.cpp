@@ -12,8 +12,10 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   TorchExecutorOptions options;
   options.fast_kernels = fast_kernels;
-  executor_ =
-      std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU), options);
+  ModelLoadOptions load_options;
+  load_options.cpu_kernels = fast_kernels;
+  executor_ = std::make_unique<TorchExecutor>(
+      load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU, load_options), options);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 

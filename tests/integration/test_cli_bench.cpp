@@ -41,10 +41,17 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
     EXPECT_EQ(results[i].at("concurrency").get<int>(), static_cast<int>(i + 1));
     EXPECT_GT(results[i].at("tokens_per_s").get<double>(), 0.0);
     EXPECT_GT(results[i].at("model_gflop_per_s").get<double>(), 0.0);
+    EXPECT_GT(results[i].at("model_compute_fraction").get<double>(), 0.0);
+    EXPECT_GT(results[i].at("linear_gflop_per_s").get<double>(), 0.0);
     EXPECT_GT(results[i].at("compute_fraction").get<double>(), 0.0);
     EXPECT_GE(results[i].at("ttft_p99_ms").get<double>(), results[i].at("ttft_p50_ms").get<double>());
   }
   EXPECT_EQ(report.at("shared_prefix").at("cached_tokens").get<int>(), 32);
+  // The tiny preset holds 512 positions: the 512-token default prefill is cut to 511.
+  EXPECT_EQ(report.at("prefill").at("prompt_tokens").get<int>(), 511);
+  EXPECT_GT(report.at("prefill").at("ttft_ms").get<double>(), 0.0);
+  EXPECT_GT(report.at("prefill").at("linear_gflop_per_s").get<double>(), 0.0);
+  EXPECT_GT(report.at("prefill").at("compute_fraction").get<double>(), 0.0);
 }
 
 TEST(CliBench, BadArgumentsAreNamed) {

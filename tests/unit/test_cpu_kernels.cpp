@@ -8,6 +8,7 @@
 #include "common/reference.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/paged_attention_cpu.h"
+#include "kernels/cpu/panel_linear_cpu.h"
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
@@ -32,6 +33,42 @@ TEST(CpuKernels, LinearMatchesLibtorchForF32AndBf16Weights) {
                    out, b.data_ptr<float>(), y.data_ptr<float>());
         EXPECT_LT(max_abs_diff(y, expected), 1e-4)
             << "tokens " << tokens << " in " << in << " out " << out << (bf16 ? " bf16" : " f32");
+      }
+    }
+  }
+}
+
+// Every variant this CPU runs (AVX-512, AVX2, portable), across token counts that fill one tile,
+// several tiles and a ragged last one, input widths below, at and past one depth pass (256), and
+// output widths that leave a padded panel.
+TEST(CpuKernels, PackedLinearMatchesLibtorchForEveryKernelVariant) {
+  at::manual_seed(0);
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    for (int64_t tokens : {1, 2, 5, 14, 15, 16, 29, 64, 130}) {
+      for (auto [in, out] : {std::pair<int64_t, int64_t>{64, 96}, {67, 33}, {600, 129}, {16, 6}, {257, 1}}) {
+        const at::Tensor x = at::randn({tokens, in});
+        const at::Tensor w = at::randn({out, in}) * 0.1;
+        const at::Tensor b = at::randn({out});
+        for (bool bf16 : {false, true}) {
+          const at::Tensor stored = bf16 ? w.to(at::kBFloat16) : w;
+          const WeightFormat format = bf16 ? WeightFormat::BF16 : WeightFormat::F32;
+          at::Tensor packed = at::empty({packed_elements(out, in, *kernels)}, stored.options());
+          pack_panels(stored.data_ptr(), format, out, in, packed.data_ptr(), *kernels);
+          const std::string where = std::string(kernels->name) + " tokens " + std::to_string(tokens) + " in " +
+                                    std::to_string(in) + " out " + std::to_string(out) + (bf16 ? " bf16" : " f32");
+          for (bool with_bias : {false, true}) {
+            const at::Tensor expected = at::linear(x, stored.to(at::kFloat), with_bias ? b : at::Tensor());
+            at::Tensor y = at::empty({tokens, out});
+            linear_packed_cpu(x.data_ptr<float>(), tokens, in, packed.data_ptr(), format, out,
+                              with_bias ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), *kernels);
+            EXPECT_LT(max_abs_diff(y, expected), 1e-4) << where;
+          }
+          const at::Tensor ids = at::tensor(std::vector<int64_t>{out - 1, 0, out / 2});
+          at::Tensor rows = at::empty({3, in});
+          gather_packed_rows(packed.data_ptr(), format, in, ids.data_ptr<int64_t>(), 3, rows.data_ptr<float>(),
+                             *kernels);
+          EXPECT_TRUE(at::equal(rows, stored.index_select(0, ids).to(at::kFloat))) << where;
+        }
       }
     }
   }

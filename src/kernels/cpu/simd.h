@@ -9,7 +9,18 @@
 #include <immintrin.h>
 #endif
 
+// The inline namespace names the instruction set: files compiled for different ones (the panel
+// kernels' runtime-dispatched variants) then define different functions, not one function twice.
+#if defined(__AVX512F__)
+#define IZWI_SIMD_ISA avx512
+#elif defined(__AVX2__) && defined(__FMA__)
+#define IZWI_SIMD_ISA avx2
+#else
+#define IZWI_SIMD_ISA portable
+#endif
+
 namespace izwi::simd {
+inline namespace IZWI_SIMD_ISA {
 
 #if defined(__AVX512F__)
 
@@ -64,4 +75,5 @@ constexpr int kLanes = 0;
 
 #endif
 
+}  // namespace IZWI_SIMD_ISA
 }  // namespace izwi::simd

@@ -42,6 +42,8 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   spec_ = base_spec("lfm2_audio", *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
   spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
+  // The text head is the token embedding (liquid-audio ties them).
+  text_head_ = backbone_.embed_tokens().tie_output_head(source.packs_for_cpu_kernels());
   const int64_t audio_vocab = config_.depthformer.vocab;
   audio_embedding_ =
       source.take_matrix("audio_embedding.embedding.weight", {config_.codebooks * audio_vocab, c.hidden_size});
@@ -64,8 +66,7 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
     spec_.output_sample_rate = codec_->sample_rate();
   }
   // The weights a step touches: the backbone, the tied head and, for a frame, the depthformer.
-  spec_.decode_weight_bytes =
-      backbone_.layer_weight_bytes() + backbone_.embed_tokens().table().nbytes() + depthformer_.weight_bytes();
+  spec_.decode_weight_bytes = backbone_.layer_weight_bytes() + text_head_.weight_bytes() + depthformer_.weight_bytes();
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<float>& samples) const {
@@ -330,7 +331,7 @@ at::Tensor Lfm2AudioForConditionalGeneration::forward(const ForwardContext& ctx,
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
-  return linear_forward(hidden, backbone_.embed_tokens().table(), {}, ctx.fast_kernels);
+  return text_head_(hidden, ctx);
 }
 
 std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tensor& hidden,

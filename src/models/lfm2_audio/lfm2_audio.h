@@ -65,6 +65,7 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   Lfm2Backbone backbone_;
   FastConformerEncoder encoder_;
   Lfm2AudioAdapter adapter_;
+  Linear text_head_;            ///< the tied token embedding
   at::Tensor audio_embedding_;  ///< [codebooks * 2049, hidden]
   Depthformer depthformer_;
   std::unique_ptr<CodecDecoder> codec_;  ///< The folder's tokenizer-*.safetensors; null without one.

@@ -1,0 +1,54 @@
+#pragma once
+// The register-blocked linear kernel over weights packed in panels, compiled once per instruction
+// set (AVX-512, AVX2 + FMA, portable) and chosen at run time from the CPU's features, so one
+// binary runs each machine at its best and a portable build (IZWI_NATIVE_ARCH off) still uses
+// AVX-512 where it exists.
+//
+// Panel layout: W [out, in] is cut into panels of `panel_rows` consecutive rows (the last one
+// padded with zero rows); panel p holds W[p * panel_rows + i][k] at offset k * panel_rows + i, so
+// the kernel reads each panel front to back as one stream and multiplies a vector of outputs by a
+// broadcast input: no horizontal sums anywhere.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/linear_cpu.h"
+
+namespace izwi {
+
+/// One y = x W^T + b over packed weights (y [tokens, out] row-major).
+struct PanelProduct {
+  const float* x = nullptr;  ///< [tokens, in] as PanelKernels::pack_inputs arranges it
+  int64_t tokens = 0;
+  int64_t in = 0;
+  const void* packed = nullptr;
+  WeightFormat format = WeightFormat::F32;
+  int64_t out = 0;
+  const float* bias = nullptr;  ///< [out] or null
+  float* y = nullptr;
+};
+
+struct PanelKernels {
+  const char* name;    ///< "avx512", "avx2" or "portable"
+  int64_t panel_rows;  ///< rows per panel; packing and product must agree on it
+  /// Rearranges x [tokens, in] (row-major) into `packed` (tokens x in floats) so that each tile of
+  /// tokens reads its inputs column by column from consecutive addresses: rows a power-of-two
+  /// apart would otherwise share L1 sets (2048 floats = 8 KiB apart) and evict each other.
+  void (*pack_inputs)(const float* x, int64_t tokens, int64_t in, float* packed);
+  /// Computes the outputs of panels [panel_begin, panel_end) on the calling thread.
+  void (*run)(const PanelProduct& product, int64_t panel_begin, int64_t panel_end);
+};
+
+const PanelKernels& panel_kernels_avx512();
+const PanelKernels& panel_kernels_avx2();
+const PanelKernels& panel_kernels_portable();
+
+/// The variants this CPU can run, fastest first.
+std::vector<const PanelKernels*> supported_panel_kernels();
+
+/// The variant every packed linear layer uses: the fastest supported one, or the one named by the
+/// IZWI_CPU_KERNELS environment variable (read once; an unknown or unsupported name is an error).
+const PanelKernels& active_panel_kernels();
+
+}  // namespace izwi

@@ -1,0 +1,192 @@
+#pragma once
+// The body of the panel kernels, included by one .cpp per instruction set (each compiled with its
+// own -m flags): everything here has internal linkage, and kernels/cpu/simd.h puts its vector
+// helpers in a namespace per instruction set, so the variants never share a symbol.
+
+// GCC 12 warns inside its own AVX-512 headers (GCC bug 105593); before the first immintrin.h.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/panel_kernels.h"
+#include "kernels/cpu/simd.h"
+
+namespace izwi {
+namespace {
+
+#if IZWI_SIMD_LANES > 0
+constexpr int kLanes = simd::kLanes;
+#else
+constexpr int kLanes = 8;  // plain loops over 8 floats, which the compiler vectorises as it can
+#endif
+// Two vectors of outputs per panel row; the tokens of a tile take the remaining registers (one
+// accumulator per vector and token, plus the two weight vectors and one broadcast input).
+constexpr int kVectors = 2;
+constexpr int64_t kPanelRows = kVectors * kLanes;
+#if IZWI_SIMD_LANES > 0
+constexpr int kMaxTileTokens = (simd::kRegisters - kVectors - 1) / kVectors;
+#else
+constexpr int kMaxTileTokens = 4;
+#endif
+// Input columns per pass: a tile's slice of the panel (256 x 32 floats = 32 KiB at most) stays in
+// L1/L2 while every token tile of the pass rereads it, and a tile's inputs fit in L1.
+constexpr int64_t kDepth = 256;
+
+inline float bf16_to_float(uint16_t bits) {
+  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &widened, sizeof(f));
+  return f;
+}
+
+template <WeightFormat F>
+constexpr size_t element_bytes() {
+  return F == WeightFormat::F32 ? sizeof(float) : sizeof(uint16_t);
+}
+
+#if IZWI_SIMD_LANES > 0
+template <WeightFormat F>
+inline simd::Vec load_weights(const void* panel, int64_t offset) {
+  if constexpr (F == WeightFormat::F32) {
+    return simd::load(static_cast<const float*>(panel) + offset);
+  } else {
+    return simd::load_bf16(static_cast<const uint16_t*>(panel) + offset);
+  }
+}
+
+// tile[t][0 .. kPanelRows) (+)= sum over k < depth of panel[k][.] * x[k * MR + t], for MR tokens.
+// With `prefetch`, each step also prefetches the matching row of the weights that follow this
+// slice, so the memory stream keeps going while the tiles after the first compute from cache.
+template <int MR, WeightFormat F>
+void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, bool prefetch) {
+  constexpr int64_t kRowBytes = kPanelRows * static_cast<int64_t>(element_bytes<F>());
+  const char* ahead = static_cast<const char*>(panel) + depth * kRowBytes;
+  simd::Vec acc[MR][kVectors];
+#pragma GCC unroll 16
+  for (int t = 0; t < MR; ++t) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) {
+      acc[t][v] = accumulate ? simd::load(tile + t * kPanelRows + v * kLanes) : simd::zero();
+    }
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    if (prefetch) {
+#pragma GCC unroll 2
+      for (int64_t line = 0; line < kRowBytes; line += 64) _mm_prefetch(ahead + k * kRowBytes + line, _MM_HINT_T1);
+    }
+    simd::Vec w[kVectors];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) w[v] = load_weights<F>(panel, k * kPanelRows + v * kLanes);
+#pragma GCC unroll 16
+    for (int t = 0; t < MR; ++t) {
+      const simd::Vec b = simd::broadcast(x[k * MR + t]);
+#pragma GCC unroll 2
+      for (int v = 0; v < kVectors; ++v) acc[t][v] = simd::fmadd(w[v], b, acc[t][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < MR; ++t) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) simd::store(tile + t * kPanelRows + v * kLanes, acc[t][v]);
+  }
+}
+#else
+template <WeightFormat F>
+inline float weight_at(const void* panel, int64_t offset) {
+  if constexpr (F == WeightFormat::F32) {
+    return static_cast<const float*>(panel)[offset];
+  } else {
+    return bf16_to_float(static_cast<const uint16_t*>(panel)[offset]);
+  }
+}
+
+template <int MR, WeightFormat F>
+void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, bool /*prefetch*/) {
+  float acc[MR][kPanelRows];
+  for (int t = 0; t < MR; ++t) {
+    for (int64_t i = 0; i < kPanelRows; ++i) acc[t][i] = accumulate ? tile[t * kPanelRows + i] : 0.0f;
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    float w[kPanelRows];
+    for (int64_t i = 0; i < kPanelRows; ++i) w[i] = weight_at<F>(panel, k * kPanelRows + i);
+    for (int t = 0; t < MR; ++t) {
+      const float b = x[k * MR + t];
+      for (int64_t i = 0; i < kPanelRows; ++i) acc[t][i] += w[i] * b;
+    }
+  }
+  for (int t = 0; t < MR; ++t) std::memcpy(tile + t * kPanelRows, acc[t], sizeof(acc[t]));
+}
+#endif
+
+using TileKernel = void (*)(const void*, int64_t, const float*, float*, bool, bool);
+
+template <WeightFormat F, int... I>
+constexpr std::array<TileKernel, sizeof...(I)> tile_kernels(std::integer_sequence<int, I...>) {
+  return {{&tile_kernel<I + 1, F>...}};
+}
+
+// Tiles of equal size (16 tokens: 8 + 8, not 14 + 2) keep every tile's register use high.
+int64_t tile_count(int64_t tokens) { return (tokens + kMaxTileTokens - 1) / kMaxTileTokens; }
+
+// Tile i (tokens [t0, t0 + n)) is stored from packed + t0 * in, element (k, t) at k * n + t.
+void pack_inputs(const float* x, int64_t tokens, int64_t in, float* packed) {
+  const int64_t tiles = tile_count(tokens);
+  for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
+    const int64_t n = (tokens - t0) / (tiles - i);
+    float* dst = packed + t0 * in;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* src = x + (t0 + t) * in;
+      for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[k];
+    }
+    t0 += n;
+  }
+}
+
+template <WeightFormat F>
+void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
+  static constexpr auto kKernels = tile_kernels<F>(std::make_integer_sequence<int, kMaxTileTokens>{});
+  const int64_t tiles = tile_count(p.tokens);
+  thread_local std::vector<float> tile;
+  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
+  const size_t panel_bytes = static_cast<size_t>(kPanelRows * p.in) * element_bytes<F>();
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+    const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel) * panel_bytes;
+    for (int64_t k0 = 0; k0 < p.in; k0 += kDepth) {
+      const int64_t depth = std::min(kDepth, p.in - k0);
+      const char* slice = base + static_cast<size_t>(k0 * kPanelRows) * element_bytes<F>();
+      for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
+        const int64_t tokens = (p.tokens - t0) / (tiles - i);
+        kKernels[tokens - 1](slice, depth, p.x + t0 * p.in + k0 * tokens, tile.data() + t0 * kPanelRows, k0 > 0,
+                             i == 0 && tiles > 1);
+        t0 += tokens;
+      }
+    }
+    const int64_t row0 = panel * kPanelRows, rows = std::min(kPanelRows, p.out - row0);
+    for (int64_t t = 0; t < p.tokens; ++t) {
+      float* dst = p.y + t * p.out + row0;
+      const float* src = tile.data() + t * kPanelRows;
+      if (p.bias != nullptr) {
+        for (int64_t i = 0; i < rows; ++i) dst[i] = src[i] + p.bias[row0 + i];
+      } else {
+        std::memcpy(dst, src, static_cast<size_t>(rows) * sizeof(float));
+      }
+    }
+  }
+}
+
+void run(const PanelProduct& product, int64_t panel_begin, int64_t panel_end) {
+  if (product.format == WeightFormat::F32) {
+    run_panels<WeightFormat::F32>(product, panel_begin, panel_end);
+  } else {
+    run_panels<WeightFormat::BF16>(product, panel_begin, panel_end);
+  }
+}
+
+}  // namespace
+}  // namespace izwi

@@ -1,0 +1,51 @@
+#include "layers/packed_weight.h"
+
+#include "common/check.h"
+#include "kernels/cpu/panel_linear_cpu.h"
+
+namespace izwi {
+
+bool PackedWeight::packable(const at::Tensor& weight) {
+  return weight.dim() == 2 && weight.is_cpu() &&
+         (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16);
+}
+
+PackedWeight PackedWeight::pack(const at::Tensor& weight) {
+  IZWI_CHECK(packable(weight), "PackedWeight::pack: expected a 2-d float32 or bf16 CPU matrix");
+  PackedWeight packed;
+  packed.out_ = weight.size(0);
+  packed.in_ = weight.size(1);
+  packed.format_ = weight.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16;
+  const at::Tensor rows = weight.contiguous();
+  packed.data_ = at::empty({packed_elements(packed.out_, packed.in_)}, rows.options());
+  pack_panels(rows.data_ptr(), packed.format_, packed.out_, packed.in_, packed.data_.data_ptr());
+  return packed;
+}
+
+int64_t PackedWeight::bytes() const { return out_ * in_ * static_cast<int64_t>(data_.element_size()); }
+
+at::Tensor PackedWeight::linear(const at::Tensor& x, const at::Tensor& bias) const {
+  IZWI_CHECK(x.scalar_type() == at::kFloat && x.is_cpu() && x.size(-1) == in_,
+             "packed linear: expected float32 CPU input [..., {}]", in_);
+  const at::Tensor xc = x.reshape({-1, in_}).contiguous();
+  const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
+  at::Tensor y = at::empty({xc.size(0), out_}, xc.options());
+  linear_packed_cpu(xc.data_ptr<float>(), xc.size(0), in_, data_.data_ptr(), format_, out_,
+                    b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = out_;
+  return y.view(shape);
+}
+
+at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
+  const at::Tensor index = ids.to(at::kLong).contiguous();
+  if (index.numel() > 0) {
+    const int64_t low = index.min().item<int64_t>(), high = index.max().item<int64_t>();
+    IZWI_CHECK(low >= 0 && high < out_, "embedding ids {}..{} outside the table's {} rows", low, high, out_);
+  }
+  at::Tensor out = at::empty({index.numel(), in_}, at::TensorOptions().dtype(at::kFloat));
+  gather_packed_rows(data_.data_ptr(), format_, in_, index.data_ptr<int64_t>(), index.numel(), out.data_ptr<float>());
+  return out;
+}
+
+}  // namespace izwi
