@@ -247,7 +247,13 @@ BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
-BENCHMARK(BM_PagedAttentionDecode)->Args({1, 256})->Args({16, 256})->Args({64, 256})->Args({1, 2048})->UseRealTime();
+BENCHMARK(BM_PagedAttentionDecode)
+    ->Args({1, 256})
+    ->Args({16, 256})
+    ->Args({16, 1024})
+    ->Args({64, 256})
+    ->Args({1, 2048})
+    ->UseRealTime();
 
 int main(int argc, char** argv) {
   at::set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));

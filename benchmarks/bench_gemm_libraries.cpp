@@ -150,9 +150,10 @@ BENCHMARK(BM_Eigen)->Apply(shapes)->UseRealTime();
 #if IZWI_BENCH_DNNL
 BENCHMARK(BM_OneDnn)
     ->Apply([](benchmark::internal::Benchmark* b) {
-      shapes(b);
-      for (auto [out, in] : {std::pair<int64_t, int64_t>{1280, 768}, {4096, 768}, {768, 2048}, {32000, 768}}) {
-        for (int64_t tokens : {1, 4, 16, 64, 512}) b->Args({out, in, tokens, 1});
+      for (int64_t bf16 : {0, 1}) {
+        for (auto [out, in] : {std::pair<int64_t, int64_t>{1280, 768}, {4096, 768}, {768, 2048}, {32000, 768}}) {
+          for (int64_t tokens : {1, 4, 16, 64, 512}) b->Args({out, in, tokens, bf16});
+        }
       }
     })
     ->UseRealTime();

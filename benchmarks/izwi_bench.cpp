@@ -252,10 +252,14 @@ int main(int argc, char** argv) {
     }
     if (prefill_len > 0) {
       const double linear_gflops = achieved_gflops(prefill_linear);
-      fmt::print("prefill of {} tokens: TTFT {:.1f} ms, linear layers {:.1f} GFLOP/s = {:.2f} of the FMA peak\n",
-                 prefill_len, prefill_ttft_ms, linear_gflops, linear_gflops / fma_peak);
+      const double linear_share = prefill_linear.seconds * 1e3 / prefill_ttft_ms;
+      fmt::print(
+          "prefill of {} tokens: TTFT {:.1f} ms, linear layers {:.1f} GFLOP/s = {:.2f} of the FMA peak, {:.0f}% of "
+          "the TTFT\n",
+          prefill_len, prefill_ttft_ms, linear_gflops, linear_gflops / fma_peak, 100 * linear_share);
       report["prefill"] = {{"prompt_tokens", prefill_len},
                            {"ttft_ms", prefill_ttft_ms},
+                           {"linear_share_of_ttft", linear_share},
                            {"linear_gflop_per_s", linear_gflops},
                            {"compute_fraction", linear_gflops / fma_peak}};
     }
