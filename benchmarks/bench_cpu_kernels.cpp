@@ -36,7 +36,7 @@ struct BenchWeight {
       data = rows;
       return;
     }
-    data = at::empty({izwi::packed_elements(out, in)}, rows.options());
+    data = at::empty({izwi::packed_elements(out, in, format)}, rows.options());
     izwi::pack_panels(rows.data_ptr(), format, out, in, data.data_ptr());
   }
   int64_t bytes() const { return out * in * static_cast<int64_t>(data.element_size()); }

@@ -36,7 +36,7 @@ void finish(benchmark::State& state, int64_t out, int64_t in, int64_t tokens) {
 void BM_IzwiPacked(benchmark::State& state) {
   const int64_t out = state.range(0), in = state.range(1), tokens = state.range(2);
   const at::Tensor w = at::randn({out, in}) * 0.02, x = at::randn({tokens, in});
-  at::Tensor packed = at::empty({izwi::packed_elements(out, in)}), y = at::empty({tokens, out});
+  at::Tensor packed = at::empty({izwi::packed_elements(out, in, WeightFormat::F32)}), y = at::empty({tokens, out});
   izwi::pack_panels(w.data_ptr(), WeightFormat::F32, out, in, packed.data_ptr());
   for (auto _ : state) {
     izwi::linear_packed_cpu(x.data_ptr<float>(), tokens, in, packed.data_ptr(), WeightFormat::F32, out, nullptr,

@@ -51,6 +51,12 @@ struct IZWI_API EngineConfig {
   /// is libtorch's BLAS, run each call on the calling thread, process-wide: its spinning workers
   /// would compete with the engine's.
   bool use_fast_kernels = true;
+  /// Which compiled variant of the CPU linear kernel to use (with use_fast_kernels on the CPU):
+  /// "auto" = the IZWI_CPU_KERNELS environment variable when set, else the fastest this CPU runs
+  /// exactly; or "avx512", "avx2", "portable"; or "avx512_bf16" (CPUs with avx512_bf16), which
+  /// multiplies bf16 weights (weight_dtype bfloat16) by inputs rounded to bf16, as bf16 inference
+  /// in transformers does: about twice the FLOPs, results no longer those of float32 arithmetic.
+  std::string cpu_kernels = "auto";
   /// Scan every weight tensor for NaN and Inf at load and refuse the model naming the first one
   /// that holds any (InvalidFormat). Off by default: it reads all the weights once more.
   bool check_weights_finite = false;

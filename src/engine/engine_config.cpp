@@ -45,6 +45,9 @@ void EngineConfig::validate() const {
           fmt::format("* block_size must be <= {} (got {} * {})", INT32_MAX, num_kv_blocks, block_size));
   require(num_threads >= 0 && num_threads <= kMaxThreads, "num_threads",
           fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
+  require(cpu_kernels == "auto" || cpu_kernels == "avx512_bf16" || cpu_kernels == "avx512" || cpu_kernels == "avx2" ||
+              cpu_kernels == "portable",
+          "cpu_kernels", "must be auto, avx512_bf16, avx512, avx2 or portable");
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           "must be float32, bfloat16 or float16");
   require(
@@ -78,6 +81,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "weight_dtype",
                                               "num_threads",
                                               "use_fast_kernels",
+                                              "cpu_kernels",
                                               "check_weights_finite",
                                               "log_level",
                                               "stream_idle_timeout_ms"};
@@ -99,6 +103,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.weight_dtype = f.get_or("weight_dtype", c.weight_dtype);
   c.num_threads = f.get_or("num_threads", c.num_threads);
   c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
+  c.cpu_kernels = f.get_or("cpu_kernels", c.cpu_kernels);
   c.check_weights_finite = f.get_or("check_weights_finite", c.check_weights_finite);
   c.log_level = f.get_or("log_level", c.log_level);
   const std::string policy = f.get_or<std::string>("policy", "fcfs");

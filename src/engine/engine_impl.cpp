@@ -17,6 +17,7 @@
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
 #include "kernels/cpu/blas_threads.h"
+#include "kernels/cpu/panel_kernels.h"
 #include "models/model_registry.h"
 
 namespace izwi::detail {
@@ -134,7 +135,11 @@ void EngineImpl::load(const std::string& model_dir) {
 
   ModelLoadOptions load_options;
   load_options.check_finite = config_.check_weights_finite;
-  load_options.cpu_kernels = options.fast_kernels;
+  if (options.fast_kernels && options.device.is_cpu()) {
+    load_options.cpu_kernels = config_.cpu_kernels == "auto"
+                                   ? &active_panel_kernels()
+                                   : &panel_kernels_named(config_.cpu_kernels, "EngineConfig.cpu_kernels");
+  }
   std::unique_ptr<CausalLM> model =
       load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, load_options);
   const ModelSpec& spec = model->spec();

@@ -11,6 +11,8 @@
 
 namespace izwi {
 
+struct PanelKernels;
+
 class WeightSource {
  public:
   WeightSource(at::ScalarType compute_dtype, at::ScalarType weight_dtype, const at::Device& device)
@@ -33,11 +35,12 @@ class WeightSource {
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
 
-  /// When on, linear layers (and tied output heads) whose weights the CPU panel kernels take are
-  /// repacked for them as they load (layers/packed_weight.h); only for float32 compute on the CPU.
-  void set_pack_for_cpu_kernels(bool on) { pack_for_cpu_kernels_ = on; }
-  bool packs_for_cpu_kernels() const {
-    return pack_for_cpu_kernels_ && device_.is_cpu() && compute_dtype_ == at::kFloat;
+  /// With a kernel variant set, linear layers (and tied output heads) whose weights the CPU panel
+  /// kernels take are repacked for that variant as they load (layers/packed_weight.h); only for
+  /// float32 compute on the CPU (elsewhere cpu_kernels() is null).
+  void set_cpu_kernels(const PanelKernels* kernels) { cpu_kernels_ = kernels; }
+  const PanelKernels* cpu_kernels() const {
+    return device_.is_cpu() && compute_dtype_ == at::kFloat ? cpu_kernels_ : nullptr;
   }
 
   at::ScalarType compute_dtype() const { return compute_dtype_; }
@@ -56,7 +59,7 @@ class WeightSource {
   at::ScalarType weight_dtype_;
   at::Device device_;
   bool check_finite_ = false;
-  bool pack_for_cpu_kernels_ = false;
+  const PanelKernels* cpu_kernels_ = nullptr;
 
   at::Tensor checked_read(const std::string& name, const std::vector<int64_t>& shape);
 };

@@ -10,9 +10,9 @@ at::Tensor Embedding::operator()(const at::Tensor& ids, at::ScalarType dtype) co
   return table_.index_select(0, ids).to(dtype);
 }
 
-Linear Embedding::tie_output_head(bool pack) {
-  if (pack && !packed_.defined() && PackedWeight::packable(table_)) {
-    packed_ = PackedWeight::pack(table_);
+Linear Embedding::tie_output_head(const PanelKernels* kernels) {
+  if (kernels != nullptr && !packed_.defined() && PackedWeight::packable(table_)) {
+    packed_ = PackedWeight::pack(table_, *kernels);
     table_ = at::Tensor();
   }
   return packed_.defined() ? Linear(packed_) : Linear(table_);
@@ -26,7 +26,7 @@ Linear load_output_head(WeightSource& source, Embedding& embed, bool tied, const
                         int64_t hidden_size) {
   if (!tied) return Linear::load(source, name, vocab_size, hidden_size, false);
   if (source.contains(name + ".weight")) source.skip(name + ".weight");
-  return embed.tie_output_head(source.packs_for_cpu_kernels());
+  return embed.tie_output_head(source.cpu_kernels());
 }
 
 }  // namespace izwi

@@ -18,9 +18,9 @@ class Embedding {
 
   /// ids [T] int64 -> [T, hidden] in `dtype`.
   at::Tensor operator()(const at::Tensor& ids, at::ScalarType dtype) const;
-  /// The table as a tied output projection. With `pack` (and a table the CPU kernels take) the
-  /// table is repacked for them first and lookups read the packed copy: one copy serves both.
-  Linear tie_output_head(bool pack);
+  /// The table as a tied output projection. With `kernels` (and a table they take) the table is
+  /// repacked for them first and lookups read the packed copy: one copy serves both.
+  Linear tie_output_head(const PanelKernels* kernels);
   int64_t weight_bytes() const;
 
  private:

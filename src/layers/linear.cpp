@@ -39,7 +39,9 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
   }
   at::Tensor weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
   at::Tensor bias = !any_bias ? at::Tensor() : biases.size() == 1 ? biases[0] : at::cat(biases, 0);
-  if (source.packs_for_cpu_kernels() && PackedWeight::packable(weight)) return Linear(PackedWeight::pack(weight), bias);
+  if (const PanelKernels* kernels = source.cpu_kernels(); kernels != nullptr && PackedWeight::packable(weight)) {
+    return Linear(PackedWeight::pack(weight, *kernels), bias);
+  }
   return Linear(weight, bias);
 }
 

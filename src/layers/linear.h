@@ -27,7 +27,7 @@ class Linear {
   explicit Linear(PackedWeight weight, at::Tensor bias = {});
 
   /// Loads `<prefix>.weight` (and `<prefix>.bias` when `with_bias`), packed for the CPU kernels
-  /// when the source asks for it (WeightSource::packs_for_cpu_kernels).
+  /// when the source names CPU kernels (WeightSource::cpu_kernels).
   static Linear load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                      bool with_bias);
   /// Several projections of the same input stacked into one matrix, so one pass over the input

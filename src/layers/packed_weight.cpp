@@ -10,15 +10,16 @@ bool PackedWeight::packable(const at::Tensor& weight) {
          (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16);
 }
 
-PackedWeight PackedWeight::pack(const at::Tensor& weight) {
+PackedWeight PackedWeight::pack(const at::Tensor& weight, const PanelKernels& kernels) {
   IZWI_CHECK(packable(weight), "PackedWeight::pack: expected a 2-d float32 or bf16 CPU matrix");
   PackedWeight packed;
+  packed.kernels_ = &kernels;
   packed.out_ = weight.size(0);
   packed.in_ = weight.size(1);
   packed.format_ = weight.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16;
   const at::Tensor rows = weight.contiguous();
-  packed.data_ = at::empty({packed_elements(packed.out_, packed.in_)}, rows.options());
-  pack_panels(rows.data_ptr(), packed.format_, packed.out_, packed.in_, packed.data_.data_ptr());
+  packed.data_ = at::empty({packed_elements(packed.out_, packed.in_, packed.format_, kernels)}, rows.options());
+  pack_panels(rows.data_ptr(), packed.format_, packed.out_, packed.in_, packed.data_.data_ptr(), kernels);
   return packed;
 }
 
@@ -31,7 +32,7 @@ at::Tensor PackedWeight::linear(const at::Tensor& x, const at::Tensor& bias) con
   const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
   at::Tensor y = at::empty({xc.size(0), out_}, xc.options());
   linear_packed_cpu(xc.data_ptr<float>(), xc.size(0), in_, data_.data_ptr(), format_, out_,
-                    b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
+                    b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), *kernels_);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out_;
   return y.view(shape);
@@ -44,7 +45,8 @@ at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
     IZWI_CHECK(low >= 0 && high < out_, "embedding ids {}..{} outside the table's {} rows", low, high, out_);
   }
   at::Tensor out = at::empty({index.numel(), in_}, at::TensorOptions().dtype(at::kFloat));
-  gather_packed_rows(data_.data_ptr(), format_, in_, index.data_ptr<int64_t>(), index.numel(), out.data_ptr<float>());
+  gather_packed_rows(data_.data_ptr(), format_, in_, index.data_ptr<int64_t>(), index.numel(), out.data_ptr<float>(),
+                     *kernels_);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "kernels/cpu/linear_cpu.h"
+#include "kernels/cpu/panel_kernels.h"
 
 namespace izwi {
 
@@ -14,8 +15,8 @@ class PackedWeight {
 
   /// True for the matrices the panel kernels take: 2-d float32 or bf16 on the CPU.
   static bool packable(const at::Tensor& weight);
-  /// Packs a packable [out, in] matrix.
-  static PackedWeight pack(const at::Tensor& weight);
+  /// Packs a packable [out, in] matrix for `kernels`, which then multiply by it.
+  static PackedWeight pack(const at::Tensor& weight, const PanelKernels& kernels);
 
   bool defined() const { return data_.defined(); }
   int64_t out_features() const { return out_; }
@@ -30,6 +31,7 @@ class PackedWeight {
 
  private:
   at::Tensor data_;
+  const PanelKernels* kernels_ = nullptr;
   WeightFormat format_ = WeightFormat::F32;
   int64_t out_ = 0;
   int64_t in_ = 0;

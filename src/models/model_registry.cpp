@@ -67,7 +67,7 @@ std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::Scala
   const Factory& factory = factory_for(config);  // unknown types fail before the weights are opened
   WeightLoader loader(model_dir, compute_dtype, weight_dtype, device);
   loader.set_check_finite(options.check_finite);
-  loader.set_pack_for_cpu_kernels(options.cpu_kernels);
+  loader.set_cpu_kernels(options.cpu_kernels);
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();
   return model;

@@ -20,9 +20,11 @@ std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& 
 /// Loads the model in `model_dir` (config.json + safetensors) and checks that every stored
 /// tensor was used. Large matrices are kept in `weight_dtype`, the rest in `compute_dtype`.
 /// `options` choose the load-time checks and layouts.
+struct PanelKernels;
+
 struct ModelLoadOptions {
-  bool check_finite = false;  ///< scan every tensor for NaN and Inf (WeightSource::set_check_finite)
-  bool cpu_kernels = false;   ///< pack linear weights for the CPU kernels (WeightSource::set_pack_for_cpu_kernels)
+  bool check_finite = false;                  ///< scan every tensor for NaN and Inf (WeightSource::set_check_finite)
+  const PanelKernels* cpu_kernels = nullptr;  ///< pack linear weights for these CPU kernels (or not: null)
 };
 std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
                                          at::ScalarType weight_dtype, const at::Device& device,

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/reference.h"
+#include "kernels/cpu/panel_kernels.h"
 #include "models/model_registry.h"
 
 namespace izwi::testing {
@@ -13,7 +14,7 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
   TorchExecutorOptions options;
   options.fast_kernels = fast_kernels;
   ModelLoadOptions load_options;
-  load_options.cpu_kernels = fast_kernels;
+  load_options.cpu_kernels = fast_kernels ? &active_panel_kernels() : nullptr;
   executor_ = std::make_unique<TorchExecutor>(
       load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU, load_options), options);
   executor_->allocate_cache(num_blocks, block_size, 8);

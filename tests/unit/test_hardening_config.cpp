@@ -12,6 +12,7 @@
 
 #include "codec/codec_decoder.h"
 #include "common/error_message.h"
+#include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/hf_config.h"
 #include "izwi/config.h"
@@ -50,6 +51,24 @@ TEST(HardeningTokenIds, IdsOutsideInt32AreInvalidFormat) {
 }
 
 // ---- integer narrowing ----------------------------------------------------------------------
+
+// A kernel variant name is checked when the config is, and one this CPU cannot run when the engine
+// loads; both errors name the field and the accepted values.
+TEST(HardeningEngineConfig, CpuKernelsNamesTheVariantsThisCpuRuns) {
+  EngineConfig unknown;
+  unknown.cpu_kernels = "sse";
+  EXPECT_EQ(error_code_of([&] { unknown.validate(); }), ErrorCode::InvalidArgument);
+  EXPECT_NE(error_message([&] { unknown.validate(); }).find("cpu_kernels"), std::string::npos);
+  EngineConfig portable;
+  portable.cpu_kernels = "portable";
+  portable.validate();
+  Engine engine(testing::fixture_dir("llama-tiny"), portable);
+  Request r;
+  r.prompt_ids = {1, 17, 42};
+  r.params.max_tokens = 3;
+  r.params.ignore_eos = true;
+  EXPECT_EQ(engine.generate(r).tokens.size(), 3u);
+}
 
 TEST(HardeningEngineConfig, IntegerThatDoesNotFitIsInvalidFormat) {
   expect_error([] { EngineConfig::from_json_string(R"({"max_batch_size": 4294967297})", "engine.json"); },

@@ -10,6 +10,9 @@ std::vector<const PanelKernels*> supported_panel_kernels() {
   std::vector<const PanelKernels*> kernels;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) {
+    kernels.push_back(&panel_kernels_avx512_bf16());
+  }
   if (__builtin_cpu_supports("avx512f")) kernels.push_back(&panel_kernels_avx512());
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(&panel_kernels_avx2());
 #endif
@@ -17,18 +20,22 @@ std::vector<const PanelKernels*> supported_panel_kernels() {
   return kernels;
 }
 
+const PanelKernels& panel_kernels_named(const std::string& name, const std::string& what) {
+  std::string names;
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    if (kernels->name == name) return *kernels;
+    names += names.empty() ? kernels->name : std::string(", ") + kernels->name;
+  }
+  fail(ErrorCode::InvalidArgument, "{} '{}': this CPU runs {}", what, name, names);
+}
+
 namespace {
 
 const PanelKernels& choose_panel_kernels() {
-  const std::vector<const PanelKernels*> supported = supported_panel_kernels();
   const char* requested = std::getenv("IZWI_CPU_KERNELS");
-  if (requested == nullptr || *requested == '\0') return *supported.front();
-  std::string names;
-  for (const PanelKernels* kernels : supported) {
-    if (kernels->name == std::string(requested)) return *kernels;
-    names += names.empty() ? kernels->name : std::string(", ") + kernels->name;
-  }
-  fail(ErrorCode::InvalidArgument, "IZWI_CPU_KERNELS={}: this CPU runs {}", requested, names);
+  if (requested != nullptr && *requested != '\0') return panel_kernels_named(requested, "IZWI_CPU_KERNELS");
+  const std::vector<const PanelKernels*> supported = supported_panel_kernels();
+  return supported.front()->bf16_group == 1 ? *supported.front() : *supported[1];
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 // Panel layout: W [out, in] is cut into panels of `panel_rows` consecutive rows (the last one
 // padded with zero rows); panel p holds W[p * panel_rows + i][k] at offset k * panel_rows + i, so
 // the kernel reads each panel front to back as one stream and multiplies a vector of outputs by a
-// broadcast input: no horizontal sums anywhere.
+// broadcast input: no horizontal sums anywhere. The avx512_bf16 variant keeps bf16 weights in
+// pairs of columns instead (offset (k / 2) * 2 * panel_rows + 2 * i + k % 2, `in` padded to even),
+// the operand layout of its dot-product instruction.
 
 #include <cstdint>
 #include <string>
@@ -30,25 +32,34 @@ struct PanelProduct {
 };
 
 struct PanelKernels {
-  const char* name;    ///< "avx512", "avx2" or "portable"
+  const char* name;    ///< "avx512_bf16", "avx512", "avx2" or "portable"
   int64_t panel_rows;  ///< rows per panel; packing and product must agree on it
-  /// Rearranges x [tokens, in] (row-major) into `packed` (tokens x in floats) so that each tile of
-  /// tokens reads its inputs column by column from consecutive addresses: rows a power-of-two
-  /// apart would otherwise share L1 sets (2048 floats = 8 KiB apart) and evict each other.
-  void (*pack_inputs)(const float* x, int64_t tokens, int64_t in, float* packed);
+  int64_t bf16_group;  ///< columns kept together per row for bf16 weights: 1, or 2 (avx512_bf16)
+  /// Rearranges x [tokens, in] (row-major) into `packed` (tokens x in floats' room) so that each
+  /// tile of tokens reads its inputs column by column from consecutive addresses: rows a
+  /// power-of-two apart would otherwise share L1 sets (2048 floats = 8 KiB apart) and evict each
+  /// other. For the avx512_bf16 variant's bf16 weights the inputs are rounded to bf16 pairs.
+  void (*pack_inputs)(const float* x, int64_t tokens, int64_t in, WeightFormat format, float* packed);
   /// Computes the outputs of panels [panel_begin, panel_end) on the calling thread.
   void (*run)(const PanelProduct& product, int64_t panel_begin, int64_t panel_end);
 };
 
+const PanelKernels& panel_kernels_avx512_bf16();
 const PanelKernels& panel_kernels_avx512();
 const PanelKernels& panel_kernels_avx2();
 const PanelKernels& panel_kernels_portable();
 
-/// The variants this CPU can run, fastest first.
+/// The variants this CPU can run, fastest first. avx512_bf16 is listed but never chosen by
+/// default: it rounds the inputs of bf16 weights to bf16 (twice the FLOPs per instruction, results
+/// no longer those of float32 arithmetic), so it must be asked for.
 std::vector<const PanelKernels*> supported_panel_kernels();
 
-/// The variant every packed linear layer uses: the fastest supported one, or the one named by the
-/// IZWI_CPU_KERNELS environment variable (read once; an unknown or unsupported name is an error).
+/// The supported variant called `name`; an unknown or unsupported name is an InvalidArgument error
+/// that names the supported ones (`what` says where the name came from).
+const PanelKernels& panel_kernels_named(const std::string& name, const std::string& what);
+
+/// The default variant: the one named by the IZWI_CPU_KERNELS environment variable (read once),
+/// else the fastest exact one this CPU runs.
 const PanelKernels& active_panel_kernels();
 
 }  // namespace izwi

@@ -1,11 +1,17 @@
 #pragma once
 // The body of the panel kernels, included by one .cpp per instruction set (each compiled with its
 // own -m flags): everything here has internal linkage, and kernels/cpu/simd.h puts its vector
-// helpers in a namespace per instruction set, so the variants never share a symbol.
+// helpers in a namespace per instruction set, so the variants never share a symbol. The file that
+// defines IZWI_PANEL_BF16_DOT multiplies bf16 weights with avx512_bf16 dot products.
 
 // GCC 12 warns inside its own AVX-512 headers (GCC bug 105593); before the first immintrin.h.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// Where the compiler targets no avx512_bf16 (another architecture), that file is one more copy of
+// the portable kernels and is never chosen.
+#if defined(IZWI_PANEL_BF16_DOT) && defined(__AVX512BF16__)
+#define IZWI_PANEL_DOT_KERNEL 1
 #endif
 
 #include <algorithm>
@@ -37,6 +43,11 @@ constexpr int kMaxTileTokens = 4;
 // Input columns per pass: a tile's slice of the panel (256 x 32 floats = 32 KiB at most) stays in
 // L1/L2 while every token tile of the pass rereads it, and a tile's inputs fit in L1.
 constexpr int64_t kDepth = 256;
+#if defined(IZWI_PANEL_DOT_KERNEL)
+constexpr int64_t kBf16Group = 2;
+#else
+constexpr int64_t kBf16Group = 1;
+#endif
 
 inline float bf16_to_float(uint16_t bits) {
   const uint32_t widened = static_cast<uint32_t>(bits) << 16;
@@ -96,6 +107,44 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
     for (int v = 0; v < kVectors; ++v) simd::store(tile + t * kPanelRows + v * kLanes, acc[t][v]);
   }
 }
+#if defined(IZWI_PANEL_DOT_KERNEL)
+// The same tile for bf16 weights in column pairs: one vdpbf16ps multiplies 16 outputs by two
+// columns at once, x[p * MR + t] holding token t's inputs of columns 2p and 2p + 1 as bf16.
+template <int MR>
+void tile_kernel_dot(const void* panel, int64_t pairs, const uint32_t* x, float* tile, bool accumulate, bool prefetch) {
+  constexpr int64_t kPairBytes = kPanelRows * 2 * static_cast<int64_t>(sizeof(uint16_t));
+  const char* base = static_cast<const char*>(panel);
+  const char* ahead = base + pairs * kPairBytes;
+  __m512 acc[MR][kVectors];
+#pragma GCC unroll 16
+  for (int t = 0; t < MR; ++t) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) {
+      acc[t][v] = accumulate ? _mm512_loadu_ps(tile + t * kPanelRows + v * kLanes) : _mm512_setzero_ps();
+    }
+  }
+  for (int64_t p = 0; p < pairs; ++p) {
+    if (prefetch) {
+#pragma GCC unroll 2
+      for (int64_t line = 0; line < kPairBytes; line += 64) _mm_prefetch(ahead + p * kPairBytes + line, _MM_HINT_T1);
+    }
+    __m512bh w[kVectors];
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) w[v] = (__m512bh)_mm512_loadu_si512(base + p * kPairBytes + v * 64);
+#pragma GCC unroll 16
+    for (int t = 0; t < MR; ++t) {
+      const __m512bh b = (__m512bh)_mm512_set1_epi32(static_cast<int>(x[p * MR + t]));
+#pragma GCC unroll 2
+      for (int v = 0; v < kVectors; ++v) acc[t][v] = _mm512_dpbf16_ps(acc[t][v], w[v], b);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < MR; ++t) {
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) _mm512_storeu_ps(tile + t * kPanelRows + v * kLanes, acc[t][v]);
+  }
+}
+#endif
 #else
 template <WeightFormat F>
 inline float weight_at(const void* panel, int64_t offset) {
@@ -131,14 +180,46 @@ constexpr std::array<TileKernel, sizeof...(I)> tile_kernels(std::integer_sequenc
   return {{&tile_kernel<I + 1, F>...}};
 }
 
+#if defined(IZWI_PANEL_DOT_KERNEL)
+using DotTileKernel = void (*)(const void*, int64_t, const uint32_t*, float*, bool, bool);
+
+template <int... I>
+constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_sequence<int, I...>) {
+  return {{&tile_kernel_dot<I + 1>...}};
+}
+
+// float32 -> bf16, rounding to nearest even (NaN stays NaN: its high bits are kept).
+inline uint32_t to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+}
+#endif
+
 // Tiles of equal size (16 tokens: 8 + 8, not 14 + 2) keep every tile's register use high.
 int64_t tile_count(int64_t tokens) { return (tokens + kMaxTileTokens - 1) / kMaxTileTokens; }
 
-// Tile i (tokens [t0, t0 + n)) is stored from packed + t0 * in, element (k, t) at k * n + t.
-void pack_inputs(const float* x, int64_t tokens, int64_t in, float* packed) {
+// Tile i (tokens [t0, t0 + n)) is stored from packed + t0 * in, element (k, t) at k * n + t; for
+// bf16 pairs, pair (p, t) at p * n + t in 32-bit words from the same start.
+void pack_inputs(const float* x, int64_t tokens, int64_t in, WeightFormat format, float* packed) {
   const int64_t tiles = tile_count(tokens);
   for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
     const int64_t n = (tokens - t0) / (tiles - i);
+#if defined(IZWI_PANEL_DOT_KERNEL)
+    if (format == WeightFormat::BF16) {
+      uint32_t* dst = reinterpret_cast<uint32_t*>(packed + t0 * in);
+      for (int64_t t = 0; t < n; ++t) {
+        const float* src = x + (t0 + t) * in;
+        for (int64_t k = 0; k < in; k += 2) {
+          const uint32_t high = k + 1 < in ? to_bf16(src[k + 1]) : 0u;
+          dst[(k / 2) * n + t] = to_bf16(src[k]) | (high << 16);
+        }
+      }
+      t0 += n;
+      continue;
+    }
+#endif
+    (void)format;
     float* dst = packed + t0 * in;
     for (int64_t t = 0; t < n; ++t) {
       const float* src = x + (t0 + t) * in;
@@ -147,6 +228,45 @@ void pack_inputs(const float* x, int64_t tokens, int64_t in, float* packed) {
     t0 += n;
   }
 }
+
+// Writes a panel's finished tile [tokens][kPanelRows] to y, adding the bias.
+void store_panel(const PanelProduct& p, int64_t panel, const float* tile) {
+  const int64_t row0 = panel * kPanelRows, rows = std::min(kPanelRows, p.out - row0);
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    float* dst = p.y + t * p.out + row0;
+    const float* src = tile + t * kPanelRows;
+    if (p.bias != nullptr) {
+      for (int64_t i = 0; i < rows; ++i) dst[i] = src[i] + p.bias[row0 + i];
+    } else {
+      std::memcpy(dst, src, static_cast<size_t>(rows) * sizeof(float));
+    }
+  }
+}
+
+#if defined(IZWI_PANEL_DOT_KERNEL)
+void run_panels_dot(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
+  static constexpr auto kKernels = dot_tile_kernels(std::make_integer_sequence<int, kMaxTileTokens>{});
+  const int64_t tiles = tile_count(p.tokens);
+  const int64_t pairs = (p.in + 1) / 2;
+  thread_local std::vector<float> tile;
+  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
+  const size_t pair_bytes = static_cast<size_t>(kPanelRows * 2) * sizeof(uint16_t);
+  const uint32_t* x = reinterpret_cast<const uint32_t*>(p.x);
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+    const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel * pairs) * pair_bytes;
+    for (int64_t p0 = 0; p0 < pairs; p0 += kDepth / 2) {
+      const int64_t depth = std::min(kDepth / 2, pairs - p0);
+      for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
+        const int64_t tokens = (p.tokens - t0) / (tiles - i);
+        kKernels[tokens - 1](base + static_cast<size_t>(p0) * pair_bytes, depth, x + t0 * p.in + p0 * tokens,
+                             tile.data() + t0 * kPanelRows, p0 > 0, i == 0 && tiles > 1);
+        t0 += tokens;
+      }
+    }
+    store_panel(p, panel, tile.data());
+  }
+}
+#endif
 
 template <WeightFormat F>
 void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
@@ -167,16 +287,7 @@ void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
         t0 += tokens;
       }
     }
-    const int64_t row0 = panel * kPanelRows, rows = std::min(kPanelRows, p.out - row0);
-    for (int64_t t = 0; t < p.tokens; ++t) {
-      float* dst = p.y + t * p.out + row0;
-      const float* src = tile.data() + t * kPanelRows;
-      if (p.bias != nullptr) {
-        for (int64_t i = 0; i < rows; ++i) dst[i] = src[i] + p.bias[row0 + i];
-      } else {
-        std::memcpy(dst, src, static_cast<size_t>(rows) * sizeof(float));
-      }
-    }
+    store_panel(p, panel, tile.data());
   }
 }
 
@@ -184,7 +295,11 @@ void run(const PanelProduct& product, int64_t panel_begin, int64_t panel_end) {
   if (product.format == WeightFormat::F32) {
     run_panels<WeightFormat::F32>(product, panel_begin, panel_end);
   } else {
+#if defined(IZWI_PANEL_DOT_KERNEL)
+    run_panels_dot(product, panel_begin, panel_end);
+#else
     run_panels<WeightFormat::BF16>(product, panel_begin, panel_end);
+#endif
   }
 }
 

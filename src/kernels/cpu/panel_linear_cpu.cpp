@@ -12,16 +12,28 @@ namespace izwi {
 
 namespace {
 
+// Columns kept together per row for `format` (kernels/cpu/panel_kernels.h).
+int64_t group_of(WeightFormat format, const PanelKernels& kernels) {
+  return format == WeightFormat::BF16 ? kernels.bf16_group : 1;
+}
+
+// Offset of W[row][k] inside its panel, for panels of `rows` rows and groups of `group` columns.
+inline int64_t panel_offset(int64_t i, int64_t k, int64_t rows, int64_t group) {
+  return (k / group) * rows * group + i * group + k % group;
+}
+
 template <typename Bits>
-void pack_typed(const Bits* weight, int64_t out, int64_t in, Bits* packed, int64_t panel_rows) {
-  const int64_t panels = (out + panel_rows - 1) / panel_rows;
+void pack_typed(const Bits* weight, int64_t out, int64_t in, Bits* packed, int64_t rows, int64_t group) {
+  const int64_t panels = (out + rows - 1) / rows, padded_in = (in + group - 1) / group * group;
   at::parallel_for(0, panels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t panel = begin; panel < end; ++panel) {
-      Bits* dst = packed + panel * panel_rows * in;
-      for (int64_t i = 0; i < panel_rows; ++i) {
-        const int64_t row = panel * panel_rows + i;
+      Bits* dst = packed + panel * rows * padded_in;
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t row = panel * rows + i;
         const Bits* src = weight + row * in;
-        for (int64_t k = 0; k < in; ++k) dst[k * panel_rows + i] = row < out ? src[k] : Bits{0};
+        for (int64_t k = 0; k < padded_in; ++k) {
+          dst[panel_offset(i, k, rows, group)] = row < out && k < in ? src[k] : Bits{0};
+        }
       }
     }
   });
@@ -36,27 +48,30 @@ float bits_to_float(Bits bits) {
 }
 
 template <typename Bits>
-void gather_typed(const Bits* packed, int64_t in, const int64_t* ids, int64_t n, float* dst, int64_t panel_rows) {
+void gather_typed(const Bits* packed, int64_t in, const int64_t* ids, int64_t n, float* dst, int64_t rows,
+                  int64_t group) {
+  const int64_t padded_in = (in + group - 1) / group * group;
   for (int64_t j = 0; j < n; ++j) {
-    const Bits* src = packed + (ids[j] / panel_rows) * panel_rows * in + ids[j] % panel_rows;
-    for (int64_t k = 0; k < in; ++k) dst[j * in + k] = bits_to_float(src[k * panel_rows]);
+    const Bits* panel = packed + (ids[j] / rows) * rows * padded_in;
+    const int64_t i = ids[j] % rows;
+    for (int64_t k = 0; k < in; ++k) dst[j * in + k] = bits_to_float(panel[panel_offset(i, k, rows, group)]);
   }
 }
 
 }  // namespace
 
-int64_t packed_elements(int64_t out, int64_t in, const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows;
-  return (out + rows - 1) / rows * rows * in;
+int64_t packed_elements(int64_t out, int64_t in, WeightFormat format, const PanelKernels& kernels) {
+  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
+  return (out + rows - 1) / rows * rows * ((in + group - 1) / group * group);
 }
 
 void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t in, void* packed,
                  const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows;
+  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
   if (format == WeightFormat::F32) {
-    pack_typed(static_cast<const uint32_t*>(weight), out, in, static_cast<uint32_t*>(packed), rows);
+    pack_typed(static_cast<const uint32_t*>(weight), out, in, static_cast<uint32_t*>(packed), rows, group);
   } else {
-    pack_typed(static_cast<const uint16_t*>(weight), out, in, static_cast<uint16_t*>(packed), rows);
+    pack_typed(static_cast<const uint16_t*>(weight), out, in, static_cast<uint16_t*>(packed), rows, group);
   }
 }
 
@@ -65,9 +80,9 @@ void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* p
   const LinearCallTimer timer(tokens, in, out);
   const float* inputs = x;
   thread_local std::vector<float> packed_inputs;
-  if (tokens > 1) {
+  if (tokens > 1 || group_of(format, kernels) > 1) {
     packed_inputs.resize(static_cast<size_t>(tokens * in));
-    kernels.pack_inputs(x, tokens, in, packed_inputs.data());
+    kernels.pack_inputs(x, tokens, in, format, packed_inputs.data());
     inputs = packed_inputs.data();
   }
   const PanelProduct product{inputs, tokens, in, packed, format, out, bias, y};
@@ -80,11 +95,11 @@ void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* p
 
 void gather_packed_rows(const void* packed, WeightFormat format, int64_t in, const int64_t* ids, int64_t n, float* dst,
                         const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows;
+  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
   if (format == WeightFormat::F32) {
-    gather_typed(static_cast<const uint32_t*>(packed), in, ids, n, dst, rows);
+    gather_typed(static_cast<const uint32_t*>(packed), in, ids, n, dst, rows, group);
   } else {
-    gather_typed(static_cast<const uint16_t*>(packed), in, ids, n, dst, rows);
+    gather_typed(static_cast<const uint16_t*>(packed), in, ids, n, dst, rows, group);
   }
 }
 

@@ -13,8 +13,10 @@ namespace izwi {
 // Every function takes the kernel variant whose layout the packed matrix has; the engine always
 // uses active_panel_kernels(), tests name each supported variant.
 
-/// Elements of the packed copy of an [out, in] matrix (out rounded up to whole panels).
-int64_t packed_elements(int64_t out, int64_t in, const PanelKernels& kernels = active_panel_kernels());
+/// Elements of the packed copy of an [out, in] matrix (out rounded up to whole panels, in to whole
+/// column groups).
+int64_t packed_elements(int64_t out, int64_t in, WeightFormat format,
+                        const PanelKernels& kernels = active_panel_kernels());
 
 /// Packs `weight` (out x in elements of `format`, row-major) into `packed` (packed_elements of
 /// the same format).
