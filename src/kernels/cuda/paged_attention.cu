@@ -85,15 +85,23 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a) {
   const KV* keys = static_cast<const KV*>(a.key_pool);
   const KV* values = static_cast<const KV*>(a.value_pool);
   const int64_t row_stride = a.num_kv_heads * D, head_offset = kv_head * D;
-  auto row_at = [&](const KV* pool, int64_t position) {
-    return pool + (static_cast<int64_t>(table[position / BS]) * BS + position % BS) * row_stride + head_offset;
-  };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // The tile's key and value rows, looked up in the block table once per tile (64-bit divisions
+  // are slow on the GPU) instead of once per element.
+  __shared__ const KV* key_rows[kTile];
+  __shared__ const KV* value_rows[kTile];
 
   for (int64_t tile = first; tile < visible_end; tile += kTile) {
     const int n = static_cast<int>(min(static_cast<int64_t>(kTile), visible_end - tile));
+    for (int j = threadIdx.x; j < n; j += kThreads) {
+      const int64_t position = tile + j;
+      const int64_t row = (static_cast<int64_t>(table[position / BS]) * BS + position % BS) * row_stride + head_offset;
+      key_rows[j] = keys + row;
+      value_rows[j] = values + row;
+    }
+    __syncthreads();
     for (int j = warp; j < n; j += kWarps) {
-      const KV* k = row_at(keys, tile + j);
+      const KV* k = key_rows[j];
       for (int64_t g = 0; g < group; ++g) {
         float sum = 0.0f;
         for (int64_t d = lane; d < D; d += 32) sum += q_s[g * D + d] * to_float(k[d]);
@@ -124,7 +132,7 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a) {
     for (int64_t e = threadIdx.x; e < group * D; e += kThreads) {
       const int64_t g = e / D, d = e % D;
       float sum = acc[e] * rescale[g];
-      for (int j = 0; j < n; ++j) sum += scores[g * kTile + j] * to_float(row_at(values, tile + j)[d]);
+      for (int j = 0; j < n; ++j) sum += scores[g * kTile + j] * to_float(value_rows[j][d]);
       acc[e] = sum;
     }
     __syncthreads();

@@ -167,9 +167,10 @@ __global__ void sample_kernel(SamplerCudaArgs a) {
   };
   double total = kept_total(floor);
   if (p.top_p < 1.0f) {
-    // Top-p: the smallest set of the most likely tokens whose mass reaches top_p of the total.
-    const uint32_t cut =
-        largest_key_reaching(logits, vocab, floor, static_cast<double>(p.top_p) * total, prob, storage, shared_sum);
+    // Top-p: the smallest set of the most likely tokens whose mass reaches top_p of the total, and
+    // at least the most likely one (its probability here is exp(0) = 1), as on the CPU.
+    const double mass_target = fmax(static_cast<double>(p.top_p) * total, 1.0);
+    const uint32_t cut = largest_key_reaching(logits, vocab, floor, mass_target, prob, storage, shared_sum);
     if (cut > floor) {
       floor = cut;
       total = kept_total(floor);
