@@ -18,6 +18,12 @@ inline void check(cudaError_t error, const char* what) {
 }
 
 /// A device copy of a host vector; to_host() waits for the default stream and copies back.
+/// The tests skip (GTEST_SKIP) on a machine without a CUDA device.
+inline bool has_device() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
 template <typename T>
 class DeviceBuffer {
  public:

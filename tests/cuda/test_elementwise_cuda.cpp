@@ -18,6 +18,7 @@ using cuda_test::expect_close;
 using cuda_test::random_floats;
 
 TEST(SiluMulCuda, MatchesCpu) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t tokens = 37, width = 1000;
   const std::vector<float> gate_up = random_floats(tokens * 2 * width, 1, -6.0f, 6.0f);
   std::vector<float> expected(tokens * width);
@@ -28,6 +29,7 @@ TEST(SiluMulCuda, MatchesCpu) {
 }
 
 TEST(RmsNormCuda, MatchesCpuWithAndWithoutResidual) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t rows = 19, dim = 1536;
   const float eps = 1e-6f;
   const std::vector<float> x = random_floats(rows * dim, 2, -3.0f, 3.0f);
@@ -50,6 +52,7 @@ TEST(RmsNormCuda, MatchesCpuWithAndWithoutResidual) {
 }
 
 TEST(RopeCuda, TablesAndAnglesMatchCpu) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t tokens = 23, heads = 6, head_dim = 128, half = head_dim / 2, max_positions = 4096;
   std::vector<float> inv_freq(half), cos_table(max_positions * half), sin_table(max_positions * half);
   for (int64_t i = 0; i < half; ++i) inv_freq[i] = 1.0f / std::pow(10000.0f, static_cast<float>(2 * i) / head_dim);

@@ -44,6 +44,7 @@ std::vector<T> narrow(const std::vector<float>& pool, std::vector<float>& widene
 }
 
 void run_case(const Case& c) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t H = 16, KVH = 4, D = c.head_dim, BS = 16, max_blocks = 20;
   // A prefill chunk resuming at 40, two decode rows (one past several blocks), a fresh prompt.
   const std::vector<AttentionSeq> seqs = {{0, 24, 40}, {24, 1, 200}, {25, 1, 3}, {26, 30, 0}};

@@ -1,5 +1,5 @@
 // Device-side sampling against the CPU Sampler. Where no random draw decides (greedy, top-k 1,
-// a temperature too small to scale by) the ids must be equal; with draws, every id must come from
+// top-p 0, a temperature too small to scale by) the ids must be equal; with draws, every id must come from
 // the candidate set the CPU semantics define, a request's draws must depend only on its seed and
 // draw index, and the frequencies must follow the softmax.
 
@@ -125,9 +125,10 @@ std::set<int32_t> cpu_candidates(const Batch& b, int32_t r) {
 }
 
 TEST(SamplerCuda, GreedyAndTopOneMatchCpu) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   for (const SamplingParamsCuda& base :
        {SamplingParamsCuda{0.0f, 0, 1.0f, 1.3f, 5, 2}, SamplingParamsCuda{0.8f, 1, 1.0f, 1.3f, 5, 2},
-        SamplingParamsCuda{1e-39f, 0, 0.9f, 1.0f, 0, 0}}) {
+        SamplingParamsCuda{1e-39f, 0, 0.9f, 1.0f, 0, 0}, SamplingParamsCuda{0.9f, 0, 0.0f, 1.0f, 0, 0}}) {
     const Batch b = make_batch(16, base, 21, false);  // ties at the maximum would leave top-k 1 a draw
     const std::vector<int32_t> ids = b.sample();
     Sampler sampler;
@@ -141,6 +142,7 @@ TEST(SamplerCuda, GreedyAndTopOneMatchCpu) {
 }
 
 TEST(SamplerCuda, DrawsComeFromTheCpuCandidates) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   for (const SamplingParamsCuda& base :
        {SamplingParamsCuda{0.7f, 50, 0.9f, 1.2f, 0, 0}, SamplingParamsCuda{1.0f, 0, 0.5f, 1.0f, 3, 1},
         SamplingParamsCuda{1.3f, 40, 1.0f, 1.1f, 0, 0}}) {
@@ -153,6 +155,7 @@ TEST(SamplerCuda, DrawsComeFromTheCpuCandidates) {
 }
 
 TEST(SamplerCuda, SeededDrawsRepeatAndFollowTheSoftmax) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   // One small distribution in every row, each row its own draw of one seed.
   const int32_t rows = 4096;
   SamplingParamsCuda base{1.0f, 0, 1.0f, 1.0f, 0, 0};

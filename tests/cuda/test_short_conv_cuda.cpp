@@ -15,6 +15,7 @@ using cuda_test::expect_close;
 using cuda_test::random_floats;
 
 TEST(ShortConvCuda, BatchMatchesCpuPerSequence) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t channels = 1024, kernel = 3, width = kernel - 1, block_size = 16, slots = 4, max_blocks = 8;
   // Prefill chunks, decode steps and a chunk that crosses block boundaries; slot order shuffled.
   const std::vector<ShortConvSeq> seqs = {{0, 40, 0, 2}, {40, 1, 15, 0}, {41, 1, 7, 3}, {42, 21, 11, 1}};
