@@ -1,6 +1,7 @@
 // Paged attention on the GPU against paged_attention_cpu: decode rows and prefill chunks in one
-// batch, GQA, with and without a sliding window, K/V pools in float32, bf16 and f16 (the CPU
-// kernel reads the same values widened to float).
+// batch (blocks of several query rows), decode rows alone (blocks of one row), GQA, with and
+// without a sliding window, K/V pools in float32, bf16 and f16 (the CPU kernel reads the same
+// values widened to float).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,6 +26,7 @@ struct Case {
   int64_t head_dim;
   int64_t sliding_window;
   KvDtype dtype;
+  bool decode_only = false;  ///< One row per sequence (the one-row blocks) instead of prefill chunks too.
 };
 
 // The pool as stored on the device, and the float values the CPU kernel should see.
@@ -46,9 +48,14 @@ std::vector<T> narrow(const std::vector<float>& pool, std::vector<float>& widene
 void run_case(const Case& c) {
   if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t H = 16, KVH = 4, D = c.head_dim, BS = 16, max_blocks = 20;
-  // A prefill chunk resuming at 40, two decode rows (one past several blocks), a fresh prompt.
-  const std::vector<AttentionSeq> seqs = {{0, 24, 40}, {24, 1, 200}, {25, 1, 3}, {26, 30, 0}};
-  const int64_t tokens = 56;
+  // A prefill chunk resuming at 40, two decode rows (one past several blocks), a fresh prompt of a
+  // length that leaves the last block of rows partly empty; or decode rows only.
+  const std::vector<AttentionSeq> seqs =
+      c.decode_only ? std::vector<AttentionSeq>{{0, 1, 40}, {1, 1, 200}, {2, 1, 3}, {3, 1, 0}}
+                    : std::vector<AttentionSeq>{{0, 24, 40}, {24, 1, 200}, {25, 1, 3}, {26, 30, 0}};
+  const int64_t tokens = seqs.back().offset + seqs.back().length;
+  int64_t max_length = 0;
+  for (const AttentionSeq& s : seqs) max_length = std::max(max_length, s.length);
   std::vector<int32_t> tables(seqs.size() * max_blocks);
   std::iota(tables.begin(), tables.end(), 0);
   std::reverse(tables.begin(), tables.end());  // blocks out of order, as after reuse
@@ -85,7 +92,7 @@ void run_case(const Case& c) {
     args.block_tables = d_tables.get();
     args.num_seqs = static_cast<int32_t>(seqs.size());
     args.table_stride = max_blocks;
-    args.num_tokens = tokens;
+    args.max_length = max_length;
     args.num_heads = H;
     args.num_kv_heads = KVH;
     args.head_dim = D;
@@ -117,6 +124,8 @@ TEST(PagedAttentionCuda, SlidingWindowMatchesCpu) { run_case({64, 37, KvDtype::F
 TEST(PagedAttentionCuda, BFloat16PoolMatchesCpu) { run_case({128, 0, KvDtype::BFloat16}); }
 TEST(PagedAttentionCuda, Float16PoolMatchesCpu) { run_case({128, 0, KvDtype::Float16}); }
 TEST(PagedAttentionCuda, OddHeadDimMatchesCpu) { run_case({80, 0, KvDtype::Float32}); }
+TEST(PagedAttentionCuda, DecodeRowsMatchCpu) { run_case({128, 0, KvDtype::BFloat16, true}); }
+TEST(PagedAttentionCuda, DecodeRowsInAWindowMatchCpu) { run_case({64, 16, KvDtype::Float32, true}); }
 
 }  // namespace
 }  // namespace izwi

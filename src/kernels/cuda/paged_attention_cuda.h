@@ -9,8 +9,9 @@
 
 namespace izwi {
 
-/// One sequence of a step batch (a device array of these, ordered by offset): rows offset ..
-/// offset + length of q / out are its new positions start_pos .. start_pos + length.
+/// One sequence of a step batch (a device array of these): rows offset .. offset + length of
+/// q / out are its new positions start_pos .. start_pos + length. Rows no sequence covers are left
+/// untouched.
 struct AttentionSeq {
   int64_t offset;
   int64_t length;
@@ -25,11 +26,11 @@ struct PagedAttentionCudaArgs {
   const void* value_pool;  ///< as key_pool
   float* out;              ///< [tokens, num_heads, head_dim]
   KvDtype kv_dtype;
-  const AttentionSeq* seqs;     ///< num_seqs entries, ordered by offset.
+  const AttentionSeq* seqs;     ///< num_seqs entries.
   const int32_t* block_tables;  ///< [num_seqs, table_stride]: sequence s's blocks.
   int32_t num_seqs;
   int64_t table_stride;
-  int64_t num_tokens;  ///< Rows of q; rows no sequence covers are left untouched.
+  int64_t max_length;  ///< The most new rows of any sequence (sizes the grid).
   int64_t num_heads;
   int64_t num_kv_heads;
   int64_t head_dim;
