@@ -22,4 +22,5 @@ endif()
 
 if(IZWI_WITH_CUDA)
   enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)  # CUDA::cudart for the kernels library
 endif()

@@ -1,0 +1,46 @@
+#pragma once
+// Causal attention of a flattened batch against the paged K/V pools on the GPU, reading each
+// sequence's keys through its block table (no gathered copies): paged_attention_cpu on device
+// pointers, for decode steps and chunked prefill alike.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace izwi {
+
+/// One sequence of a step batch (a device array of these): rows offset .. offset + length of
+/// q / out are its new positions start_pos .. start_pos + length. Rows no sequence covers are left
+/// untouched.
+struct AttentionSeq {
+  int64_t offset;
+  int64_t length;
+  int64_t start_pos;
+};
+
+enum class KvDtype { Float32, BFloat16, Float16 };
+
+struct PagedAttentionCudaArgs {
+  const float* q;          ///< [tokens, num_heads, head_dim]
+  const void* key_pool;    ///< [blocks, block_size, num_kv_heads, head_dim] of kv_dtype
+  const void* value_pool;  ///< as key_pool
+  float* out;              ///< [tokens, num_heads, head_dim]
+  KvDtype kv_dtype;
+  const AttentionSeq* seqs;     ///< num_seqs entries.
+  const int32_t* block_tables;  ///< [num_seqs, table_stride]: sequence s's blocks.
+  int32_t num_seqs;
+  int64_t table_stride;
+  int64_t max_length;  ///< The most new rows of any sequence (sizes the grid).
+  int64_t num_heads;
+  int64_t num_kv_heads;
+  int64_t head_dim;
+  int64_t block_size;
+  int64_t sliding_window = 0;  ///< > 0: a query at p sees only keys in (p - window, p].
+  float scale;
+};
+
+/// Query row i of a sequence sits at start_pos + i and attends to keys 0 ..= start_pos + i (the
+/// last `sliding_window` of them when a window is set), with float32 scores, softmax and sums.
+void paged_attention_cuda(const PagedAttentionCudaArgs& args, cudaStream_t stream);
+
+}  // namespace izwi
