@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every CUDA kernel file (src/kernels/cuda/*.cu) for sm_90 with the given nvcc, one at a
 # time into a temporary directory: a machine with nvcc but no GPU (or no CUDA libtorch) checks that
-# the kernels build. Usage: scripts/cuda_kernels_compile.sh [nvcc]
+# the kernels build, and the CUDA branches of the op dispatch points beside them.
+# Usage: scripts/cuda_kernels_compile.sh [nvcc [libtorch include dirs...]]
 set -euo pipefail
 
 nvcc="${1:-nvcc}"
@@ -17,3 +18,18 @@ for source in "$root"/src/kernels/cuda/*.cu; do
 done
 [ "$count" -gt 0 ] || { echo "no .cu files under src/kernels/cuda" >&2; exit 1; }
 echo "cuda_kernels_compile: $count files compiled for sm_90"
+
+# The op dispatch points' CUDA branches (kernels/ops/, compiled only with IZWI_WITH_CUDA), against
+# the CUDA runtime headers beside nvcc and the given libtorch include directories.
+cuda_include="$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include"
+torch_includes=()
+for dir in "${@:2}"; do
+  # The compiler's own system directory must stay last in its search order (#include_next).
+  [ "$dir" = /usr/include ] || torch_includes+=(-isystem "$dir")
+done
+for source in "$root"/src/kernels/backend.cpp "$root"/src/kernels/ops/*.cpp; do
+  echo "c++ -DIZWI_WITH_CUDA=1 -c $(basename "$source")"
+  c++ -c -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=1 -DIZWI_WITH_CUDA=1 \
+    -I"$root/include" -I"$root/src" "${torch_includes[@]}" -isystem "$cuda_include" "$source" -o "$out/$(basename "$source").o"
+done
+echo "cuda_kernels_compile: the op dispatch points compile with IZWI_WITH_CUDA"

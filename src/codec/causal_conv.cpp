@@ -2,7 +2,7 @@
 
 #include "common/check.h"
 #include "io/weight_source.h"
-#include "layers/linear.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 namespace {
@@ -29,7 +29,7 @@ at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
     const at::Tensor cols =
         x.as_strided({batch, out_len, in_channels_, k}, {in_channels_ * length, 1, length, dilation_});
     const at::Tensor flat = cols.reshape({batch * out_len, in_channels_ * k});
-    const at::Tensor out = linear_forward(flat, weight_2d_, bias_, true);
+    const at::Tensor out = ops::linear(KernelBackend::Cpu, flat, weight_2d_, bias_);
     return out.view({batch, out_len, -1}).transpose(1, 2);
   }
   if (groups_ == in_channels_ && weight_.size(0) == in_channels_ &&

@@ -1,7 +1,7 @@
 #include "codec/convnext_block.h"
 
 #include "io/weight_source.h"
-#include "layers/linear.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 
@@ -28,8 +28,8 @@ int64_t ConvNeXtBlock::weight_bytes() const {
 at::Tensor ConvNeXtBlock::forward(const at::Tensor& x, at::Tensor& dwconv_state) const {
   at::Tensor h = dwconv_.forward(x, dwconv_state).transpose(1, 2);  // [B, T, dim]
   h = at::layer_norm(h, {dim_}, norm_weight_, norm_bias_, 1e-6);
-  h = at::gelu(linear_forward(h, pw1_weight_, pw1_bias_, true));
-  h = linear_forward(h, pw2_weight_, pw2_bias_, true) * gamma_;
+  h = at::gelu(ops::linear(KernelBackend::Cpu, h, pw1_weight_, pw1_bias_));
+  h = ops::linear(KernelBackend::Cpu, h, pw2_weight_, pw2_bias_) * gamma_;
   return x + h.transpose(1, 2);
 }
 

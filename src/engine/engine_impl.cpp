@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -13,11 +12,10 @@
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "common/logging.h"
+#include "executor/cpu_backend.h"
 #include "executor/torch_executor.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
-#include "kernels/cpu/blas_threads.h"
-#include "kernels/cpu/panel_kernels.h"
 #include "models/model_registry.h"
 
 namespace izwi::detail {
@@ -51,16 +49,6 @@ std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
 
 constexpr const char* kStreamingPadToken = "[STREAMING_PAD]";
 constexpr int32_t kMaxDelayTokens = 512;  ///< 41 s of delay; the released model uses 6.
-
-/// OMP_NUM_THREADS, as OpenMP programs read it, when it holds a sensible count; else every core.
-int default_num_threads() {
-  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-    char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n >= 1 && n <= 1024) return static_cast<int>(n);
-  }
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 }  // namespace
 
@@ -126,20 +114,10 @@ void EngineImpl::load(const std::string& model_dir) {
   const at::ScalarType weight_dtype =
       config_.weight_dtype == "auto" ? options.dtype : parse_dtype(config_.weight_dtype, "weight_dtype");
   options.fast_kernels = config_.use_fast_kernels;
-  // libtorch's intra-op pool is process-wide; it defaults to one thread in Debian's build.
-  const int threads = config_.num_threads > 0 ? config_.num_threads : default_num_threads();
-  at::set_num_threads(threads);
-  if (options.fast_kernels && options.device.is_cpu() && run_blas_on_calling_thread()) {
-    logger()->debug("OpenBLAS set to run on the calling thread");
-  }
-
   ModelLoadOptions load_options;
   load_options.check_finite = config_.check_weights_finite;
-  if (options.fast_kernels && options.device.is_cpu()) {
-    load_options.cpu_kernels = config_.cpu_kernels == "auto"
-                                   ? &active_panel_kernels()
-                                   : &panel_kernels_named(config_.cpu_kernels, "EngineConfig.cpu_kernels");
-  }
+  load_options.cpu_kernels =
+      setup_cpu_backend(options.device, options.fast_kernels, config_.num_threads, config_.cpu_kernels);
   std::unique_ptr<CausalLM> model =
       load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, load_options);
   const ModelSpec& spec = model->spec();
@@ -184,8 +162,8 @@ void EngineImpl::load(const std::string& model_dir) {
     std::lock_guard<std::mutex> lock(mutex_);
     live_ids_.erase(id);
   });
-  logger()->info("engine ready: {} ({} threads, {} KV blocks of {})", model_dir, threads, config_.num_kv_blocks,
-                 config_.block_size);
+  logger()->info("engine ready: {} ({} threads, {} KV blocks of {})", model_dir, at::get_num_threads(),
+                 config_.num_kv_blocks, config_.block_size);
 }
 
 EngineImpl::~EngineImpl() {

@@ -27,7 +27,9 @@ at::Device parse_device(const std::string& name) {
 }
 
 TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options)
-    : model_(std::move(model)), options_(options) {}
+    : model_(std::move(model)),
+      options_(options),
+      backend_(select_kernel_backend(options.device, options.fast_kernels)) {}
 
 void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
   try {
@@ -42,7 +44,7 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
 ForwardContext TorchExecutor::prepare(const StepBatch& batch) {
   IZWI_CHECK(cache_ != nullptr, "allocate_cache() must run before execute()");
   for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
-  return make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, options_.fast_kernels);
+  return make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, backend_);
 }
 
 std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "executor/model_executor.h"
+#include "kernels/backend.h"
 #include "layers/step/cache_buffers.h"
 #include "sampling/sampler.h"
 
@@ -32,6 +33,7 @@ class TorchExecutor final : public ModelExecutor {
 
   std::unique_ptr<CausalLM> model_;
   TorchExecutorOptions options_;
+  KernelBackend backend_;  ///< chosen once from the device and options_.fast_kernels
   std::unique_ptr<CacheBuffers> cache_;
   Sampler sampler_;
 };

@@ -1,6 +1,6 @@
 #include "layers/gated_mlp.h"
 
-#include "kernels/cpu/silu_mul_cpu.h"
+#include "kernels/ops/silu_mul_op.h"
 
 namespace izwi {
 
@@ -12,16 +12,7 @@ GatedMlp::GatedMlp(WeightSource& source, const std::string& prefix, int64_t hidd
       down_(Linear::load(source, prefix + "." + names.down, hidden_size, intermediate_size, down_bias)) {}
 
 at::Tensor GatedMlp::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
-  const at::Tensor gate_up = gate_up_(x, ctx);
-  at::Tensor product;
-  if (ctx.fast_kernels && gate_up.scalar_type() == at::kFloat && gate_up.is_contiguous()) {
-    product = at::empty({gate_up.size(0), intermediate_size_}, gate_up.options());
-    silu_mul_cpu(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), intermediate_size_);
-  } else {
-    product =
-        at::silu(gate_up.narrow(1, 0, intermediate_size_)) * gate_up.narrow(1, intermediate_size_, intermediate_size_);
-  }
-  return down_(product, ctx);
+  return down_(ops::silu_mul(ctx.backend, gate_up_(x, ctx), intermediate_size_), ctx);
 }
 
 }  // namespace izwi

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/linear_cpu.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 
@@ -45,27 +45,9 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
   return Linear(weight, bias);
 }
 
-at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool fast_kernels) {
-  const bool fast_weight = weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16;
-  if (fast_kernels && x.is_cpu() && x.scalar_type() == at::kFloat && fast_weight && weight.is_contiguous() &&
-      (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()))) {
-    const int64_t out_features = weight.size(0), in_features = weight.size(1);
-    const at::Tensor xc = x.reshape({-1, in_features}).contiguous();
-    at::Tensor y = at::empty({xc.size(0), out_features}, xc.options());
-    linear_cpu(xc.data_ptr<float>(), xc.size(0), in_features, weight.data_ptr(),
-               weight.scalar_type() == at::kFloat ? WeightFormat::F32 : WeightFormat::BF16, out_features,
-               bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>());
-    if (x.dim() == 2) return y;
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = out_features;
-    return y.view(shape);
-  }
-  return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
-}
-
 at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
   if (packed_.defined()) return packed_.linear(x, bias_);
-  return linear_forward(x, weight_, bias_, ctx.fast_kernels);
+  return ops::linear(ctx.backend, x, weight_, bias_);
 }
 
 }  // namespace izwi

@@ -13,11 +13,6 @@
 
 namespace izwi {
 
-/// y = x W^T + b over the last dim of x (any leading dims). With `fast_kernels`, float32 x and
-/// float32 or bf16 W run the CPU kernel (linear_cpu: every intra-op thread, whatever BLAS's own
-/// thread count); otherwise at::linear.
-at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool fast_kernels);
-
 class Linear {
  public:
   Linear() = default;

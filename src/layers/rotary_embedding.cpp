@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/cpu/rope_cpu.h"
+#include "kernels/ops/rope_op.h"
 
 namespace izwi {
 
@@ -39,31 +39,11 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int
 }
 
 at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const ForwardContext& ctx) const {
-  if (ctx.fast_kernels && cos_.defined() && x.scalar_type() == at::kFloat && cos_.scalar_type() == at::kFloat) {
-    at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
-    rope_cpu(y.data_ptr<float>(), ctx.positions.data_ptr<int64_t>(), cos_.data_ptr<float>(), sin_.data_ptr<float>(),
-             y.size(0), y.size(1), y.size(2));
-    return y;
-  }
-  return apply(x, ctx.positions);
+  return ops::rope(ctx.backend, x, ctx.positions, cos_, sin_, inv_freq_, dtype_);
 }
 
 at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
-  const int64_t half = x.size(-1) / 2;
-  at::Tensor cos, sin;
-  if (cos_.defined()) {
-    cos = cos_.index_select(0, positions).unsqueeze(1);
-    sin = sin_.index_select(0, positions).unsqueeze(1);
-  } else {
-    const at::Tensor freqs = at::outer(positions.to(at::kFloat), inv_freq_);
-    cos = freqs.cos().to(dtype_).unsqueeze(1);
-    sin = freqs.sin().to(dtype_).unsqueeze(1);
-  }
-  at::Tensor x1 = x.narrow(-1, 0, half);
-  at::Tensor x2 = x.narrow(-1, half, half);
-  at::Tensor r1 = x1 * cos - x2 * sin;
-  at::Tensor r2 = x2 * cos + x1 * sin;
-  return at::cat({r1, r2}, -1);
+  return ops::rope(KernelBackend::Torch, x, positions, cos_, sin_, inv_freq_, dtype_);
 }
 
 }  // namespace izwi

@@ -1,7 +1,7 @@
 #include "layers/short_conv.h"
 
 #include "common/check.h"
-#include "kernels/cpu/short_conv_cpu.h"
+#include "kernels/ops/short_conv_op.h"
 
 namespace izwi {
 
@@ -24,8 +24,6 @@ at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const F
   const at::Tensor c = bcx.narrow(1, h, h);
   const at::Tensor bx = (bcx.narrow(1, 0, h) * bcx.narrow(1, 2 * h, h)).contiguous();
   at::Tensor conv = at::empty_like(bx);
-  const bool fast = ctx.fast_kernels && bx.scalar_type() == at::kFloat;
-  at::Tensor window;
   for (const SeqSlice& s : ctx.seqs) {
     IZWI_CHECK(s.state_slot >= 0, "short conv needs a state slot");
     at::Tensor state = cache.state[s.state_slot];  // [width, h]: the last inputs, oldest first
@@ -38,19 +36,8 @@ at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const F
       }
     }
     // Row r of the window holds the input at position start_pos - width + r.
-    if (fast) {
-      window = at::empty({width + s.length, h}, bx.options());
-      short_conv_cpu(bx.data_ptr<float>() + s.offset * h, s.length, h, kernel_size_, conv_weight_.data_ptr<float>(),
-                     conv_bias_.defined() ? conv_bias_.data_ptr<float>() : nullptr, state.data_ptr<float>(),
-                     window.data_ptr<float>(), conv.data_ptr<float>() + s.offset * h);
-    } else {
-      window = at::cat({state, bx.narrow(0, s.offset, s.length)}, 0);
-      at::Tensor out = window.narrow(0, 0, s.length) * conv_weight_[0];
-      for (int64_t k = 1; k < kernel_size_; ++k) out += window.narrow(0, k, s.length) * conv_weight_[k];
-      if (conv_bias_.defined()) out += conv_bias_;
-      conv.narrow(0, s.offset, s.length).copy_(out);
-      state.copy_(window.narrow(0, s.length, width));
-    }
+    const at::Tensor window = ops::short_conv(ctx.backend, bx.narrow(0, s.offset, s.length), state, conv_weight_,
+                                              conv_bias_, conv.narrow(0, s.offset, s.length));
     // The state after a block's last position is kept with the block for prefix-cache hits.
     const std::vector<int32_t>& table = *s.block_table;
     for (int64_t boundary = (s.start_pos / BS + 1) * BS; boundary <= s.start_pos + s.length; boundary += BS) {

@@ -35,7 +35,7 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
   }
   ForwardContext context() const {
     ForwardContext ctx;
-    ctx.fast_kernels = GetParam();
+    ctx.backend = GetParam() ? KernelBackend::Cpu : KernelBackend::Torch;
     return ctx;
   }
 

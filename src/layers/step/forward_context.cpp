@@ -5,11 +5,11 @@
 namespace izwi {
 
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    at::ScalarType dtype, bool fast_kernels) {
+                                    at::ScalarType dtype, KernelBackend backend) {
   ForwardContext ctx;
   ctx.dtype = dtype;
   ctx.block_size = block_size;
-  ctx.fast_kernels = fast_kernels && device.is_cpu();
+  ctx.backend = backend;
   const int64_t total = batch.num_tokens();
   ctx.num_tokens = total;
   std::vector<int64_t> ids, positions, slots;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "kernels/seq_slice.h"
 #include "layers/step/step_batch.h"
 
@@ -20,12 +21,12 @@ struct ForwardContext {
   std::vector<RequestState*> states;  ///< Per sequence, beside `seqs`: its model state, or nullptr.
   int64_t num_tokens = 0;
   int64_t block_size = 0;
-  at::ScalarType dtype = at::kFloat;  ///< Compute dtype of activations.
-  bool fast_kernels = false;          ///< Use the CPU kernels instead of plain libtorch ops.
+  at::ScalarType dtype = at::kFloat;             ///< Compute dtype of activations.
+  KernelBackend backend = KernelBackend::Torch;  ///< Whose implementation of each op runs.
 };
 
 /// Flattens a StepBatch; slot mapping and positions are computed from each block table.
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    at::ScalarType dtype, bool fast_kernels);
+                                    at::ScalarType dtype, KernelBackend backend);
 
 }  // namespace izwi

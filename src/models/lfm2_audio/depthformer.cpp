@@ -6,7 +6,7 @@
 
 #include "common/check.h"
 #include "io/weight_source.h"
-#include "layers/linear.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 
@@ -83,7 +83,7 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
   const int64_t batch = x.size(0), d = config_.dim, kv_dim = config_.kv_heads * head_dim_;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    const at::Tensor qkv = linear_forward(rms_norm(x, layer.operator_norm), layer.qkv, {}, true);
+    const at::Tensor qkv = ops::linear(KernelBackend::Cpu, rms_norm(x, layer.operator_norm), layer.qkv, {});
     at::Tensor q = qkv.narrow(1, 0, d).view({batch, config_.heads, head_dim_});
     at::Tensor k = qkv.narrow(1, d, kv_dim).view({batch, config_.kv_heads, head_dim_});
     const at::Tensor v = qkv.narrow(1, d + kv_dim, kv_dim).reshape({batch, config_.kv_heads, 1, head_dim_});
@@ -97,10 +97,12 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
     const at::Tensor scores =
         at::matmul(q.unsqueeze(2), k_all.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim_));
     const at::Tensor attn = at::matmul(at::softmax(scores, -1, at::kFloat).to(x.scalar_type()), v_all);
-    x = x + linear_forward(attn.reshape({batch, d}), layer.out, {}, true);
+    x = x + ops::linear(KernelBackend::Cpu, attn.reshape({batch, d}), layer.out, {});
     const at::Tensor h = rms_norm(x, layer.ffn_norm);
-    x = x + linear_forward(at::silu(linear_forward(h, layer.w1, {}, true)) * linear_forward(h, layer.w3, {}, true),
-                           layer.w2, {}, true);
+    x = x + ops::linear(KernelBackend::Cpu,
+                        at::silu(ops::linear(KernelBackend::Cpu, h, layer.w1, {})) *
+                            ops::linear(KernelBackend::Cpu, h, layer.w3, {}),
+                        layer.w2, {});
   }
   return x;
 }
@@ -111,15 +113,16 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
   const int64_t batch = hidden.size(0), d = config_.dim;
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
   const at::Tensor inputs =
-      linear_forward(hidden, depth_linear_, depth_linear_bias_, true).view({batch, config_.codebooks, d});
+      ops::linear(KernelBackend::Cpu, hidden, depth_linear_, depth_linear_bias_).view({batch, config_.codebooks, d});
   std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
   at::Tensor previous = at::zeros({batch, d}, inputs.options());
   for (int64_t k = 0; k < config_.codebooks; ++k) {
     const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values);
     const Head& head = heads_[static_cast<size_t>(k)];
-    const at::Tensor logits =
-        linear_forward(rms_norm(x, head.norm), head.to_logits, {}, true).to(at::kCPU, at::kFloat).contiguous();
+    const at::Tensor logits = ops::linear(KernelBackend::Cpu, rms_norm(x, head.norm), head.to_logits, {})
+                                  .to(at::kCPU, at::kFloat)
+                                  .contiguous();
     std::vector<int64_t> codes(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) {
       const int32_t code = sampler.sample(logits[b].data_ptr<float>(), static_cast<int32_t>(config_.vocab),

@@ -69,7 +69,7 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
       batch.seqs.push_back(s);
     }
     const ForwardContext ctx =
-        make_forward_context(batch, num_code_groups_, talker_hidden.device(), outer.dtype, outer.fast_kernels);
+        make_forward_context(batch, num_code_groups_, talker_hidden.device(), outer.dtype, outer.backend);
     at::Tensor h = project(x, ctx);
     for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, scratch[i], ctx);
     if (j == 0) h = h.view({rows, 2, -1}).select(1, 1);

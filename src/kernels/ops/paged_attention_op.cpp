@@ -1,0 +1,65 @@
+#include "kernels/ops/paged_attention_op.h"
+
+#include <limits>
+
+#include "kernels/cpu/paged_attention_cpu.h"
+
+namespace izwi::ops {
+
+namespace {
+
+at::Tensor attention_torch(const at::Tensor& q, const at::Tensor& key_pool, const at::Tensor& value_pool,
+                           const std::vector<SeqSlice>& seqs, int64_t block_size, double scale,
+                           int64_t sliding_window) {
+  const int64_t H = q.size(1), D = q.size(2), KVH = key_pool.size(2), BS = block_size;
+  const int64_t group = H / KVH;
+  at::Tensor out = at::empty_like(q);
+  auto long_options = at::TensorOptions().dtype(at::kLong);
+  for (const SeqSlice& s : seqs) {
+    const int64_t context = s.start_pos + s.length;
+    const int64_t num_blocks = (context + BS - 1) / BS;
+    std::vector<int64_t> ids(s.block_table->begin(), s.block_table->begin() + num_blocks);
+    at::Tensor blocks = at::tensor(ids, long_options).to(q.device());
+    // [KVH, context, D]
+    at::Tensor k =
+        key_pool.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
+    at::Tensor v =
+        value_pool.index_select(0, blocks).reshape({num_blocks * BS, KVH, D}).narrow(0, 0, context).permute({1, 0, 2});
+    // Query heads of one KV head are consecutive: [KVH, group * length, D]
+    at::Tensor qs = q.narrow(0, s.offset, s.length)
+                        .reshape({s.length, KVH, group, D})
+                        .permute({1, 2, 0, 3})
+                        .reshape({KVH, group * s.length, D});
+    at::Tensor scores = at::matmul(qs.to(at::kFloat), k.to(at::kFloat).transpose(1, 2)) * scale;
+    scores = scores.view({KVH, group, s.length, context});
+    at::Tensor query_pos = at::arange(s.start_pos, context, long_options.device(q.device())).unsqueeze(1);
+    at::Tensor key_pos = at::arange(context, long_options.device(q.device())).unsqueeze(0);
+    at::Tensor hidden = key_pos > query_pos;
+    if (sliding_window > 0) hidden = hidden.logical_or(key_pos <= query_pos - sliding_window);
+    scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
+    at::Tensor probs = at::softmax(scores, -1).view({KVH, group * s.length, context});
+    at::Tensor o = at::matmul(probs, v.to(at::kFloat)).view({KVH, group, s.length, D}).permute({2, 0, 1, 3});
+    out.narrow(0, s.offset, s.length).copy_(o.reshape({s.length, H, D}));
+  }
+  return out;
+}
+
+}  // namespace
+
+at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
+                           const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs, int64_t block_size,
+                           double scale, int64_t sliding_window) {
+  if (backend == KernelBackend::Cpu && q.is_cpu() && q.scalar_type() == at::kFloat &&
+      key_pool.scalar_type() == at::kFloat) {
+    const at::Tensor qc = q.contiguous();
+    at::Tensor out = at::empty_like(qc);
+    paged_attention_cpu(qc.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
+                        out.data_ptr<float>(), seqs,
+                        PagedAttentionShape{q.size(1), key_pool.size(2), key_pool.size(3), block_size, sliding_window},
+                        static_cast<float>(scale));
+    return out;
+  }
+  return attention_torch(q, key_pool, value_pool, seqs, block_size, scale, sliding_window).to(q.scalar_type());
+}
+
+}  // namespace izwi::ops

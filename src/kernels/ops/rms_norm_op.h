@@ -1,0 +1,14 @@
+#pragma once
+// The RMSNorm dispatch point.
+
+#include <ATen/ATen.h>
+
+#include "kernels/backend.h"
+
+namespace izwi::ops {
+
+/// weight * x / sqrt(mean(x^2) + eps) over the last dim, computed in float32. Cpu and Cuda: the
+/// fused kernel for float32 x and weight on their device; otherwise libtorch ops.
+at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor& weight, double eps);
+
+}  // namespace izwi::ops

@@ -1,0 +1,48 @@
+#include "kernels/ops/rope_op.h"
+
+#include "kernels/cpu/rope_cpu.h"
+#if IZWI_WITH_CUDA
+#include "kernels/cuda/rope_cuda.h"
+#endif
+
+namespace izwi::ops {
+
+at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const at::Tensor& cos,
+                const at::Tensor& sin, const at::Tensor& inv_freq, at::ScalarType dtype) {
+  const bool tables = cos.defined() && cos.scalar_type() == at::kFloat;
+  if (backend == KernelBackend::Cpu && tables && x.scalar_type() == at::kFloat && x.is_cpu()) {
+    at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
+    rope_cpu(y.data_ptr<float>(), positions.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(),
+             y.size(0), y.size(1), y.size(2));
+    return y;
+  }
+#if IZWI_WITH_CUDA
+  if (backend == KernelBackend::Cuda && x.scalar_type() == at::kFloat && x.is_cuda() &&
+      (tables || inv_freq.scalar_type() == at::kFloat)) {
+    at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();
+    const at::Tensor pos = positions.contiguous();
+    if (tables) {
+      rope_cuda(y.data_ptr<float>(), pos.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), y.size(0),
+                y.size(1), y.size(2), nullptr);
+    } else {
+      rope_angles_cuda(y.data_ptr<float>(), pos.data_ptr<int64_t>(), inv_freq.data_ptr<float>(), y.size(0), y.size(1),
+                       y.size(2), nullptr);
+    }
+    return y;
+  }
+#endif
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor c, s;
+  if (cos.defined()) {
+    c = cos.index_select(0, positions).unsqueeze(1);
+    s = sin.index_select(0, positions).unsqueeze(1);
+  } else {
+    const at::Tensor freqs = at::outer(positions.to(at::kFloat), inv_freq);
+    c = freqs.cos().to(dtype).unsqueeze(1);
+    s = freqs.sin().to(dtype).unsqueeze(1);
+  }
+  const at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  return at::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+}
+
+}  // namespace izwi::ops
