@@ -18,10 +18,6 @@ Linear Embedding::tie_output_head(const PanelKernels* kernels) {
   return packed_.defined() ? Linear(packed_) : Linear(table_);
 }
 
-int64_t Embedding::weight_bytes() const {
-  return packed_.defined() ? packed_.bytes() : table_.numel() * static_cast<int64_t>(table_.element_size());
-}
-
 Linear load_output_head(WeightSource& source, Embedding& embed, bool tied, const std::string& name, int64_t vocab_size,
                         int64_t hidden_size) {
   if (!tied) return Linear::load(source, name, vocab_size, hidden_size, false);

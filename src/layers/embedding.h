@@ -21,7 +21,6 @@ class Embedding {
   /// The table as a tied output projection. With `kernels` (and a table they take) the table is
   /// repacked for them first and lookups read the packed copy: one copy serves both.
   Linear tie_output_head(const PanelKernels* kernels);
-  int64_t weight_bytes() const;
 
  private:
   at::Tensor table_;     ///< [vocab, hidden], unless packed
