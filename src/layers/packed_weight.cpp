@@ -40,9 +40,10 @@ at::Tensor PackedWeight::linear(const at::Tensor& x, const at::Tensor& bias) con
 
 at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
   const at::Tensor index = ids.to(at::kLong).contiguous();
-  if (index.numel() > 0) {
-    const int64_t low = index.min().item<int64_t>(), high = index.max().item<int64_t>();
-    IZWI_CHECK(low >= 0 && high < out_, "embedding ids {}..{} outside the table's {} rows", low, high, out_);
+  // A plain loop over the few ids of a step: two tensor reductions would cost more than the lookup.
+  const int64_t* id = index.data_ptr<int64_t>();
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    IZWI_CHECK(id[i] >= 0 && id[i] < out_, "embedding id {} outside the table's {} rows", id[i], out_);
   }
   at::Tensor out = at::empty({index.numel(), in_}, at::TensorOptions().dtype(at::kFloat));
   gather_packed_rows(data_.data_ptr(), format_, in_, index.data_ptr<int64_t>(), index.numel(), out.data_ptr<float>(),

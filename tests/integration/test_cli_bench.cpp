@@ -64,6 +64,10 @@ TEST(CliBench, BadArgumentsAreNamed) {
       testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --kernels fastest");
   EXPECT_NE(bad_kernels.exit_code, 0);
   EXPECT_NE(bad_kernels.err.find("--kernels"), std::string::npos) << bad_kernels.err;
+  const testing::CliRun bad_variant =
+      testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --cpu-kernels sse");
+  EXPECT_EQ(bad_variant.exit_code, 1);
+  EXPECT_NE(bad_variant.err.find("cpu_kernels"), std::string::npos) << bad_variant.err;
   const testing::CliRun no_model =
       testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + "/missing --concurrency 1");
   EXPECT_NE(no_model.exit_code, 0);
