@@ -20,8 +20,17 @@ done
 echo "cuda_kernels_compile: $count files compiled for sm_90"
 
 # The op dispatch points' CUDA branches (kernels/ops/, compiled only with IZWI_WITH_CUDA), against
-# the CUDA runtime headers beside nvcc and the given libtorch include directories.
-cuda_include="$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include"
+# the CUDA runtime headers nvcc itself uses and the given libtorch include directories. nvcc names
+# its include directories in a dry run; the layout beside the binary differs between installs.
+cuda_includes=()
+while read -r dir; do
+  [ -f "$dir/cuda_runtime_api.h" ] && cuda_includes+=(-isystem "$dir")
+done < <("$nvcc" --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ \(SYSTEM_\)\{0,1\}INCLUDES=//p' |
+  grep -o -- '-I[^" ]*\|"/[^"]*"' | sed 's/^-I//; s/"//g')
+if [ "${#cuda_includes[@]}" -eq 0 ] && [ ! -f /usr/include/cuda_runtime_api.h ]; then
+  echo "cuda_kernels_compile: no cuda_runtime_api.h in the include directories $nvcc names (nvcc --dryrun)" >&2
+  exit 1
+fi
 torch_includes=()
 for dir in "${@:2}"; do
   # The compiler's own system directory must stay last in its search order (#include_next).
@@ -30,6 +39,6 @@ done
 for source in "$root"/src/kernels/backend.cpp "$root"/src/kernels/ops/*.cpp; do
   echo "c++ -DIZWI_WITH_CUDA=1 -c $(basename "$source")"
   c++ -c -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=1 -DIZWI_WITH_CUDA=1 \
-    -I"$root/include" -I"$root/src" "${torch_includes[@]}" -isystem "$cuda_include" "$source" -o "$out/$(basename "$source").o"
+    -I"$root/include" -I"$root/src" "${torch_includes[@]}" "${cuda_includes[@]}" "$source" -o "$out/$(basename "$source").o"
 done
 echo "cuda_kernels_compile: the op dispatch points compile with IZWI_WITH_CUDA"
