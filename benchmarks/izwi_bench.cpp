@@ -11,7 +11,9 @@
 // and reports the fraction of the bound, at their mean, that the engine reaches. Batched decode
 // and prefill are compute bound: the bench measures the FMA peak before the engine starts and
 // reports the GFLOP/s the linear kernels reach per concurrency level and in a prefill, timed
-// inside the kernels (kernels/cpu/linear_profile.h), as a fraction of that peak.
+// inside the kernels, as a fraction of that peak. The same profile (common/op_profile.h) splits a
+// decode step into the linear layers, attention, the other ops, the rest of the model and the
+// engine's own work.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -25,6 +27,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -33,10 +36,10 @@
 #include "bench_engine_config.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/op_profile.h"
 #include "common/percentile.h"
 #include "common/shell_quote.h"
 #include "izwi/engine.h"
-#include "kernels/cpu/linear_profile.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "roofline_probes.h"
 
@@ -50,18 +53,62 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t length, int32_t vo
   return ids;
 }
 
+/// Each part of a step (common/op_profile.h), over a run's steps of one size.
+using StepParts = std::map<izwi::ProfiledOp, izwi::OpProfileEntry>;
+
 struct RunResult {
   int32_t concurrency = 0;
   double tokens_per_s = 0;              ///< All requests together, while every one of them decodes.
   double tokens_per_s_per_request = 0;  ///< tokens_per_s / concurrency.
   double wall_tokens_per_s = 0;         ///< All generated tokens / wall time (prefill included).
   double ttft_p50_ms = 0, ttft_p99_ms = 0;
-  izwi::LinearProfileEntry linear;  ///< the linear kernels' calls of `concurrency` tokens (decode steps)
+  /// Each part's calls in the steps of exactly `concurrency` tokens (the steps in which every
+  /// request decodes), by op.
+  StepParts decode;
 };
 
 // GFLOP/s of the kernel calls in `entry` (0 when there were none).
-double achieved_gflops(const izwi::LinearProfileEntry& entry) {
+double achieved_gflops(const izwi::OpProfileEntry& entry) {
   return entry.seconds > 0 ? entry.flop / entry.seconds / 1e9 : 0;
+}
+
+izwi::OpProfileEntry part(const StepParts& parts, izwi::ProfiledOp op) {
+  const auto it = parts.find(op);
+  return it == parts.end() ? izwi::OpProfileEntry{} : it->second;
+}
+
+// The parts of a step in milliseconds per step: the ops, the rest of the model's forward and
+// sampling, and the engine's own work (scheduling, output processing) around them.
+struct StepBreakdown {
+  int64_t steps = 0;
+  double step = 0, linear = 0, attention = 0, other_ops = 0, rest_of_model = 0, engine = 0;
+};
+
+StepBreakdown step_breakdown(const StepParts& parts) {
+  using Op = izwi::ProfiledOp;
+  const auto seconds = [&](Op op) { return part(parts, op).seconds; };
+  StepBreakdown b;
+  b.steps = part(parts, Op::Step).calls;
+  if (b.steps == 0) return b;
+  const double per_step = 1e3 / static_cast<double>(b.steps);
+  const double model = (seconds(Op::Forward) + seconds(Op::Sample)) * per_step;
+  b.step = seconds(Op::Step) * per_step;
+  b.linear = seconds(Op::Linear) * per_step;
+  b.attention = seconds(Op::Attention) * per_step;
+  b.other_ops = (seconds(Op::Norm) + seconds(Op::Rope) + seconds(Op::Activation) + seconds(Op::ShortConv)) * per_step;
+  b.rest_of_model = model - b.linear - b.attention - b.other_ops;
+  b.engine = b.step - model;
+  return b;
+}
+
+nlohmann::json breakdown_json(const StepBreakdown& b) {
+  return {{"steps", b.steps},
+          {"step_ms", b.step},
+          {"linear_ms", b.linear},
+          {"attention_ms", b.attention},
+          {"other_ops_ms", b.other_ops},
+          {"rest_of_model_ms", b.rest_of_model},
+          {"engine_ms", b.engine}};
 }
 
 // Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
@@ -76,7 +123,7 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   };
   const int32_t vocab = engine.model_info().vocab_size;
   std::vector<std::unique_ptr<Trace>> traces;
-  izwi::take_linear_profile();
+  izwi::take_op_profile();
   const auto start = Clock::now();
   for (int32_t i = 0; i < concurrency; ++i) {
     izwi::Request r;
@@ -100,8 +147,9 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
 
   RunResult result;
   result.concurrency = concurrency;
-  const auto profile = izwi::take_linear_profile();
-  if (auto it = profile.find(concurrency); it != profile.end()) result.linear = it->second;
+  for (const auto& [key, entry] : izwi::take_op_profile()) {
+    if (key.second == concurrency) result.decode[key.first] = entry;
+  }
   std::vector<double> ttfts;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();
   for (const auto& trace : traces) {
@@ -193,8 +241,8 @@ int main(int argc, char** argv) {
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
     const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0;
-    izwi::set_linear_profiling(true);
-    izwi::LinearProfileEntry prefill_linear;
+    izwi::set_op_profiling(true);
+    StepParts prefill;
     double prefill_ttft_ms = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
@@ -210,19 +258,20 @@ int main(int argc, char** argv) {
       if (prefill_len > 0) {
         // A model with a shorter context (the tests' tiny ones) prefills all it can take.
         prefill_len = std::min(prefill_len, engine.model_info().max_positions - 1);
-        izwi::take_linear_profile();
+        izwi::take_op_profile();
         izwi::Request r;
         r.prompt_ids = random_prompt(rng, prefill_len, engine.model_info().vocab_size);
         r.params.max_tokens = 1;
         prefill_ttft_ms = engine.generate(r).timings.ttft_ms;
-        for (const auto& [tokens, entry] : izwi::take_linear_profile()) {
-          prefill_linear.calls += entry.calls;
-          prefill_linear.flop += entry.flop;
-          prefill_linear.seconds += entry.seconds;
+        for (const auto& [key, entry] : izwi::take_op_profile()) {
+          izwi::OpProfileEntry& sum = prefill[key.first];
+          sum.calls += entry.calls;
+          sum.flop += entry.flop;
+          sum.seconds += entry.seconds;
         }
       }
     }
-    izwi::set_linear_profiling(false);
+    izwi::set_op_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
     fmt::print("model {}  threads {}  kernels {} ({})  weight dtype {}\n", model_dir, at::get_num_threads(),
@@ -239,7 +288,8 @@ int main(int argc, char** argv) {
                "tokens/s/request", "wall tok/s", "TTFT p50 ms", "TTFT p99 ms", "model GF/s", "of peak",
                "linear GFLOP/s", "linear of peak");
     for (const RunResult& r : results) {
-      const double gflops = r.tokens_per_s * gflop_per_token, linear_gflops = achieved_gflops(r.linear);
+      const double gflops = r.tokens_per_s * gflop_per_token;
+      const double linear_gflops = achieved_gflops(part(r.decode, izwi::ProfiledOp::Linear));
       fmt::print("{:>11} {:>12.1f} {:>16.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.2f} {:>14.1f} {:>14.2f}\n",
                  r.concurrency, r.tokens_per_s, r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms,
                  r.ttft_p99_ms, gflops, gflops / fma_peak, linear_gflops, linear_gflops / fma_peak);
@@ -252,20 +302,31 @@ int main(int argc, char** argv) {
                                    {"model_gflop_per_s", gflops},
                                    {"model_compute_fraction", gflops / fma_peak},
                                    {"linear_gflop_per_s", linear_gflops},
-                                   {"compute_fraction", linear_gflops / fma_peak}});
+                                   {"compute_fraction", linear_gflops / fma_peak},
+                                   {"decode_step", breakdown_json(step_breakdown(r.decode))}});
+    }
+    fmt::print(
+        "\ndecode step, ms per step of exactly `concurrency` tokens (engine = scheduling and output\n"
+        "processing; rest of model = embedding, residual adds, head selection, sampling)\n");
+    fmt::print("{:>11} {:>7} {:>9} {:>9} {:>10} {:>10} {:>14} {:>9}\n", "concurrency", "steps", "step", "linear",
+               "attention", "other ops", "rest of model", "engine");
+    for (const RunResult& r : results) {
+      const StepBreakdown b = step_breakdown(r.decode);
+      fmt::print("{:>11} {:>7} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:>14.2f} {:>9.2f}\n", r.concurrency, b.steps,
+                 b.step, b.linear, b.attention, b.other_ops, b.rest_of_model, b.engine);
     }
     if (prefill_len > 0) {
-      const double linear_gflops = achieved_gflops(prefill_linear);
-      const double linear_share = prefill_linear.seconds * 1e3 / prefill_ttft_ms;
+      const double linear_gflops = achieved_gflops(prefill[izwi::ProfiledOp::Linear]);
+      const double linear_share = prefill[izwi::ProfiledOp::Linear].seconds * 1e3 / prefill_ttft_ms;
+      const double attention_share = prefill[izwi::ProfiledOp::Attention].seconds * 1e3 / prefill_ttft_ms;
       fmt::print(
-          "prefill of {} tokens: TTFT {:.1f} ms, linear layers {:.1f} GFLOP/s = {:.2f} of the FMA peak, {:.0f}% of "
-          "the TTFT\n",
-          prefill_len, prefill_ttft_ms, linear_gflops, linear_gflops / fma_peak, 100 * linear_share);
-      report["prefill"] = {{"prompt_tokens", prefill_len},
-                           {"ttft_ms", prefill_ttft_ms},
-                           {"linear_share_of_ttft", linear_share},
-                           {"linear_gflop_per_s", linear_gflops},
-                           {"compute_fraction", linear_gflops / fma_peak}};
+          "\nprefill of {} tokens: TTFT {:.1f} ms, linear layers {:.1f} GFLOP/s = {:.2f} of the FMA peak, {:.0f}% of "
+          "the TTFT; attention {:.0f}%\n",
+          prefill_len, prefill_ttft_ms, linear_gflops, linear_gflops / fma_peak, 100 * linear_share,
+          100 * attention_share);
+      report["prefill"] = {{"prompt_tokens", prefill_len},         {"ttft_ms", prefill_ttft_ms},
+                           {"linear_share_of_ttft", linear_share}, {"attention_share_of_ttft", attention_share},
+                           {"linear_gflop_per_s", linear_gflops},  {"compute_fraction", linear_gflops / fma_peak}};
     }
     report["fma_peak_gflops"] = fma_peak;
     report["bandwidth_gbps"] = bandwidth;

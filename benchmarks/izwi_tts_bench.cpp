@@ -23,6 +23,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
@@ -31,6 +32,7 @@
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/op_profile.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -62,7 +64,20 @@ struct LevelResult {
   double wall_s = 0;
   int64_t samples_per_stream = 0;
   std::vector<std::vector<int32_t>> first_stream_codes;  ///< [frame][codebook] of stream 0.
+  /// Milliseconds per step of each timed part (common/op_profile.h), over the steps of exactly
+  /// `concurrency` tokens: a frame of every stream.
+  std::map<izwi::ProfiledOp, double> step_ms;
 };
+
+std::map<izwi::ProfiledOp, double> step_ms(const izwi::OpProfile& profile, int64_t tokens) {
+  std::map<izwi::ProfiledOp, double> ms;
+  const auto steps = profile.find({izwi::ProfiledOp::Step, tokens});
+  if (steps == profile.end()) return ms;
+  for (const auto& [key, entry] : profile) {
+    if (key.second == tokens) ms[key.first] = entry.seconds * 1e3 / static_cast<double>(steps->second.calls);
+  }
+  return ms;
+}
 
 struct Options {
   int32_t frames = 48, chunk_frames = 4, text_len = 24;
@@ -81,6 +96,7 @@ LevelResult run_level(izwi::Engine& engine, int32_t concurrency, const Options& 
   const izwi::ModelInfo& info = engine.model_info();
   std::vector<Trace> traces(static_cast<size_t>(concurrency));
   std::vector<izwi::StreamHandle> handles;
+  izwi::take_op_profile();
   const auto start = Clock::now();
   for (int32_t i = 0; i < concurrency; ++i) {
     izwi::SpeechRequest r;
@@ -117,6 +133,7 @@ LevelResult run_level(izwi::Engine& engine, int32_t concurrency, const Options& 
 
   LevelResult result;
   result.concurrency = concurrency;
+  result.step_ms = step_ms(izwi::take_op_profile(), concurrency);
   result.wall_s = std::chrono::duration<double>(end - start).count();
   std::vector<double> ttfa, rtf;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();
@@ -153,11 +170,17 @@ LevelResult run_level(izwi::Engine& engine, int32_t concurrency, const Options& 
   return result;
 }
 
-/// Milliseconds per frame the codec needs to decode `codes` ([frame][codebook]) in chunks of
+struct CodecCost {
+  double ms_per_frame = 0;
+  double linear_gflop_per_frame = 0;  ///< in the CPU linear kernels (its convolutions run there as products)
+  double linear_ms_per_frame = 0;
+};
+
+/// What the codec costs per frame to decode `codes` ([frame][codebook]) in chunks of
 /// `chunk_frames`, as the engine streams them (a second decoder, on a short-lived thread).
-double codec_ms_per_frame(const std::string& model_dir, const std::vector<std::vector<int32_t>>& codes,
-                          int32_t chunk_frames) {
-  double ms = 0;
+CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector<int32_t>>& codes,
+                     int32_t chunk_frames) {
+  CodecCost cost;
   std::thread([&] {
     at::set_num_threads(at::get_num_threads());
     const std::unique_ptr<izwi::CodecDecoder> codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU);
@@ -174,11 +197,19 @@ double codec_ms_per_frame(const std::string& model_dir, const std::vector<std::v
       }
     };
     decode_all();  // warm-up
+    izwi::set_op_profiling(true);
+    izwi::take_op_profile();
     const auto start = Clock::now();
     decode_all();
-    ms = ms_between(start, Clock::now()) / static_cast<double>(frames);
+    cost.ms_per_frame = ms_between(start, Clock::now()) / static_cast<double>(frames);
+    izwi::set_op_profiling(false);
+    for (const auto& [key, entry] : izwi::take_op_profile()) {
+      if (key.first != izwi::ProfiledOp::Linear) continue;
+      cost.linear_gflop_per_frame += entry.flop / 1e9 / static_cast<double>(frames);
+      cost.linear_ms_per_frame += entry.seconds * 1e3 / static_cast<double>(frames);
+    }
   }).join();
-  return ms;
+  return cost;
 }
 
 }  // namespace
@@ -226,12 +257,14 @@ int main(int argc, char** argv) {
       Options warm = o;
       warm.frames = std::min(o.frames, 2 * o.chunk_frames + 2);
       run_level(engine, 1, warm, text_vocab, rng);  // warm-up
+      izwi::set_op_profiling(true);
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
         results.push_back(run_level(engine, c, o, text_vocab, rng));
         if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
       }
+      izwi::set_op_profiling(false);
     }
     const double bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     const double roofline_fps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
@@ -270,7 +303,23 @@ int main(int argc, char** argv) {
                               {"model_gflop_per_s", r.frames_per_s * gflop_per_frame},
                               {"compute_fraction", r.frames_per_s * gflop_per_frame / fma_peak}};
       if (single != results.end()) level["speedup_vs_1"] = r.frames_per_s / single->frames_per_s;
+      for (const auto& [op, ms] : r.step_ms) level["step_ms"][izwi::profiled_op_name(op)] = ms;
       report["results"].push_back(level);
+    }
+    // A step here is a frame of every stream: the talker's pass, then (sample) its codec head, the
+    // code predictor's 15 sub-steps and their heads, then the codec on the streams with a whole chunk.
+    fmt::print("\nstep of a frame per stream, ms per step (linear: the products inside all of them)\n");
+    fmt::print("{:>11} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9}\n", "concurrency", "step", "talker", "sample",
+               "audio decode", "engine", "linear");
+    for (const LevelResult& r : results) {
+      const auto ms = [&](izwi::ProfiledOp op) {
+        const auto it = r.step_ms.find(op);
+        return it == r.step_ms.end() ? 0.0 : it->second;
+      };
+      using Op = izwi::ProfiledOp;
+      fmt::print("{:>11} {:>9.1f} {:>9.1f} {:>9.1f} {:>13.1f} {:>9.1f} {:>9.1f}\n", r.concurrency, ms(Op::Step),
+                 ms(Op::Forward), ms(Op::Sample), ms(Op::AudioDecode),
+                 ms(Op::Step) - ms(Op::Forward) - ms(Op::Sample) - ms(Op::AudioDecode), ms(Op::Linear));
     }
     report["frames"] = o.frames;
     report["chunk_frames"] = o.chunk_frames;
@@ -296,15 +345,32 @@ int main(int argc, char** argv) {
         }
       }
       if (!no_codec_split) {
-        const double codec_ms = codec_ms_per_frame(model_dir, single->first_stream_codes, o.chunk_frames);
+        const CodecCost codec = codec_cost(model_dir, single->first_stream_codes, o.chunk_frames);
         const double frame_ms = 1000.0 / single->frames_per_s;
-        report["codec_ms_per_frame"] = codec_ms;
+        report["codec_ms_per_frame"] = codec.ms_per_frame;
         report["frame_ms"] = frame_ms;
-        report["codec_share"] = codec_ms / frame_ms;
+        report["codec_share"] = codec.ms_per_frame / frame_ms;
+        report["codec_linear_gflop_per_frame"] = codec.linear_gflop_per_frame;
+        report["codec_linear_compute_fraction"] =
+            codec.linear_ms_per_frame > 0 ? codec.linear_gflop_per_frame / codec.linear_ms_per_frame * 1e3 / fma_peak
+                                          : 0.0;
         fmt::print(
             "codec decode alone (chunks of {}): {:.2f} ms per frame, {:.0f}% of the {:.2f} ms per frame at "
             "concurrency 1\n",
-            o.chunk_frames, codec_ms, 100 * codec_ms / frame_ms, frame_ms);
+            o.chunk_frames, codec.ms_per_frame, 100 * codec.ms_per_frame / frame_ms, frame_ms);
+        // Every frame of every stream costs the language model's FLOPs and the codec's, whatever the
+        // batching: their sum at the FMA peak bounds frames/s at any concurrency.
+        const double ceiling_fps = fma_peak / (gflop_per_frame + codec.linear_gflop_per_frame);
+        report["compute_ceiling_frames_per_s"] = ceiling_fps;
+        report["compute_ceiling_vs_1"] = ceiling_fps / single->frames_per_s;
+        fmt::print(
+            "codec: {:.2f} GFLOP per frame in its products ({:.1f} ms, {:.2f} of the FMA peak); with the talker and "
+            "code predictor, {:.2f} GFLOP per frame -> at most {:.1f} frames/s at the FMA peak, {:.1f}x concurrency "
+            "1\n",
+            codec.linear_gflop_per_frame, codec.linear_ms_per_frame,
+            codec.linear_ms_per_frame > 0 ? codec.linear_gflop_per_frame / codec.linear_ms_per_frame * 1e3 / fma_peak
+                                          : 0.0,
+            gflop_per_frame + codec.linear_gflop_per_frame, ceiling_fps, ceiling_fps / single->frames_per_s);
       }
     }
     if (json) std::cout << report.dump() << "\n";

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 #include "common/check.h"
 #include "common/logging.h"
+#include "common/op_profile.h"
 #include "engine/output_processor.h"
 
 namespace izwi {
@@ -157,6 +159,10 @@ bool EngineCore::step() {
     batch.seqs.push_back(step);
   }
 
+  int64_t batch_tokens = 0;
+  for (const StepSequence& s : batch.seqs) batch_tokens += s.num_tokens;
+  // Ends before the outputs are handed over, so a caller woken by them sees this step recorded.
+  std::optional<OpTimer> step_timer(std::in_place, ProfiledOp::Step, batch_tokens);
   std::vector<StepOutput> outputs;
   try {
     outputs = executor_->execute(batch);
@@ -185,6 +191,7 @@ bool EngineCore::step() {
   std::vector<FinishReason> reasons;
   for (ActiveRequest* r : sampled_requests) reasons.push_back(check_finish(*r, r->seq.tokens.back()));
   if (!decode_audio(sampled_requests, reasons)) return true;
+  step_timer.reset();
   for (size_t i = 0; i < sampled_requests.size(); ++i) {
     if (reasons[i] != FinishReason::None) {
       finish(*sampled_requests[i], reasons[i]);
@@ -221,6 +228,7 @@ bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const
   if (jobs.empty()) return true;
   std::vector<std::vector<float>> pcm;
   try {
+    const OpTimer timer(ProfiledOp::AudioDecode, static_cast<int64_t>(jobs.size()));
     pcm = executor_->model().decode_audio(states, counts);
   } catch (const std::exception& e) {
     logger()->error("audio decode failed: {}", e.what());

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "common/check.h"
+#include "common/op_profile.h"
 
 namespace izwi {
 
@@ -50,7 +51,11 @@ ForwardContext TorchExecutor::prepare(const StepBatch& batch) {
 std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
   const ForwardContext ctx = prepare(batch);
-  at::Tensor hidden = model_->forward(ctx, *cache_);
+  at::Tensor hidden;
+  {
+    const OpTimer timer(ProfiledOp::Forward, ctx.num_tokens);
+    hidden = model_->forward(ctx, *cache_);
+  }
   std::vector<int64_t> last_rows;
   std::vector<SampleRow> rows;
   int64_t offset = 0;
@@ -61,6 +66,7 @@ std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
     rows.push_back(SampleRow{s.sampling, s.state});
   }
   if (rows.empty()) return {};
+  const OpTimer timer(ProfiledOp::Sample, static_cast<int64_t>(rows.size()));
   at::Tensor index = at::tensor(last_rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
   return model_->sample(hidden.index_select(0, index), rows, ctx, *cache_, sampler_);
 }

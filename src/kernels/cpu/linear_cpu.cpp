@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/linear_profile.h"
+#include "common/op_profile.h"
 #include "kernels/cpu/simd.h"
 
 namespace izwi {
@@ -250,7 +250,7 @@ void linear_impl(const float* x, int64_t tokens, int64_t in, const void* weight,
 
 void linear_cpu(const float* x, int64_t tokens, int64_t in, const void* weight, WeightFormat format, int64_t out,
                 const float* bias, float* y) {
-  const LinearCallTimer timer(tokens, in, out);
+  const OpTimer timer = linear_call_timer(tokens, in, out);
   if (format == WeightFormat::F32) {
     linear_impl<WeightFormat::F32>(x, tokens, in, weight, out, bias, y);
   } else {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/linear_profile.h"
+#include "common/op_profile.h"
 
 namespace izwi {
 
@@ -77,7 +77,7 @@ void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t i
 
 void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* packed, WeightFormat format, int64_t out,
                        const float* bias, float* y, const PanelKernels& kernels) {
-  const LinearCallTimer timer(tokens, in, out);
+  const OpTimer timer = linear_call_timer(tokens, in, out);
   const float* inputs = x;
   thread_local std::vector<float> packed_inputs;
   if (tokens > 1 || group_of(format, kernels) > 1) {

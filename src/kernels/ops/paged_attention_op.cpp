@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/op_profile.h"
 #include "kernels/cpu/paged_attention_cpu.h"
 
 namespace izwi::ops {
@@ -49,6 +50,7 @@ at::Tensor attention_torch(const at::Tensor& q, const at::Tensor& key_pool, cons
 at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
                            const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs, int64_t block_size,
                            double scale, int64_t sliding_window) {
+  const OpTimer timer(ProfiledOp::Attention, q.size(0));
   if (backend == KernelBackend::Cpu && q.is_cpu() && q.scalar_type() == at::kFloat &&
       key_pool.scalar_type() == at::kFloat) {
     const at::Tensor qc = q.contiguous();

@@ -1,5 +1,6 @@
 #include "kernels/ops/rms_norm_op.h"
 
+#include "common/op_profile.h"
 #include "kernels/cpu/rms_norm_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/rms_norm_cuda.h"
@@ -8,6 +9,7 @@
 namespace izwi::ops {
 
 at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const OpTimer timer(ProfiledOp::Norm, x.size(0));
   const bool float32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat;
   if (backend == KernelBackend::Cpu && float32 && x.is_cpu()) {
     const at::Tensor xc = x.contiguous();

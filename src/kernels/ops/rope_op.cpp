@@ -1,5 +1,6 @@
 #include "kernels/ops/rope_op.h"
 
+#include "common/op_profile.h"
 #include "kernels/cpu/rope_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/rope_cuda.h"
@@ -9,6 +10,7 @@ namespace izwi::ops {
 
 at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const at::Tensor& cos,
                 const at::Tensor& sin, const at::Tensor& inv_freq, at::ScalarType dtype) {
+  const OpTimer timer(ProfiledOp::Rope, x.size(0));
   const bool tables = cos.defined() && cos.scalar_type() == at::kFloat;
   if (backend == KernelBackend::Cpu && tables && x.scalar_type() == at::kFloat && x.is_cpu()) {
     at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way

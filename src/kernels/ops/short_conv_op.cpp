@@ -1,11 +1,13 @@
 #include "kernels/ops/short_conv_op.h"
 
+#include "common/op_profile.h"
 #include "kernels/cpu/short_conv_cpu.h"
 
 namespace izwi::ops {
 
 at::Tensor short_conv(KernelBackend backend, const at::Tensor& bx, at::Tensor state, const at::Tensor& weight_t,
                       const at::Tensor& bias, at::Tensor out) {
+  const OpTimer timer(ProfiledOp::ShortConv, bx.size(0));
   const int64_t length = bx.size(0), channels = bx.size(1), kernel = weight_t.size(0), width = kernel - 1;
   if (backend == KernelBackend::Cpu && bx.is_cpu() && bx.scalar_type() == at::kFloat && bx.is_contiguous() &&
       out.is_contiguous()) {

@@ -1,5 +1,6 @@
 #include "kernels/ops/silu_mul_op.h"
 
+#include "common/op_profile.h"
 #include "kernels/cpu/silu_mul_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/silu_mul_cuda.h"
@@ -8,6 +9,7 @@
 namespace izwi::ops {
 
 at::Tensor silu_mul(KernelBackend backend, const at::Tensor& gate_up, int64_t width) {
+  const OpTimer timer(ProfiledOp::Activation, gate_up.size(0));
   const bool fused = gate_up.scalar_type() == at::kFloat && gate_up.is_contiguous();
   if (backend == KernelBackend::Cpu && fused && gate_up.is_cpu()) {
     at::Tensor product = at::empty({gate_up.size(0), width}, gate_up.options());

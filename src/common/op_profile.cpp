@@ -1,0 +1,74 @@
+#include "common/op_profile.h"
+
+#include <atomic>
+#include <mutex>
+
+namespace izwi {
+
+namespace {
+
+std::atomic<bool> profiling{false};
+std::mutex profile_mutex;
+OpProfile profile;
+thread_local int64_t step_tokens = 0;  // of the Step timer running on this thread; 0 = none
+
+}  // namespace
+
+const char* profiled_op_name(ProfiledOp op) {
+  switch (op) {
+    case ProfiledOp::Linear:
+      return "linear";
+    case ProfiledOp::Attention:
+      return "attention";
+    case ProfiledOp::Norm:
+      return "norm";
+    case ProfiledOp::Rope:
+      return "rope";
+    case ProfiledOp::Activation:
+      return "activation";
+    case ProfiledOp::ShortConv:
+      return "short_conv";
+    case ProfiledOp::Forward:
+      return "forward";
+    case ProfiledOp::Sample:
+      return "sample";
+    case ProfiledOp::AudioDecode:
+      return "audio_decode";
+    case ProfiledOp::Step:
+      return "step";
+  }
+  return "?";
+}
+
+void set_op_profiling(bool on) { profiling.store(on, std::memory_order_relaxed); }
+
+bool op_profiling() { return profiling.load(std::memory_order_relaxed); }
+
+OpProfile take_op_profile() {
+  std::lock_guard<std::mutex> lock(profile_mutex);
+  OpProfile taken;
+  taken.swap(profile);
+  return taken;
+}
+
+void OpTimer::begin() {
+  if (op_ == ProfiledOp::Step) {
+    outer_step_tokens_ = step_tokens;
+    step_tokens = tokens_;
+  } else if (step_tokens != 0) {
+    tokens_ = step_tokens;
+  }
+  start_ = std::chrono::steady_clock::now();
+}
+
+void OpTimer::end() {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (op_ == ProfiledOp::Step) step_tokens = outer_step_tokens_;
+  std::lock_guard<std::mutex> lock(profile_mutex);
+  OpProfileEntry& entry = profile[{op_, tokens_}];
+  entry.calls += 1;
+  entry.flop += flop_;
+  entry.seconds += seconds;
+}
+
+}  // namespace izwi

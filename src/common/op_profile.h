@@ -1,0 +1,79 @@
+#pragma once
+// Wall time (and, for products, arithmetic) of the step's parts, grouped by op and by the number of
+// tokens in the engine step that ran them, for the benchmarks' step breakdown and compute
+// roofline: a decode step of 16 requests files everything it runs under 16, a prefill chunk under
+// its length, so each regime reads off its own entries. The op dispatch points (kernels/ops/), the
+// CPU linear kernels, the executor (forward, sampling) and the engine (whole step) each time
+// themselves; a call outside an engine step files under its own token count. Off by default (one
+// relaxed atomic load per call); process-wide.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace izwi {
+
+/// What a timer covers. Linear and the other ops nest inside Forward, Sample or AudioDecode, which
+/// nest in Step.
+enum class ProfiledOp {
+  Linear,     ///< the CPU linear kernels (every product with weights, the output head included)
+  Attention,  ///< paged attention
+  Norm,       ///< RMSNorm
+  Rope,
+  Activation,  ///< SiLU-mul
+  ShortConv,
+  Forward,      ///< the model's forward pass over the step's tokens
+  Sample,       ///< output head, sampling and any per-row secondary decoder (code predictor)
+  AudioDecode,  ///< the codec turning the step's new frames into PCM
+  Step,         ///< one engine step: execute, then process the outputs
+};
+
+const char* profiled_op_name(ProfiledOp op);
+
+struct OpProfileEntry {
+  int64_t calls = 0;
+  double flop = 0;     ///< 2 x tokens x in x out per call, for Linear; 0 for the rest
+  double seconds = 0;  ///< wall time inside the calls
+};
+
+/// Entries keyed by (op, tokens of the step, or of the call outside a step).
+using OpProfile = std::map<std::pair<ProfiledOp, int64_t>, OpProfileEntry>;
+
+void set_op_profiling(bool on);
+bool op_profiling();
+/// The entries recorded since the last call; clears them.
+OpProfile take_op_profile();
+
+/// Times one call from construction to destruction, when profiling is on. A Step timer files the
+/// calls inside it (on its thread) under its token count.
+class OpTimer {
+ public:
+  OpTimer(ProfiledOp op, int64_t tokens, double flop = 0) : on_(op_profiling()), op_(op), tokens_(tokens), flop_(flop) {
+    if (on_) begin();
+  }
+  ~OpTimer() {
+    if (on_) end();
+  }
+  OpTimer(const OpTimer&) = delete;
+  OpTimer& operator=(const OpTimer&) = delete;
+
+ private:
+  void begin();
+  void end();
+
+  bool on_;
+  ProfiledOp op_;
+  int64_t tokens_;
+  double flop_;
+  int64_t outer_step_tokens_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// The timer of one linear kernel call: 2 x tokens x in x out FLOP.
+inline OpTimer linear_call_timer(int64_t tokens, int64_t in, int64_t out) {
+  return OpTimer(ProfiledOp::Linear, tokens, 2.0 * static_cast<double>(tokens) * static_cast<double>(in) * out);
+}
+
+}  // namespace izwi
