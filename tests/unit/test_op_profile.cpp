@@ -1,0 +1,52 @@
+// The step profile: off by default, calls inside a Step timer filed under the step's token count,
+// calls outside one under their own, and taking the profile clears it.
+
+#include <gtest/gtest.h>
+
+#include "common/op_profile.h"
+
+namespace izwi {
+namespace {
+
+class OpProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override { take_op_profile(); }
+  void TearDown() override {
+    set_op_profiling(false);
+    take_op_profile();
+  }
+};
+
+TEST_F(OpProfileTest, RecordsNothingWhileOff) {
+  { const OpTimer timer(ProfiledOp::Norm, 4); }
+  EXPECT_TRUE(take_op_profile().empty());
+}
+
+TEST_F(OpProfileTest, FilesCallsUnderTheEnclosingStepsTokens) {
+  set_op_profiling(true);
+  {
+    const OpTimer step(ProfiledOp::Step, 16);
+    { const OpTimer linear = linear_call_timer(3, 10, 20); }  // the 3 rows a head samples
+    { const OpTimer attention(ProfiledOp::Attention, 16); }
+  }
+  { const OpTimer outside = linear_call_timer(5, 2, 2); }
+  const OpProfile profile = take_op_profile();
+  ASSERT_EQ(profile.size(), 4u);
+  EXPECT_EQ(profile.at({ProfiledOp::Step, 16}).calls, 1);
+  EXPECT_EQ(profile.at({ProfiledOp::Attention, 16}).calls, 1);
+  const OpProfileEntry& linear = profile.at({ProfiledOp::Linear, 16});
+  EXPECT_EQ(linear.calls, 1);
+  EXPECT_DOUBLE_EQ(linear.flop, 2.0 * 3 * 10 * 20);
+  EXPECT_EQ(profile.at({ProfiledOp::Linear, 5}).calls, 1);
+  EXPECT_GE(profile.at({ProfiledOp::Step, 16}).seconds, profile.at({ProfiledOp::Linear, 16}).seconds);
+  EXPECT_TRUE(take_op_profile().empty());
+}
+
+TEST_F(OpProfileTest, NamesEveryOp) {
+  EXPECT_STREQ(profiled_op_name(ProfiledOp::Linear), "linear");
+  EXPECT_STREQ(profiled_op_name(ProfiledOp::AudioDecode), "audio_decode");
+  EXPECT_STREQ(profiled_op_name(ProfiledOp::Step), "step");
+}
+
+}  // namespace
+}  // namespace izwi
