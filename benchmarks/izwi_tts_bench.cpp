@@ -36,6 +36,7 @@
 #include "common/percentile.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
+#include "kernels/cpu/panel_kernels.h"
 #include "roofline_probes.h"
 
 namespace {
@@ -183,7 +184,8 @@ CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector
   CodecCost cost;
   std::thread([&] {
     at::set_num_threads(at::get_num_threads());
-    const std::unique_ptr<izwi::CodecDecoder> codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU);
+    const std::unique_ptr<izwi::CodecDecoder> codec =
+        izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, 0, &izwi::active_panel_kernels());
     const int64_t frames = static_cast<int64_t>(codes.size()), groups = static_cast<int64_t>(codes[0].size());
     at::Tensor all = at::empty({groups, frames}, at::kLong);
     auto a = all.accessor<int64_t, 2>();

@@ -29,6 +29,7 @@
 #include "common/cli_main.h"
 #include "common/json_fields.h"
 #include "izwi/audio.h"
+#include "kernels/cpu/panel_kernels.h"
 
 namespace {
 
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
   return izwi::cli::run_main("izwi-codec", [&] {
     if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
-    const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks);
+    const auto codec =
+        izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks, &izwi::active_panel_kernels());
     const auto start = std::chrono::steady_clock::now();
     at::Tensor wav;
     if (chunk_frames > 0) {

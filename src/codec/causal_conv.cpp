@@ -19,7 +19,28 @@ at::Tensor conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor&
 
 }  // namespace
 
+at::Tensor CausalConv1d::apply_packed(const at::Tensor& padded) const {
+  const at::Tensor x = padded.contiguous();
+  const int64_t batch = x.size(0), length = x.size(2), columns = packed_.in_features() / in_channels_;
+  const int64_t out_len = length - context_;
+  at::Tensor out = at::empty({batch, out_len, packed_.out_features()}, x.options());
+  // Pieces of a stream's positions, so that many streams' long chunks never build one huge matrix.
+  const int64_t rows = std::max<int64_t>(1, kMaxIm2colElements / packed_.in_features());
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t0 = 0; t0 < out_len; t0 += rows) {
+      const int64_t n = std::min(rows, out_len - t0);
+      const at::Tensor cols = x.as_strided({n, in_channels_, columns}, {1, length, dilation_},
+                                           x.storage_offset() + b * in_channels_ * length + t0);
+      packed_.linear_out(cols.reshape({n, packed_.in_features()}), bias_, out[b].narrow(0, t0, n));
+    }
+  }
+  // Channels-first and contiguous, as libtorch's convolution returns it: the elementwise layers
+  // after it (SnakeBeta, residual sums) run several times slower on a transposed view.
+  return out.transpose(1, 2).contiguous();
+}
+
 at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
+  if (packed_.defined()) return apply_packed(padded);
   // libtorch's CPU convolution re-prepares the kernel on every call and has no fast depthwise
   // path, which dominates streaming's short chunks: there, use one GEMM (im2col) or k
   // multiply-adds (depthwise) instead.
@@ -49,6 +70,12 @@ CausalConv1d::CausalConv1d(WeightSource& weights, const std::string& prefix, int
   weight_ = weights.take(prefix + ".weight", {out_channels, in_channels / groups, kernel_size});
   if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
   if (groups == 1) weight_2d_ = weight_.reshape({out_channels, in_channels * kernel_size}).contiguous();
+  if (const PanelKernels* kernels = weights.cpu_kernels();
+      groups == 1 && kernels != nullptr && PackedWeight::packable(weight_2d_)) {
+    packed_ = PackedWeight::pack(weight_2d_, *kernels);
+    weight_ = at::Tensor();
+    weight_2d_ = at::Tensor();
+  }
 }
 
 at::Tensor CausalConv1d::initial_state(int64_t batch, const at::TensorOptions& options) const {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "layers/packed_weight.h"
+
 namespace izwi {
 
 class WeightSource;
@@ -17,7 +19,8 @@ class WeightSource;
 class CausalConv1d {
  public:
   CausalConv1d() = default;
-  /// Reads `<prefix>.weight` [out, in/groups, k] and `<prefix>.bias` [out] (when `bias`).
+  /// Reads `<prefix>.weight` [out, in/groups, k] and `<prefix>.bias` [out] (when `bias`). With
+  /// CPU kernels (WeightSource::cpu_kernels), a dense kernel is kept packed for them instead.
   CausalConv1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
                int64_t kernel_size, int64_t dilation = 1, int64_t groups = 1, bool bias = true);
 
@@ -30,14 +33,20 @@ class CausalConv1d {
   at::Tensor forward(const at::Tensor& x, at::Tensor& state) const;
   /// Without state: zero left padding (the start of a stream).
   at::Tensor forward(const at::Tensor& x) const;
-  int64_t weight_bytes() const { return weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0); }
+  int64_t weight_bytes() const {
+    return (packed_.defined() ? packed_.bytes() : weight_.nbytes()) + (bias_.defined() ? bias_.nbytes() : 0);
+  }
 
  private:
   /// The convolution of an already padded input [B, in, context + T].
   at::Tensor apply(const at::Tensor& padded) const;
 
   at::Tensor weight_, bias_;
-  at::Tensor weight_2d_;  ///< [out, in * k] for the im2col path (groups == 1)
+  /// The packed path: im2col in pieces of at most kMaxIm2colElements, each one product.
+  at::Tensor apply_packed(const at::Tensor& padded) const;
+
+  at::Tensor weight_2d_;  ///< [out, in * k] for the im2col path (groups == 1, not packed)
+  PackedWeight packed_;   ///< [out, in * k] packed (groups == 1; then weight_ and weight_2d_ are empty)
   int64_t in_channels_ = 0, dilation_ = 1, groups_ = 1, context_ = 0;
 };
 

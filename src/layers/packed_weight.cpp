@@ -26,16 +26,22 @@ PackedWeight PackedWeight::pack(const at::Tensor& weight, const PanelKernels& ke
 int64_t PackedWeight::bytes() const { return out_ * in_ * static_cast<int64_t>(data_.element_size()); }
 
 at::Tensor PackedWeight::linear(const at::Tensor& x, const at::Tensor& bias) const {
-  IZWI_CHECK(x.scalar_type() == at::kFloat && x.is_cpu() && x.size(-1) == in_,
-             "packed linear: expected float32 CPU input [..., {}]", in_);
-  const at::Tensor xc = x.reshape({-1, in_}).contiguous();
-  const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
-  at::Tensor y = at::empty({xc.size(0), out_}, xc.options());
-  linear_packed_cpu(xc.data_ptr<float>(), xc.size(0), in_, data_.data_ptr(), format_, out_,
-                    b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), *kernels_);
+  at::Tensor y = at::empty({x.numel() / std::max<int64_t>(in_, 1), out_}, x.options().dtype(at::kFloat));
+  linear_out(x, bias, y);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = out_;
   return y.view(shape);
+}
+
+void PackedWeight::linear_out(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& y) const {
+  IZWI_CHECK(x.scalar_type() == at::kFloat && x.is_cpu() && x.size(-1) == in_,
+             "packed linear: expected float32 CPU input [..., {}]", in_);
+  const at::Tensor xc = x.reshape({-1, in_}).contiguous();
+  IZWI_CHECK(y.scalar_type() == at::kFloat && y.is_contiguous() && y.numel() == xc.size(0) * out_,
+             "packed linear: expected a contiguous float32 output [{}, {}]", xc.size(0), out_);
+  const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
+  linear_packed_cpu(xc.data_ptr<float>(), xc.size(0), in_, data_.data_ptr(), format_, out_,
+                    b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), *kernels_);
 }
 
 at::Tensor PackedWeight::rows(const at::Tensor& ids) const {

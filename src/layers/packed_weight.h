@@ -26,6 +26,8 @@ class PackedWeight {
 
   /// x [..., in] float32 -> [..., out] float32; bias [out] float32 or undefined.
   at::Tensor linear(const at::Tensor& x, const at::Tensor& bias) const;
+  /// The same into `y`, contiguous float32 [rows of x, out].
+  void linear_out(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& y) const;
   /// Rows `ids` [n] (int64) as float32 [n, in], for a table shared with an embedding.
   at::Tensor rows(const at::Tensor& ids) const;
 

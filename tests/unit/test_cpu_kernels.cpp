@@ -39,12 +39,12 @@ TEST(CpuKernels, LinearMatchesLibtorchForF32AndBf16Weights) {
 }
 
 // Every variant this CPU runs (AVX-512 with and without avx512_bf16, AVX2, portable), across token counts that fill one
-// tile, several tiles and a ragged last one, input widths below, at and past one depth pass (256), and output widths
-// that leave a padded panel.
+// tile, several tiles and a ragged last one (and, from 64 per thread, blocks of tokens per thread), input widths below,
+// at and past one depth pass (256), and output widths that leave a padded panel.
 TEST(CpuKernels, PackedLinearMatchesLibtorchForEveryKernelVariant) {
   at::manual_seed(0);
   for (const PanelKernels* kernels : supported_panel_kernels()) {
-    for (int64_t tokens : {1, 2, 5, 14, 15, 16, 29, 64, 130}) {
+    for (int64_t tokens : {1, 2, 5, 14, 15, 16, 29, 64, 130, 301}) {
       for (auto [in, out] : {std::pair<int64_t, int64_t>{64, 96}, {67, 33}, {600, 129}, {16, 6}, {257, 1}}) {
         const at::Tensor x = at::randn({tokens, in});
         const at::Tensor w = at::randn({out, in}) * 0.1;

@@ -12,6 +12,10 @@ namespace izwi {
 
 namespace {
 
+// Tokens per thread below which splitting the tokens is not worth a thread's own pass over the
+// weights.
+constexpr int64_t kMinTokensPerBlock = 64;
+
 // Columns kept together per row for `format` (kernels/cpu/panel_kernels.h).
 int64_t group_of(WeightFormat format, const PanelKernels& kernels) {
   return format == WeightFormat::BF16 ? kernels.bf16_group : 1;
@@ -78,17 +82,32 @@ void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t i
 void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* packed, WeightFormat format, int64_t out,
                        const float* bias, float* y, const PanelKernels& kernels) {
   const OpTimer timer = linear_call_timer(tokens, in, out);
-  const float* inputs = x;
+  const int64_t panels = (out + kernels.panel_rows - 1) / kernels.panel_rows;
+  const int64_t threads = std::max(1, at::get_num_threads());
   thread_local std::vector<float> packed_inputs;
+  // Few panels (a narrow output, as in the codec's convolutions) over many tokens: whole panels
+  // per thread would leave cores idle, so each thread takes a block of tokens and every panel,
+  // and arranges its own block's inputs.
+  if (panels < 4 * threads && tokens >= kMinTokensPerBlock * threads) {
+    packed_inputs.resize(static_cast<size_t>(tokens * in));
+    float* arranged = packed_inputs.data();
+    at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t block = begin; block < end; ++block) {
+        const int64_t t0 = tokens * block / threads, n = tokens * (block + 1) / threads - t0;
+        kernels.pack_inputs(x + t0 * in, n, in, format, arranged + t0 * in);
+        kernels.run(PanelProduct{arranged + t0 * in, n, in, packed, format, out, bias, y + t0 * out}, 0, panels);
+      }
+    });
+    return;
+  }
+  const float* inputs = x;
   if (tokens > 1 || group_of(format, kernels) > 1) {
     packed_inputs.resize(static_cast<size_t>(tokens * in));
     kernels.pack_inputs(x, tokens, in, format, packed_inputs.data());
     inputs = packed_inputs.data();
   }
   const PanelProduct product{inputs, tokens, in, packed, format, out, bias, y};
-  const int64_t panels = (out + kernels.panel_rows - 1) / kernels.panel_rows;
   // Each thread takes contiguous panels: one sequential stream through its share of the weights.
-  const int64_t threads = std::max(1, at::get_num_threads());
   at::parallel_for(0, panels, (panels + threads - 1) / threads,
                    [&](int64_t begin, int64_t end) { kernels.run(product, begin, end); });
 }

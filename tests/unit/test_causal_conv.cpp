@@ -1,0 +1,60 @@
+// The codec's causal convolution on the CPU panel kernels against the same convolution through
+// libtorch: inputs long enough that the packed path splits a stream's positions into several
+// products, several streams at once, dilation, and the streaming state carried between chunks.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codec/causal_conv.h"
+#include "io/random_weights.h"
+#include "kernels/cpu/panel_kernels.h"
+
+namespace izwi {
+namespace {
+
+// in 96 x kernel 7 = 672 columns: 7000 positions are two pieces of at most 4M im2col elements.
+constexpr int64_t kIn = 96, kOut = 64, kKernel = 7, kDilation = 3, kLength = 7000;
+
+CausalConv1d make_conv(const PanelKernels* kernels) {
+  RandomWeights weights(7, at::kCPU);
+  weights.set_cpu_kernels(kernels);
+  return CausalConv1d(weights, "conv", kIn, kOut, kKernel, kDilation);
+}
+
+double relative_error(const at::Tensor& got, const at::Tensor& want) {
+  return (got - want).abs().max().item<double>() / want.abs().max().item<double>();
+}
+
+TEST(CausalConvPacked, MatchesLibtorchForEveryKernelVariant) {
+  const CausalConv1d reference = make_conv(nullptr);
+  const at::Tensor x = at::randn({3, kIn, kLength});
+  const at::Tensor want = reference.forward(x);
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    const CausalConv1d packed = make_conv(kernels);
+    EXPECT_EQ(packed.weight_bytes(), reference.weight_bytes()) << kernels->name;
+    const at::Tensor got = packed.forward(x);
+    ASSERT_EQ(got.sizes(), want.sizes()) << kernels->name;
+    // avx512_bf16 rounds the inputs to bf16 (8 significant bits); the exact variants sum in float32.
+    const double tolerance = std::string(kernels->name) == "avx512_bf16" ? 1e-2 : 1e-5;
+    EXPECT_LT(relative_error(got, want), tolerance) << kernels->name;
+  }
+}
+
+TEST(CausalConvPacked, StreamedChunksEqualTheWholeInput) {
+  const CausalConv1d conv = make_conv(&active_panel_kernels());
+  const at::Tensor x = at::randn({2, kIn, kLength});
+  const at::Tensor whole = conv.forward(x);
+  at::Tensor state = conv.initial_state(2, x.options());
+  std::vector<at::Tensor> pieces;
+  int64_t start = 0;
+  for (const int64_t chunk : {5, 1, 6500, 494}) {
+    pieces.push_back(conv.forward(x.narrow(2, start, chunk), state));
+    start += chunk;
+  }
+  EXPECT_LT(relative_error(at::cat(pieces, 2), whole), 1e-6);
+}
+
+}  // namespace
+}  // namespace izwi
