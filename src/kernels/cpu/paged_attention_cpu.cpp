@@ -37,13 +37,30 @@ struct PagedRows {
   }
 };
 
+// Rows this far ahead are prefetched: a row of one KV head is a short piece of a long stride
+// that the hardware prefetchers follow poorly once the pools outgrow the caches.
+constexpr int64_t kPrefetchAhead = 8;
+
+inline void prefetch_row(const float* row, int64_t D) {
+  for (int64_t d = 0; d < D; d += 16) __builtin_prefetch(row + d);
+}
+
 void softmax_rows(float* scores, int64_t rows, int64_t context) {
   for (int64_t g = 0; g < rows; ++g) {
     float* sc = scores + g * context;
     const float max_score = *std::max_element(sc, sc + context);
     float total = 0.0f;
-#pragma omp simd reduction(+ : total)
-    for (int64_t j = 0; j < context; ++j) {
+    int64_t j = 0;
+#if IZWI_SIMD_LANES > 0
+    simd::Vec sum = simd::zero();
+    for (; j + simd::kLanes <= context; j += simd::kLanes) {
+      const simd::Vec e = simd::exp(simd::sub(simd::load(sc + j), simd::broadcast(max_score)));
+      simd::store(sc + j, e);
+      sum = simd::add(sum, e);
+    }
+    total = simd::reduce_add(sum);
+#endif
+    for (; j < context; ++j) {
       sc[j] = std::exp(sc[j] - max_score);
       total += sc[j];
     }
@@ -61,6 +78,7 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
   constexpr int64_t L = simd::kLanes;
   constexpr int64_t D = NV * L;
   for (int64_t j = 0; j < context; ++j) {
+    if (j + kPrefetchAhead < context) prefetch_row(keys.at(j + kPrefetchAhead), D);
     simd::Vec k[NV];
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v) k[v] = simd::load(keys.at(j) + L * v);
@@ -83,6 +101,7 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
       for (int v = 0; v < NV; ++v) acc[h][v] = simd::zero();
     }
     for (int64_t j = 0; j < context; ++j) {
+      if (j + kPrefetchAhead < context) prefetch_row(values.at(j + kPrefetchAhead), D);
       simd::Vec val[NV];
 #pragma GCC unroll 16
       for (int v = 0; v < NV; ++v) val[v] = simd::load(values.at(j) + L * v);

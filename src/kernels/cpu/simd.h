@@ -42,6 +42,14 @@ inline Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 inline Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
 inline Vec fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline float reduce_add(Vec v) { return _mm512_reduce_add_ps(v); }
+inline Vec sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
+inline Vec div(Vec a, Vec b) { return _mm512_div_ps(a, b); }
+inline Vec min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+inline Vec max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
+inline Vec fnmadd(Vec a, Vec b, Vec c) { return _mm512_fnmadd_ps(a, b, c); }
+inline Vec round_nearest(Vec v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/// v * 2^n for whole numbers n in [-126, 127].
+inline Vec scale_pow2(Vec v, Vec n) { return _mm512_scalef_ps(v, n); }
 
 #elif defined(__AVX2__) && defined(__FMA__)
 
@@ -67,12 +75,42 @@ inline float reduce_add(Vec v) {
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
+inline Vec sub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
+inline Vec div(Vec a, Vec b) { return _mm256_div_ps(a, b); }
+inline Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+inline Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+inline Vec fnmadd(Vec a, Vec b, Vec c) { return _mm256_fnmadd_ps(a, b, c); }
+inline Vec round_nearest(Vec v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline Vec scale_pow2(Vec v, Vec n) {
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(v, _mm256_castsi256_ps(exponent));
+}
 
 #else
 
 #define IZWI_SIMD_LANES 0
 constexpr int kLanes = 0;
 
+#endif
+
+#if IZWI_SIMD_LANES > 0
+/// e^x per lane (Cephes' expf: within 2 ulp of std::exp over its range). Inputs are clamped to
+/// [-87.3, 88]: below, the result is about 1e-38 instead of a denormal or zero; above, about 1.7e38
+/// instead of infinity.
+inline Vec exp(Vec x) {
+  x = min(max(x, broadcast(-87.3f)), broadcast(88.0f));
+  const Vec n = round_nearest(mul(x, broadcast(1.44269504088896341f)));
+  Vec r = fnmadd(n, broadcast(0.693359375f), x);  // x - n ln 2, ln 2 in two parts for exactness
+  r = fnmadd(n, broadcast(-2.12194440e-4f), r);
+  Vec p = broadcast(1.9875691500e-4f);
+  p = fmadd(p, r, broadcast(1.3981999507e-3f));
+  p = fmadd(p, r, broadcast(8.3334519073e-3f));
+  p = fmadd(p, r, broadcast(4.1665795894e-2f));
+  p = fmadd(p, r, broadcast(1.6666665459e-1f));
+  p = fmadd(p, r, broadcast(5.0000001201e-1f));
+  p = fmadd(p, mul(r, r), add(r, broadcast(1.0f)));
+  return scale_pow2(p, n);
+}
 #endif
 
 }  // namespace IZWI_SIMD_ISA
