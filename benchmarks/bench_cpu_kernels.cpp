@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -191,10 +192,13 @@ void BM_SiluMul(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * tokens * width);
 }
 
-// Decode attention: `seqs` sequences, one query each, over `context` cached positions.
+// Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
+// 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
+// 8, 128).
 void BM_PagedAttentionDecode(benchmark::State& state) {
   const int64_t seqs = state.range(0), context = state.range(1);
-  const int64_t heads = 12, kv_heads = 4, head_dim = 64, block = 16;
+  const bool qwen = state.range(2) == 1;
+  const int64_t heads = qwen ? 16 : 12, kv_heads = qwen ? 8 : 4, head_dim = qwen ? 128 : 64, block = 16;
   const int64_t blocks_per_seq = (context + block - 1) / block;
   const at::Tensor keys = at::randn({seqs * blocks_per_seq, block, kv_heads, head_dim});
   const at::Tensor values = at::randn_like(keys);
@@ -213,7 +217,8 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   }
   for (auto _ : state) {
     izwi::paged_attention_cpu(q.data_ptr<float>(), keys.data_ptr<float>(), values.data_ptr<float>(),
-                              out.data_ptr<float>(), slices, {heads, kv_heads, head_dim, block}, 0.125f);
+                              out.data_ptr<float>(), slices, {heads, kv_heads, head_dim, block},
+                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))));
   }
   state.SetBytesProcessed(state.iterations() * seqs * context * kv_heads * head_dim * 2 * 4);
 }
@@ -248,11 +253,13 @@ BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)
-    ->Args({1, 256})
-    ->Args({16, 256})
-    ->Args({16, 1024})
-    ->Args({64, 256})
-    ->Args({1, 2048})
+    ->Args({1, 256, 0})
+    ->Args({16, 256, 0})
+    ->Args({16, 1024, 0})
+    ->Args({64, 256, 0})
+    ->Args({1, 2048, 0})
+    ->Args({16, 160, 1})
+    ->Args({16, 1024, 1})
     ->UseRealTime();
 
 int main(int argc, char** argv) {
