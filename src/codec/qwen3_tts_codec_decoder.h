@@ -66,7 +66,13 @@ class Qwen3TtsCodecDecoder final : public StreamingCodecDecoder {
     SnakeBeta act;
     CausalConvTranspose1d up;
     std::vector<ResidualUnit> units;
+    int64_t weight_bytes() const;
   };
+
+  /// One decoder block on h [B, C, T], reading and replacing states[next], states[next + 1], ...
+  at::Tensor run_block(const Block& block, at::Tensor h, std::vector<at::Tensor>& states, size_t& next) const;
+  /// The decoder blocks and the output layers on h [B, C, T], one stream at a time, from states[next].
+  at::Tensor run_blocks_per_stream(const at::Tensor& h, std::vector<at::Tensor>& states, size_t next) const;
 
   Qwen3TtsCodecConfig config_;
   at::TensorOptions options_;
