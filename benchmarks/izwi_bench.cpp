@@ -3,7 +3,8 @@
 //
 //   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128] [--prefill-len 512]
 //              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16]
-//              [--cpu-kernels auto|avx512_bf16|avx512|avx2|portable] [--json]
+//              [--cpu-kernels auto|avx512_bf16|avx512|avx2|portable] [--kv-cache-dtype auto|float32|bfloat16]
+//              [--json]
 //
 // On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
 // bandwidth / weight bytes. The bench measures this machine's streaming read bandwidth right
@@ -202,7 +203,8 @@ double plain_libtorch_tokens_per_s(const std::string& model_dir, int32_t prompt_
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi decode throughput against the memory-bandwidth roofline"};
-  std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto", cpu_kernels = "auto";
+  std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto", cpu_kernels = "auto",
+                         kv_cache_dtype = "auto";
   int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
   bool json = false;
   app.add_option("--model", model_dir, "Model folder")->required();
@@ -217,6 +219,8 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", kernels, "fast (CPU kernels), torch (plain libtorch) or both")->capture_default_str();
   app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
   app.add_option("--cpu-kernels", cpu_kernels, "EngineConfig::cpu_kernels: auto, avx512_bf16, avx512, avx2, portable")
+      ->capture_default_str();
+  app.add_option("--kv-cache-dtype", kv_cache_dtype, "EngineConfig::kv_cache_dtype: auto, float32 or bfloat16")
       ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
   app.add_flag("--json", json, "End with one JSON line");
@@ -233,6 +237,7 @@ int main(int argc, char** argv) {
     config.num_kv_blocks = std::max(1024, config.num_kv_blocks);
     config.use_fast_kernels = kernels != "torch";
     config.cpu_kernels = cpu_kernels;
+    config.kv_cache_dtype = kv_cache_dtype;
 
     std::mt19937 rng(1234);
     nlohmann::json report;
@@ -274,8 +279,9 @@ int main(int argc, char** argv) {
     izwi::set_op_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
-    fmt::print("model {}  threads {}  kernels {} ({})  weight dtype {}\n", model_dir, at::get_num_threads(),
-               config.use_fast_kernels ? "fast" : "torch", cpu_kernels, weight_dtype);
+    fmt::print("model {}  threads {}  kernels {} ({})  weight dtype {}  K/V cache {}\n", model_dir,
+               at::get_num_threads(), config.use_fast_kernels ? "fast" : "torch", cpu_kernels, weight_dtype,
+               kv_cache_dtype);
     fmt::print(
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
         "roofline {:.1f} tokens/s at batch 1\n",

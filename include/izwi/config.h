@@ -33,8 +33,13 @@ struct IZWI_API EngineConfig {
   int32_t stream_idle_timeout_ms = 1000;
 
   // KV cache
-  int32_t block_size = 16;          ///< Positions per KV block.
-  int32_t num_kv_blocks = 1024;     ///< Blocks in the paged pool (shared by all sequences).
+  int32_t block_size = 16;       ///< Positions per KV block.
+  int32_t num_kv_blocks = 1024;  ///< Blocks in the paged pool (shared by all sequences).
+  /// Storage of the paged K/V pools: "auto" = dtype, "float32", or "bfloat16": with float32
+  /// compute, half the bytes per cached position (more positions per block budget, half the bytes
+  /// attention reads per step); K and V are rounded to bf16 as they are written, so results are
+  /// no longer those of a float32 cache.
+  std::string kv_cache_dtype = "auto";
   bool enable_prefix_cache = true;  ///< Reuse KV of shared prompt prefixes (radix tree).
 
   // Execution

@@ -53,6 +53,8 @@ void EngineConfig::validate() const {
   require(
       weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" || weight_dtype == "float16",
       "weight_dtype", "must be auto, float32, bfloat16 or float16");
+  require(kv_cache_dtype == "auto" || kv_cache_dtype == "float32" || kv_cache_dtype == "bfloat16", "kv_cache_dtype",
+          "must be auto, float32 or bfloat16");
   // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every
   // request as Internal at its first step. float16 checkpoints still load (converted to dtype).
   if (dtype == "float16" && (device == "cpu" || device.rfind("cpu:", 0) == 0)) {
@@ -75,6 +77,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "max_seq_len",
                                               "block_size",
                                               "num_kv_blocks",
+                                              "kv_cache_dtype",
                                               "enable_prefix_cache",
                                               "device",
                                               "dtype",
@@ -97,6 +100,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.stream_idle_timeout_ms = f.get_or("stream_idle_timeout_ms", c.stream_idle_timeout_ms);
   c.block_size = f.get_or("block_size", c.block_size);
   c.num_kv_blocks = f.get_or("num_kv_blocks", c.num_kv_blocks);
+  c.kv_cache_dtype = f.get_or("kv_cache_dtype", c.kv_cache_dtype);
   c.enable_prefix_cache = f.get_or("enable_prefix_cache", c.enable_prefix_cache);
   c.device = f.get_or("device", c.device);
   c.dtype = f.get_or("dtype", c.dtype);

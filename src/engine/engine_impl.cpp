@@ -113,6 +113,8 @@ void EngineImpl::load(const std::string& model_dir) {
   options.dtype = parse_dtype(config_.dtype);
   const at::ScalarType weight_dtype =
       config_.weight_dtype == "auto" ? options.dtype : parse_dtype(config_.weight_dtype, "weight_dtype");
+  options.kv_dtype =
+      config_.kv_cache_dtype == "auto" ? options.dtype : parse_dtype(config_.kv_cache_dtype, "kv_cache_dtype");
   options.fast_kernels = config_.use_fast_kernels;
   ModelLoadOptions load_options;
   load_options.check_finite = config_.check_weights_finite;

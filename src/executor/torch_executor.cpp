@@ -35,7 +35,8 @@ TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecuto
 void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
   try {
     cache_ = std::make_unique<CacheBuffers>(model_->cache_layout(), num_blocks, block_size, num_state_slots,
-                                            at::TensorOptions().dtype(options_.dtype).device(options_.device));
+                                            at::TensorOptions().dtype(options_.dtype).device(options_.device),
+                                            options_.kv_dtype);
   } catch (const c10::Error& e) {
     fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks, block_size,
          options_.device.str(), e.what_without_backtrace());

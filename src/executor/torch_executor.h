@@ -14,8 +14,9 @@ namespace izwi {
 
 struct TorchExecutorOptions {
   at::Device device = at::kCPU;
-  at::ScalarType dtype = at::kFloat;  ///< Activations and small tensors.
-  bool fast_kernels = true;           ///< CPU kernels where they exist; false = plain libtorch ops.
+  at::ScalarType dtype = at::kFloat;     ///< Activations and small tensors.
+  at::ScalarType kv_dtype = at::kFloat;  ///< The paged K/V pools (EngineConfig::kv_cache_dtype).
+  bool fast_kernels = true;              ///< CPU kernels where they exist; false = plain libtorch ops.
 };
 
 class TorchExecutor final : public ModelExecutor {

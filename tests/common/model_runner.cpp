@@ -9,10 +9,11 @@
 namespace izwi::testing {
 
 ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache, int32_t num_blocks,
-                         int32_t block_size)
+                         int32_t block_size, at::ScalarType kv_dtype)
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   TorchExecutorOptions options;
   options.fast_kernels = fast_kernels;
+  options.kv_dtype = kv_dtype;
   ModelLoadOptions load_options;
   load_options.cpu_kernels = fast_kernels ? &active_panel_kernels() : nullptr;
   executor_ = std::make_unique<TorchExecutor>(

@@ -27,7 +27,7 @@ struct FeedRequest {
 class ModelRunner {
  public:
   ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache = false, int32_t num_blocks = 96,
-              int32_t block_size = 16);
+              int32_t block_size = 16, at::ScalarType kv_dtype = at::kFloat);
 
   /// One step over several sequences; returns each request's logits [count, vocab].
   std::vector<at::Tensor> feed(const std::vector<FeedRequest>& requests);

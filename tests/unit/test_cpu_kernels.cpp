@@ -130,41 +130,52 @@ TEST(CpuKernels, RmsNormRopeAndSiluMulMatchLibtorch) {
 namespace izwi {
 namespace {
 
-// Paged attention on both kernel variants (vectorised head dims and any other) against a
-// straightforward causal softmax attention over gathered keys.
+// Paged attention on both kernel variants (vectorised head dims and any other), over float32 and
+// bf16 pools, against a straightforward causal softmax attention over gathered keys (for bf16
+// pools, the bf16 values widened: the kernel reads exactly those).
 TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
   at::manual_seed(2);
   for (auto [head_dim, window] : {std::pair<int64_t, int64_t>{16, 0}, {24, 0}, {64, 0}, {128, 0}, {16, 3}, {24, 5}}) {
-    const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
-    const at::Tensor key_pool = at::randn({12, block, kv_heads, head_dim});
-    const at::Tensor value_pool = at::randn_like(key_pool);
-    // Two sequences with scattered blocks: 3 new rows after 6 cached, and 1 new row after 9.
-    std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}};
-    std::vector<SeqSlice> seqs(2);
-    seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6, seqs[0].block_table = &tables[0];
-    seqs[1].offset = 3, seqs[1].length = 1, seqs[1].start_pos = 9, seqs[1].block_table = &tables[1];
-    const at::Tensor q = at::randn({4, heads, head_dim});
-    at::Tensor out = at::empty_like(q);
-    const float scale = 0.3f;
-    paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
-                        out.data_ptr<float>(), seqs, {heads, kv_heads, head_dim, block, window}, scale);
-    for (const SeqSlice& s : seqs) {
-      const int64_t context = s.start_pos + s.length;
-      std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
-      const at::Tensor idx = at::tensor(ids, at::kLong);
-      const at::Tensor k = key_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
-      const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
-      for (int64_t r = 0; r < s.length; ++r) {
-        for (int64_t h = 0; h < heads; ++h) {
-          const int64_t end = s.start_pos + r + 1, first = window > 0 ? std::max<int64_t>(0, end - window) : 0;
-          const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
-          const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
-          const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
-          EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
-              << "head_dim " << head_dim << " window " << window;
-        }
+    for (const bool bf16 : {false, true}) {
+      const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
+      const at::Tensor stored_keys = at::randn({12, block, kv_heads, head_dim}).to(bf16 ? at::kBFloat16 : at::kFloat);
+      const at::Tensor stored_values = at::randn_like(stored_keys);
+      const at::Tensor key_pool = stored_keys.to(at::kFloat), value_pool = stored_values.to(at::kFloat);
+      // Two sequences with scattered blocks: 3 new rows after 6 cached, and 1 new row after 9.
+      std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}};
+      std::vector<SeqSlice> seqs(2);
+      seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6, seqs[0].block_table = &tables[0];
+      seqs[1].offset = 3, seqs[1].length = 1, seqs[1].start_pos = 9, seqs[1].block_table = &tables[1];
+      const at::Tensor q = at::randn({4, heads, head_dim});
+      at::Tensor out = at::empty_like(q);
+      const float scale = 0.3f;
+      const PagedAttentionShape shape{heads, kv_heads, head_dim, block, window};
+      if (bf16) {
+        paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(stored_keys.data_ptr()),
+                            static_cast<const uint16_t*>(stored_values.data_ptr()), out.data_ptr<float>(), seqs, shape,
+                            scale);
+      } else {
+        paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
+                            out.data_ptr<float>(), seqs, shape, scale);
       }
-      EXPECT_LE(context, 12 * block);
+      for (const SeqSlice& s : seqs) {
+        const int64_t context = s.start_pos + s.length;
+        std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
+        const at::Tensor idx = at::tensor(ids, at::kLong);
+        const at::Tensor k = key_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+        const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+        for (int64_t r = 0; r < s.length; ++r) {
+          for (int64_t h = 0; h < heads; ++h) {
+            const int64_t end = s.start_pos + r + 1, first = window > 0 ? std::max<int64_t>(0, end - window) : 0;
+            const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
+            const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
+            const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
+            EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
+                << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32");
+          }
+        }
+        EXPECT_LE(context, 12 * block);
+      }
     }
   }
 }

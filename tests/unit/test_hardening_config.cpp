@@ -70,6 +70,16 @@ TEST(HardeningEngineConfig, CpuKernelsNamesTheVariantsThisCpuRuns) {
   EXPECT_EQ(engine.generate(r).tokens.size(), 3u);
 }
 
+TEST(HardeningEngineConfig, KvCacheDtypeIsChecked) {
+  EngineConfig bad;
+  bad.kv_cache_dtype = "float16";
+  expect_error([&] { bad.validate(); }, ErrorCode::InvalidArgument, {"kv_cache_dtype", "auto, float32 or bfloat16"});
+  const EngineConfig parsed = EngineConfig::from_json_string(R"({"kv_cache_dtype": "bfloat16"})", "engine.json");
+  EXPECT_EQ(parsed.kv_cache_dtype, "bfloat16");
+  expect_error([] { EngineConfig::from_json_string(R"({"kv_cache_dtype": "int8"})", "engine.json"); },
+               ErrorCode::InvalidArgument, {"kv_cache_dtype"});
+}
+
 TEST(HardeningEngineConfig, IntegerThatDoesNotFitIsInvalidFormat) {
   expect_error([] { EngineConfig::from_json_string(R"({"max_batch_size": 4294967297})", "engine.json"); },
                ErrorCode::InvalidFormat, {"engine.json", "max_batch_size", "4294967297"});

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/simd.h"
 
@@ -23,13 +24,15 @@ struct WorkItem {
   int64_t row;  ///< query row within the sequence's slice
 };
 
-// Addresses of key/value vectors of one KV head through a sequence's block table.
+// Addresses of key/value vectors of one KV head through a sequence's block table; KV is float
+// or uint16_t (bf16 bits).
+template <typename KV>
 struct PagedRows {
-  const float* pool;
+  const KV* pool;
   const int32_t* table;
   int64_t block_size, row_stride, head_offset;
   int64_t first;  ///< Position of index 0 (the start of a sliding window).
-  const float* at(int64_t index) const {
+  const KV* at(int64_t index) const {
     const int64_t position = first + index;
     return pool +
            (static_cast<int64_t>(table[position / block_size]) * block_size + position % block_size) * row_stride +
@@ -41,8 +44,17 @@ struct PagedRows {
 // that the hardware prefetchers follow poorly once the pools outgrow the caches.
 constexpr int64_t kPrefetchAhead = 8;
 
-inline void prefetch_row(const float* row, int64_t D) {
-  for (int64_t d = 0; d < D; d += 16) __builtin_prefetch(row + d);
+template <typename KV>
+inline void prefetch_row(const KV* row, int64_t D) {
+  for (int64_t d = 0; d < D; d += 64 / static_cast<int64_t>(sizeof(KV))) __builtin_prefetch(row + d);
+}
+
+inline float to_float(float v) { return v; }
+inline float to_float(uint16_t bits) {
+  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &widened, sizeof(f));
+  return f;
 }
 
 void softmax_rows(float* scores, int64_t rows, int64_t context) {
@@ -72,8 +84,11 @@ void softmax_rows(float* scores, int64_t rows, int64_t context) {
 
 #if IZWI_SIMD_LANES > 0
 // Head dims that are NV whole vectors: each key and value row is held in NV registers.
-template <int NV>
-void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
+inline simd::Vec load_kv(const float* p) { return simd::load(p); }
+inline simd::Vec load_kv(const uint16_t* p) { return simd::load_bf16(p); }
+
+template <int NV, typename KV>
+void attend_simd(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t group, int64_t context,
                  float scale, float* scores, float* out) {
   constexpr int64_t L = simd::kLanes;
   constexpr int64_t D = NV * L;
@@ -81,7 +96,7 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
     if (j + kPrefetchAhead < context) prefetch_row(keys.at(j + kPrefetchAhead), D);
     simd::Vec k[NV];
 #pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) k[v] = simd::load(keys.at(j) + L * v);
+    for (int v = 0; v < NV; ++v) k[v] = load_kv(keys.at(j) + L * v);
     for (int64_t g = 0; g < group; ++g) {
       simd::Vec acc = simd::mul(simd::load(q + g * D), k[0]);
 #pragma GCC unroll 16
@@ -104,7 +119,7 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
       if (j + kPrefetchAhead < context) prefetch_row(values.at(j + kPrefetchAhead), D);
       simd::Vec val[NV];
 #pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) val[v] = simd::load(values.at(j) + L * v);
+      for (int v = 0; v < NV; ++v) val[v] = load_kv(values.at(j) + L * v);
 #pragma GCC unroll 16
       for (int64_t h = 0; h < kHeads; ++h) {
         if (h >= heads) break;
@@ -120,24 +135,25 @@ void attend_simd(const float* q, const PagedRows& keys, const PagedRows& values,
 }
 
 // The vector kernel for head dims of 1, 2, 4, 8 or 16 whole vectors; false for any other.
-bool attend_vectorised(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
-                       int64_t D, float scale, float* scores, float* out) {
+template <typename KV>
+bool attend_vectorised(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t group,
+                       int64_t context, int64_t D, float scale, float* scores, float* out) {
   if (D % simd::kLanes != 0) return false;
   switch (D / simd::kLanes) {
     case 1:
-      attend_simd<1>(q, keys, values, group, context, scale, scores, out);
+      attend_simd<1, KV>(q, keys, values, group, context, scale, scores, out);
       return true;
     case 2:
-      attend_simd<2>(q, keys, values, group, context, scale, scores, out);
+      attend_simd<2, KV>(q, keys, values, group, context, scale, scores, out);
       return true;
     case 4:
-      attend_simd<4>(q, keys, values, group, context, scale, scores, out);
+      attend_simd<4, KV>(q, keys, values, group, context, scale, scores, out);
       return true;
     case 8:
-      attend_simd<8>(q, keys, values, group, context, scale, scores, out);
+      attend_simd<8, KV>(q, keys, values, group, context, scale, scores, out);
       return true;
     case 16:
-      attend_simd<16>(q, keys, values, group, context, scale, scores, out);
+      attend_simd<16, KV>(q, keys, values, group, context, scale, scores, out);
       return true;
     default:
       return false;
@@ -146,33 +162,33 @@ bool attend_vectorised(const float* q, const PagedRows& keys, const PagedRows& v
 #endif
 
 // Any head dim: plain loops the compiler vectorises where it can.
-void attend_generic(const float* q, const PagedRows& keys, const PagedRows& values, int64_t group, int64_t context,
-                    int64_t D, float scale, float* scores, float* out) {
+template <typename KV>
+void attend_generic(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t group,
+                    int64_t context, int64_t D, float scale, float* scores, float* out) {
   for (int64_t j = 0; j < context; ++j) {
-    const float* k = keys.at(j);
+    const KV* k = keys.at(j);
     for (int64_t g = 0; g < group; ++g) {
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-      for (int64_t d = 0; d < D; ++d) sum += q[g * D + d] * k[d];
+      for (int64_t d = 0; d < D; ++d) sum += q[g * D + d] * to_float(k[d]);
       scores[g * context + j] = sum * scale;
     }
   }
   softmax_rows(scores, group, context);
   std::fill(out, out + group * D, 0.0f);
   for (int64_t j = 0; j < context; ++j) {
-    const float* v = values.at(j);
+    const KV* v = values.at(j);
     for (int64_t g = 0; g < group; ++g) {
       const float p = scores[g * context + j];
 #pragma omp simd
-      for (int64_t d = 0; d < D; ++d) out[g * D + d] += p * v[d];
+      for (int64_t d = 0; d < D; ++d) out[g * D + d] += p * to_float(v[d]);
     }
   }
 }
 
-}  // namespace
-
-void paged_attention_cpu(const float* q, const float* key_pool, const float* value_pool, float* out,
-                         const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale) {
+template <typename KV>
+void attend_paged(const float* q, const KV* key_pool, const KV* value_pool, float* out,
+                  const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale) {
   const int64_t H = shape.num_heads, KVH = shape.num_kv_heads, D = shape.head_dim, BS = shape.block_size;
   const int64_t group = H / KVH;
   std::vector<WorkItem> work;
@@ -195,14 +211,26 @@ void paged_attention_cpu(const float* q, const float* key_pool, const float* val
       const int64_t token = s.offset + item.row;
       const float* q_rows = q + (token * H + item.kv_head * group) * D;
       float* out_rows = out + (token * H + item.kv_head * group) * D;
-      const PagedRows keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
-      const PagedRows values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
+      const PagedRows<KV> keys{key_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
+      const PagedRows<KV> values{value_pool, s.block_table->data(), BS, KVH * D, item.kv_head * D, first};
 #if IZWI_SIMD_LANES > 0
       if (attend_vectorised(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows)) continue;
 #endif
       attend_generic(q_rows, keys, values, group, context, D, scale, scores.data(), out_rows);
     }
   });
+}
+
+}  // namespace
+
+void paged_attention_cpu(const float* q, const float* key_pool, const float* value_pool, float* out,
+                         const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale) {
+  attend_paged(q, key_pool, value_pool, out, seqs, shape, scale);
+}
+
+void paged_attention_cpu(const float* q, const uint16_t* key_pool, const uint16_t* value_pool, float* out,
+                         const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale) {
+  attend_paged(q, key_pool, value_pool, out, seqs, shape, scale);
 }
 
 }  // namespace izwi

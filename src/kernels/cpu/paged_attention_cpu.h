@@ -22,5 +22,8 @@ struct PagedAttentionShape {
 /// (the last `sliding_window` of them when a window is set).
 void paged_attention_cpu(const float* q, const float* key_pool, const float* value_pool, float* out,
                          const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale);
+/// The same over bf16 pools (uint16_t bit patterns), widened to float32 as they are read.
+void paged_attention_cpu(const float* q, const uint16_t* key_pool, const uint16_t* value_pool, float* out,
+                         const std::vector<SeqSlice>& seqs, const PagedAttentionShape& shape, float scale);
 
 }  // namespace izwi

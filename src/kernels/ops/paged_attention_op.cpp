@@ -51,14 +51,20 @@ at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at:
                            const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs, int64_t block_size,
                            double scale, int64_t sliding_window) {
   const OpTimer timer(ProfiledOp::Attention, q.size(0));
+  const bool bf16_pools = key_pool.scalar_type() == at::kBFloat16 && value_pool.scalar_type() == at::kBFloat16;
   if (backend == KernelBackend::Cpu && q.is_cpu() && q.scalar_type() == at::kFloat &&
-      key_pool.scalar_type() == at::kFloat) {
+      (key_pool.scalar_type() == at::kFloat || bf16_pools)) {
     const at::Tensor qc = q.contiguous();
     at::Tensor out = at::empty_like(qc);
-    paged_attention_cpu(qc.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
-                        out.data_ptr<float>(), seqs,
-                        PagedAttentionShape{q.size(1), key_pool.size(2), key_pool.size(3), block_size, sliding_window},
-                        static_cast<float>(scale));
+    const PagedAttentionShape shape{q.size(1), key_pool.size(2), key_pool.size(3), block_size, sliding_window};
+    if (bf16_pools) {
+      paged_attention_cpu(qc.data_ptr<float>(), static_cast<const uint16_t*>(key_pool.data_ptr()),
+                          static_cast<const uint16_t*>(value_pool.data_ptr()), out.data_ptr<float>(), seqs, shape,
+                          static_cast<float>(scale));
+    } else {
+      paged_attention_cpu(qc.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
+                          out.data_ptr<float>(), seqs, shape, static_cast<float>(scale));
+    }
     return out;
   }
   return attention_torch(q, key_pool, value_pool, seqs, block_size, scale, sliding_window).to(q.scalar_type());

@@ -14,7 +14,7 @@ namespace izwi::ops {
 /// q [T, heads, head_dim]; key_pool / value_pool [blocks, block_size, kv_heads, head_dim] already
 /// holding this step's K/V; `seqs` say which rows of q belong to which sequence and its blocks.
 /// sliding_window > 0: a query at p sees only keys in (p - window, p]. Cpu: the paged kernel for
-/// float32 q and pools. Otherwise (and on CUDA until the step stages its sequence descriptors and
+/// float32 q and float32 or bf16 pools. Otherwise (and on CUDA until the step stages its sequence descriptors and
 /// block tables on the device: docs/gpu.md) libtorch ops, a gather of each sequence's blocks.
 at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
                            const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs, int64_t block_size,

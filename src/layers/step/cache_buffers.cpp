@@ -3,14 +3,14 @@
 namespace izwi {
 
 CacheBuffers::CacheBuffers(const std::vector<LayerCacheSpec>& layout, int64_t num_blocks, int64_t block_size,
-                           int64_t num_slots, const at::TensorOptions& options)
+                           int64_t num_slots, const at::TensorOptions& options, at::ScalarType kv_dtype)
     : num_blocks_(num_blocks), block_size_(block_size), options_(options) {
   layers_.resize(layout.size());
   for (size_t i = 0; i < layout.size(); ++i) {
     const LayerCacheSpec& spec = layout[i];
     LayerCache& cache = layers_[i];
     if (spec.kind == LayerCacheSpec::Kind::Attention) {
-      cache.key = at::zeros({num_blocks, block_size, spec.num_kv_heads, spec.head_dim}, options);
+      cache.key = at::zeros({num_blocks, block_size, spec.num_kv_heads, spec.head_dim}, options.dtype(kv_dtype));
       cache.value = at::zeros_like(cache.key);
     } else if (spec.kind == LayerCacheSpec::Kind::ShortConv) {
       cache.state = at::zeros({num_slots, spec.width, spec.channels}, options);

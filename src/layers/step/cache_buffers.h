@@ -28,8 +28,9 @@ struct LayerCache {
 
 class CacheBuffers {
  public:
+  /// Attention K/V pools in `kv_dtype`, short-conv states in `options`' dtype.
   CacheBuffers(const std::vector<LayerCacheSpec>& layout, int64_t num_blocks, int64_t block_size, int64_t num_slots,
-               const at::TensorOptions& options);
+               const at::TensorOptions& options, at::ScalarType kv_dtype);
 
   LayerCache& layer(size_t index) { return layers_.at(index); }
   int64_t block_size() const { return block_size_; }
