@@ -79,7 +79,8 @@ izwi::OpProfileEntry part(const StepParts& parts, izwi::ProfiledOp op) {
 }
 
 // The parts of a step in milliseconds per step: the ops, the rest of the model's forward and
-// sampling, and the engine's own work (scheduling, output processing) around them.
+// sampling, and the engine's bookkeeping around them (scheduling and handing outputs over are
+// outside the Step timer).
 struct StepBreakdown {
   int64_t steps = 0;
   double step = 0, linear = 0, attention = 0, other_ops = 0, rest_of_model = 0, engine = 0;
@@ -312,8 +313,8 @@ int main(int argc, char** argv) {
                                    {"decode_step", breakdown_json(step_breakdown(r.decode))}});
     }
     fmt::print(
-        "\ndecode step, ms per step of exactly `concurrency` tokens (engine = scheduling and output\n"
-        "processing; rest of model = embedding, residual adds, head selection, sampling)\n");
+        "\ndecode step, ms per step of exactly `concurrency` tokens (engine = the step's bookkeeping around\n"
+        "the model; rest of model = embedding, residual adds, head selection, sampling)\n");
     fmt::print("{:>11} {:>7} {:>9} {:>9} {:>10} {:>10} {:>14} {:>9}\n", "concurrency", "steps", "step", "linear",
                "attention", "other ops", "rest of model", "engine");
     for (const RunResult& r : results) {

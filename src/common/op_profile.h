@@ -27,7 +27,8 @@ enum class ProfiledOp {
   Forward,      ///< the model's forward pass over the step's tokens
   Sample,       ///< output head, sampling and any per-row secondary decoder (code predictor)
   AudioDecode,  ///< the codec turning the step's new frames into PCM
-  Step,         ///< one engine step: execute, then process the outputs
+  Step,         ///< one engine step, from its batch to its outputs recorded and audio decoded
+                ///< (scheduling before it and handing the outputs to callers after it excluded)
 };
 
 const char* profiled_op_name(ProfiledOp op);
