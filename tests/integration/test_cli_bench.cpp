@@ -45,6 +45,13 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
     EXPECT_GT(results[i].at("linear_gflop_per_s").get<double>(), 0.0);
     EXPECT_GT(results[i].at("compute_fraction").get<double>(), 0.0);
     EXPECT_GE(results[i].at("ttft_p99_ms").get<double>(), results[i].at("ttft_p50_ms").get<double>());
+    // The step breakdown: the parts nest inside the step.
+    const nlohmann::json& step = results[i].at("decode_step");
+    EXPECT_GT(step.at("steps").get<int>(), 0);
+    EXPECT_GT(step.at("linear_ms").get<double>(), 0.0);
+    EXPECT_GT(step.at("attention_ms").get<double>(), 0.0);
+    EXPECT_GE(step.at("step_ms").get<double>(),
+              step.at("linear_ms").get<double>() + step.at("attention_ms").get<double>());
   }
   EXPECT_EQ(report.at("shared_prefix").at("cached_tokens").get<int>(), 32);
   // The tiny preset holds 512 positions: the 512-token default prefill is cut to 511.
@@ -52,6 +59,9 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_GT(report.at("prefill").at("ttft_ms").get<double>(), 0.0);
   EXPECT_GT(report.at("prefill").at("linear_gflop_per_s").get<double>(), 0.0);
   EXPECT_GT(report.at("prefill").at("compute_fraction").get<double>(), 0.0);
+  const double attention_share = report.at("prefill").at("attention_share_of_ttft").get<double>();
+  EXPECT_GT(attention_share, 0.0);
+  EXPECT_LT(attention_share + report.at("prefill").at("linear_share_of_ttft").get<double>(), 1.0);
 }
 
 TEST(CliBench, BadArgumentsAreNamed) {

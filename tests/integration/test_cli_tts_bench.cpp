@@ -59,7 +59,17 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
     EXPECT_GE(r.at("ttfa_p99_ms").get<double>(), r.at("ttfa_p50_ms").get<double>());
     EXPECT_GT(r.at("wall_s").get<double>(), 0.0);
     EXPECT_GT(r.at("speedup_vs_1").get<double>(), 0.0);
+    // A step is a frame of every stream: the talker, sampling (the code predictor) and, on the
+    // steps that complete a chunk, the codec, all inside it.
+    const nlohmann::json& step = r.at("step_ms");
+    EXPECT_GT(step.at("forward").get<double>(), 0.0);
+    EXPECT_GT(step.at("sample").get<double>(), 0.0);
+    EXPECT_GT(step.at("audio_decode").get<double>(), 0.0);
+    EXPECT_GE(step.at("step").get<double>(), step.at("forward").get<double>() + step.at("sample").get<double>() +
+                                                 step.at("audio_decode").get<double>());
   }
+  EXPECT_GT(report.at("codec_linear_gflop_per_frame").get<double>(), 0.0);
+  EXPECT_GT(report.at("compute_ceiling_frames_per_s").get<double>(), 0.0);
 }
 
 TEST(CliTtsBench, BadArgumentsAreNamed) {

@@ -12,10 +12,10 @@
 #include <Eigen/Core>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "common/op_profile.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/simd.h"
 
 namespace izwi {
@@ -23,13 +23,6 @@ namespace izwi {
 namespace {
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-inline float bf16_to_float(uint16_t bits) {
-  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &widened, sizeof(f));
-  return f;
-}
 
 // Cache lines [line_begin, line_end) of each of `rows` (one per streamed row) to prefetch into L1
 // while a dot product computes; an empty range prefetches nothing.

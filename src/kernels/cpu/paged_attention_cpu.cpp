@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/simd.h"
 
 namespace izwi {
@@ -50,12 +50,7 @@ inline void prefetch_row(const KV* row, int64_t D) {
 }
 
 inline float to_float(float v) { return v; }
-inline float to_float(uint16_t bits) {
-  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &widened, sizeof(f));
-  return f;
-}
+inline float to_float(uint16_t bits) { return bf16_to_float(bits); }
 
 void softmax_rows(float* scores, int64_t rows, int64_t context) {
   for (int64_t g = 0; g < rows; ++g) {
@@ -83,9 +78,10 @@ void softmax_rows(float* scores, int64_t rows, int64_t context) {
 }
 
 #if IZWI_SIMD_LANES > 0
-// Head dims that are NV whole vectors: each key and value row is held in NV registers.
 inline simd::Vec load_kv(const float* p) { return simd::load(p); }
 inline simd::Vec load_kv(const uint16_t* p) { return simd::load_bf16(p); }
+
+// Head dims that are NV whole vectors: each key and value row is held in NV registers.
 
 template <int NV, typename KV>
 void attend_simd(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t group, int64_t context,

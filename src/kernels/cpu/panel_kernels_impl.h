@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "kernels/cpu/simd.h"
 
@@ -48,13 +49,6 @@ constexpr int64_t kBf16Group = 2;
 #else
 constexpr int64_t kBf16Group = 1;
 #endif
-
-inline float bf16_to_float(uint16_t bits) {
-  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &widened, sizeof(f));
-  return f;
-}
 
 template <WeightFormat F>
 constexpr size_t element_bytes() {

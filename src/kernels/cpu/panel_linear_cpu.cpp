@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/op_profile.h"
+#include "kernels/cpu/bf16.h"
 
 namespace izwi {
 
@@ -43,13 +44,12 @@ void pack_typed(const Bits* weight, int64_t out, int64_t in, Bits* packed, int64
   });
 }
 
-template <typename Bits>
-float bits_to_float(Bits bits) {
-  const uint32_t widened = sizeof(Bits) == sizeof(float) ? bits : static_cast<uint32_t>(bits) << 16;
+inline float bits_to_float(uint32_t bits) {
   float f;
-  std::memcpy(&f, &widened, sizeof(f));
+  std::memcpy(&f, &bits, sizeof(f));
   return f;
 }
+inline float bits_to_float(uint16_t bits) { return bf16_to_float(bits); }
 
 template <typename Bits>
 void gather_typed(const Bits* packed, int64_t in, const int64_t* ids, int64_t n, float* dst, int64_t rows,
