@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -163,6 +164,17 @@ void shapes(benchmark::internal::Benchmark* b, bool with_format) {
   }
 }
 
+// One OpenMP fork/join with no work in it: what each parallel kernel of a step pays to start its
+// threads and wait for the last one, the cost that fusing two kernels into one region saves.
+void BM_ForkJoin(benchmark::State& state) {
+  const int64_t threads = at::get_num_threads();
+  std::atomic<int64_t> sink{0};
+  for (auto _ : state) {
+    at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) { sink.fetch_add(end - begin); });
+  }
+  benchmark::DoNotOptimize(sink.load());
+}
+
 void BM_RmsNorm(benchmark::State& state) {
   const int64_t rows = state.range(0), dim = 2048;
   const at::Tensor x = at::randn({rows, dim}), w = at::randn({dim});
@@ -249,6 +261,7 @@ BENCHMARK(BM_CodePredictorProducts)
 BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
+BENCHMARK(BM_ForkJoin)->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
