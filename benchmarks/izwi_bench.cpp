@@ -54,9 +54,6 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t length, int32_t vo
   return ids;
 }
 
-/// Each part of a step (common/op_profile.h), over a run's steps of one size.
-using StepParts = std::map<izwi::ProfiledOp, izwi::OpProfileEntry>;
-
 struct RunResult {
   int32_t concurrency = 0;
   double tokens_per_s = 0;              ///< All requests together, while every one of them decodes.
@@ -65,7 +62,7 @@ struct RunResult {
   double ttft_p50_ms = 0, ttft_p99_ms = 0;
   /// Each part's calls in the steps of exactly `concurrency` tokens (the steps in which every
   /// request decodes), by op.
-  StepParts decode;
+  izwi::StepProfile decode;
 };
 
 // GFLOP/s of the kernel calls in `entry` (0 when there were none).
@@ -73,7 +70,7 @@ double achieved_gflops(const izwi::OpProfileEntry& entry) {
   return entry.seconds > 0 ? entry.flop / entry.seconds / 1e9 : 0;
 }
 
-izwi::OpProfileEntry part(const StepParts& parts, izwi::ProfiledOp op) {
+izwi::OpProfileEntry part(const izwi::StepProfile& parts, izwi::ProfiledOp op) {
   const auto it = parts.find(op);
   return it == parts.end() ? izwi::OpProfileEntry{} : it->second;
 }
@@ -86,18 +83,20 @@ struct StepBreakdown {
   double step = 0, linear = 0, attention = 0, other_ops = 0, rest_of_model = 0, engine = 0;
 };
 
-StepBreakdown step_breakdown(const StepParts& parts) {
+StepBreakdown step_breakdown(const izwi::StepProfile& parts) {
   using Op = izwi::ProfiledOp;
-  const auto seconds = [&](Op op) { return part(parts, op).seconds; };
+  const std::map<Op, double> per_step = izwi::ms_per_step(parts);
+  const auto ms = [&](Op op) {
+    const auto it = per_step.find(op);
+    return it == per_step.end() ? 0.0 : it->second;
+  };
   StepBreakdown b;
   b.steps = part(parts, Op::Step).calls;
-  if (b.steps == 0) return b;
-  const double per_step = 1e3 / static_cast<double>(b.steps);
-  const double model = (seconds(Op::Forward) + seconds(Op::Sample)) * per_step;
-  b.step = seconds(Op::Step) * per_step;
-  b.linear = seconds(Op::Linear) * per_step;
-  b.attention = seconds(Op::Attention) * per_step;
-  b.other_ops = (seconds(Op::Norm) + seconds(Op::Rope) + seconds(Op::Activation) + seconds(Op::ShortConv)) * per_step;
+  const double model = ms(Op::Forward) + ms(Op::Sample);
+  b.step = ms(Op::Step);
+  b.linear = ms(Op::Linear);
+  b.attention = ms(Op::Attention);
+  b.other_ops = ms(Op::Norm) + ms(Op::Rope) + ms(Op::Activation) + ms(Op::ShortConv);
   b.rest_of_model = model - b.linear - b.attention - b.other_ops;
   b.engine = b.step - model;
   return b;
@@ -149,9 +148,7 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
 
   RunResult result;
   result.concurrency = concurrency;
-  for (const auto& [key, entry] : izwi::take_op_profile()) {
-    if (key.second == concurrency) result.decode[key.first] = entry;
-  }
+  result.decode = izwi::profile_of_steps(izwi::take_op_profile(), concurrency);
   std::vector<double> ttfts;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();
   for (const auto& trace : traces) {
@@ -248,7 +245,7 @@ int main(int argc, char** argv) {
     const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0;
     izwi::set_op_profiling(true);
-    StepParts prefill;
+    izwi::StepProfile prefill;
     double prefill_ttft_ms = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth

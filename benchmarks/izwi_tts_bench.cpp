@@ -70,16 +70,6 @@ struct LevelResult {
   std::map<izwi::ProfiledOp, double> step_ms;
 };
 
-std::map<izwi::ProfiledOp, double> step_ms(const izwi::OpProfile& profile, int64_t tokens) {
-  std::map<izwi::ProfiledOp, double> ms;
-  const auto steps = profile.find({izwi::ProfiledOp::Step, tokens});
-  if (steps == profile.end()) return ms;
-  for (const auto& [key, entry] : profile) {
-    if (key.second == tokens) ms[key.first] = entry.seconds * 1e3 / static_cast<double>(steps->second.calls);
-  }
-  return ms;
-}
-
 struct Options {
   int32_t frames = 48, chunk_frames = 4, text_len = 24;
 };
@@ -134,7 +124,7 @@ LevelResult run_level(izwi::Engine& engine, int32_t concurrency, const Options& 
 
   LevelResult result;
   result.concurrency = concurrency;
-  result.step_ms = step_ms(izwi::take_op_profile(), concurrency);
+  result.step_ms = izwi::ms_per_step(izwi::profile_of_steps(izwi::take_op_profile(), concurrency));
   result.wall_s = std::chrono::duration<double>(end - start).count();
   std::vector<double> ttfa, rtf;
   Clock::time_point window_begin = start, window_end = Clock::time_point::max();

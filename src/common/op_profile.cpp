@@ -40,6 +40,22 @@ const char* profiled_op_name(ProfiledOp op) {
   return "?";
 }
 
+StepProfile profile_of_steps(const OpProfile& profile, int64_t tokens) {
+  StepProfile steps;
+  for (const auto& [key, entry] : profile) {
+    if (key.second == tokens) steps[key.first] = entry;
+  }
+  return steps;
+}
+
+std::map<ProfiledOp, double> ms_per_step(const StepProfile& steps) {
+  std::map<ProfiledOp, double> ms;
+  const auto step = steps.find(ProfiledOp::Step);
+  if (step == steps.end() || step->second.calls == 0) return ms;
+  for (const auto& [op, entry] : steps) ms[op] = entry.seconds * 1e3 / static_cast<double>(step->second.calls);
+  return ms;
+}
+
 void set_op_profiling(bool on) { profiling.store(on, std::memory_order_relaxed); }
 
 bool op_profiling() { return profiling.load(std::memory_order_relaxed); }

@@ -41,6 +41,13 @@ struct OpProfileEntry {
 
 /// Entries keyed by (op, tokens of the step, or of the call outside a step).
 using OpProfile = std::map<std::pair<ProfiledOp, int64_t>, OpProfileEntry>;
+/// One step size's entries, by op.
+using StepProfile = std::map<ProfiledOp, OpProfileEntry>;
+
+/// The entries filed under steps of `tokens` tokens.
+StepProfile profile_of_steps(const OpProfile& profile, int64_t tokens);
+/// Each op's milliseconds per step, over the profile's Step calls; empty when there were none.
+std::map<ProfiledOp, double> ms_per_step(const StepProfile& steps);
 
 void set_op_profiling(bool on);
 bool op_profiling();

@@ -42,6 +42,20 @@ TEST_F(OpProfileTest, FilesCallsUnderTheEnclosingStepsTokens) {
   EXPECT_TRUE(take_op_profile().empty());
 }
 
+TEST_F(OpProfileTest, MillisecondsPerStepOfOneStepSize) {
+  OpProfile profile;
+  profile[{ProfiledOp::Step, 16}] = {4, 0, 0.040};
+  profile[{ProfiledOp::Linear, 16}] = {200, 1e9, 0.020};
+  profile[{ProfiledOp::Linear, 512}] = {50, 1e10, 0.500};  // a prefill step, another size
+  const StepProfile steps = profile_of_steps(profile, 16);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps.at(ProfiledOp::Linear).calls, 200);
+  const std::map<ProfiledOp, double> ms = ms_per_step(steps);
+  EXPECT_DOUBLE_EQ(ms.at(ProfiledOp::Step), 10.0);
+  EXPECT_DOUBLE_EQ(ms.at(ProfiledOp::Linear), 5.0);
+  EXPECT_TRUE(ms_per_step(profile_of_steps(profile, 512)).empty());  // no Step entry of that size
+}
+
 TEST_F(OpProfileTest, NamesEveryOp) {
   EXPECT_STREQ(profiled_op_name(ProfiledOp::Linear), "linear");
   EXPECT_STREQ(profiled_op_name(ProfiledOp::AudioDecode), "audio_decode");
