@@ -11,11 +11,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/reference.h"
+#include "common/temp_dir.h"
 #include "izwi/tokenizer.h"
 
 namespace izwi {
@@ -99,11 +99,12 @@ TEST_P(TokenizerHfReference, IdsAndDecodedTextEqualTheTokenizersLibrary) {
   ASSERT_TRUE(fs::exists(js_dir + "/node_modules/@anush008/tokenizers"))
       << "the reference library is not installed: run cmake/install_deps.sh (npm ci in " << js_dir << ")";
   const std::string dir = std::string(IZWI_TEST_DATA_DIR) + "/" + GetParam();
-  const fs::path cases_file = fs::temp_directory_path() / ("izwi_hf_cases_" + GetParam() + ".json");
-  std::ofstream(cases_file) << nlohmann::json(cases()).dump();
+  // A directory of its own: ctest runs the parity suite in several processes at once (one per
+  // kernel variant), which would otherwise write and remove one shared file under each other.
+  const testing::TempDir temp;
+  const std::string cases_file = temp.write("cases.json", nlohmann::json(cases()).dump());
   const nlohmann::json reference = nlohmann::json::parse(
-      run(std::string(IZWI_NODE) + " " + js_dir + "/reference.js " + dir + "/tokenizer.json " + cases_file.string()));
-  fs::remove(cases_file);
+      run(std::string(IZWI_NODE) + " " + js_dir + "/reference.js " + dir + "/tokenizer.json " + cases_file));
   ASSERT_EQ(reference.at("cases").size(), cases().size());
 
   const Tokenizer tokenizer = Tokenizer::from_dir(dir);
