@@ -57,11 +57,17 @@ struct IZWI_API EngineConfig {
   /// would compete with the engine's.
   bool use_fast_kernels = true;
   /// Which compiled variant of the CPU linear kernel to use (with use_fast_kernels on the CPU):
-  /// "auto" = the IZWI_CPU_KERNELS environment variable when set, else the fastest this CPU runs
-  /// exactly; or "avx512", "avx2", "portable"; or "avx512_bf16" (CPUs with avx512_bf16), which
-  /// multiplies bf16 weights (weight_dtype bfloat16) by inputs rounded to bf16, as bf16 inference
-  /// in transformers does: about twice the FLOPs, results no longer those of float32 arithmetic.
+  /// "auto" = the IZWI_CPU_KERNELS environment variable when set, else the fastest this CPU runs;
+  /// or "avx512_bf16", "avx512", "avx2", "portable". They differ only in speed, except for bf16
+  /// weights (weight_dtype bfloat16) on CPUs with avx512_bf16, where "auto" picks "avx512_bf16":
+  /// it multiplies them by inputs rounded to bf16, as bf16 inference in transformers and llama.cpp
+  /// does (about twice the FLOPs per cycle). "avx512" keeps float32 arithmetic for them.
   std::string cpu_kernels = "auto";
+  /// Keep the memory each step frees for the next one instead of handing it back to the kernel
+  /// (glibc's malloc, process-wide; no effect elsewhere): a step's large temporaries are otherwise
+  /// mapped and zeroed afresh every step, which cost 40% of the Qwen3-TTS frame time on a 2-core
+  /// VM (docs/architecture.md). The process then keeps its high-water mark of heap memory.
+  bool retain_freed_memory = true;
   /// Scan every weight tensor for NaN and Inf at load and refuse the model naming the first one
   /// that holds any (InvalidFormat). Off by default: it reads all the weights once more.
   bool check_weights_finite = false;

@@ -107,7 +107,9 @@ TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
 }
 
 // The bf16 fixture's weights are exactly representable in bf16, so keeping them bf16 in memory
-// (converted inside the CPU kernels) must reproduce its reference tokens exactly.
+// (converted inside the CPU kernels) must reproduce its reference tokens exactly: with float32
+// arithmetic (integration.cpu_kernels_avx512_engine_parity) and with the bf16 dot products that
+// are the default where the CPU has avx512_bf16.
 TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
   const std::vector<Case> cases = load_cases("llama-tiny-bf16-sharded");
   EngineConfig config;

@@ -34,8 +34,7 @@ namespace {
 const PanelKernels& choose_panel_kernels() {
   const char* requested = std::getenv("IZWI_CPU_KERNELS");
   if (requested != nullptr && *requested != '\0') return panel_kernels_named(requested, "IZWI_CPU_KERNELS");
-  const std::vector<const PanelKernels*> supported = supported_panel_kernels();
-  return supported.front()->bf16_group == 1 ? *supported.front() : *supported[1];
+  return *supported_panel_kernels().front();
 }
 
 }  // namespace

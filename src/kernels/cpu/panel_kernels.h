@@ -49,9 +49,10 @@ const PanelKernels& panel_kernels_avx512();
 const PanelKernels& panel_kernels_avx2();
 const PanelKernels& panel_kernels_portable();
 
-/// The variants this CPU can run, fastest first. avx512_bf16 is listed but never chosen by
-/// default: it rounds the inputs of bf16 weights to bf16 (twice the FLOPs per instruction, results
-/// no longer those of float32 arithmetic), so it must be asked for.
+/// The variants this CPU can run, fastest first. avx512_bf16 leads where the CPU has it: it
+/// differs from avx512 only for bf16 weights, whose inputs it rounds to bf16 (twice the FLOPs per
+/// instruction, as bf16 inference in transformers and llama.cpp computes); avx512 keeps float32
+/// arithmetic for them.
 std::vector<const PanelKernels*> supported_panel_kernels();
 
 /// The supported variant called `name`; an unknown or unsupported name is an InvalidArgument error
@@ -59,7 +60,7 @@ std::vector<const PanelKernels*> supported_panel_kernels();
 const PanelKernels& panel_kernels_named(const std::string& name, const std::string& what);
 
 /// The default variant: the one named by the IZWI_CPU_KERNELS environment variable (read once),
-/// else the fastest exact one this CPU runs.
+/// else the fastest this CPU runs.
 const PanelKernels& active_panel_kernels();
 
 }  // namespace izwi
