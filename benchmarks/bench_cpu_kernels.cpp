@@ -246,6 +246,9 @@ BENCHMARK(BM_LinearStackFromDram)
           b->Args({32, 2048, 2048, 1, packed, tokens});
         }
       }
+      b->Args({192, 1024, 1024, 1, 1, 1});
+      b->Args({64, 3072, 1024, 1, 1, 1});
+      b->Args({64, 1024, 3072, 1, 1, 1});
     })
     ->UseRealTime();
 BENCHMARK(BM_CodePredictorProducts)

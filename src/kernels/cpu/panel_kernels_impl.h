@@ -27,6 +27,12 @@
 namespace izwi {
 namespace {
 
+// The rows of the next slice a tile kernel prefetches into L2 as it runs (tile_kernel).
+struct Prefetch {
+  const char* next = nullptr;  ///< the first row it prefetches
+  int64_t every = 0;           ///< one row every that many steps; 0 = none
+};
+
 #if IZWI_SIMD_LANES > 0
 constexpr int kLanes = simd::kLanes;
 #else
@@ -66,12 +72,12 @@ inline simd::Vec load_weights(const void* panel, int64_t offset) {
 }
 
 // tile[t][0 .. kPanelRows) (+)= sum over k < depth of panel[k][.] * x[k * MR + t], for MR tokens.
-// With `prefetch`, each step also prefetches the matching row of the weights that follow this
-// slice, so the memory stream keeps going while the tiles after the first compute from cache.
+// With prefetch.every > 0, every that many steps also prefetch one row of the weights that follow
+// this slice, from prefetch.next on (kernels/cpu/panel_kernels.h: Prefetch).
 template <int MR, WeightFormat F>
-void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, bool prefetch) {
+void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, Prefetch prefetch) {
   constexpr int64_t kRowBytes = kPanelRows * static_cast<int64_t>(element_bytes<F>());
-  const char* ahead = static_cast<const char*>(panel) + depth * kRowBytes;
+  int64_t countdown = 0;
   simd::Vec acc[MR][kVectors];
 #pragma GCC unroll 16
   for (int t = 0; t < MR; ++t) {
@@ -81,9 +87,11 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
     }
   }
   for (int64_t k = 0; k < depth; ++k) {
-    if (prefetch) {
+    if (prefetch.every > 0 && --countdown < 0) {
+      countdown = prefetch.every - 1;
 #pragma GCC unroll 2
-      for (int64_t line = 0; line < kRowBytes; line += 64) _mm_prefetch(ahead + k * kRowBytes + line, _MM_HINT_T1);
+      for (int64_t line = 0; line < kRowBytes; line += 64) _mm_prefetch(prefetch.next + line, _MM_HINT_T1);
+      prefetch.next += kRowBytes;
     }
     simd::Vec w[kVectors];
 #pragma GCC unroll 2
@@ -105,10 +113,11 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
 // The same tile for bf16 weights in column pairs: one vdpbf16ps multiplies 16 outputs by two
 // columns at once, x[p * MR + t] holding token t's inputs of columns 2p and 2p + 1 as bf16.
 template <int MR>
-void tile_kernel_dot(const void* panel, int64_t pairs, const uint32_t* x, float* tile, bool accumulate, bool prefetch) {
+void tile_kernel_dot(const void* panel, int64_t pairs, const uint32_t* x, float* tile, bool accumulate,
+                     Prefetch prefetch) {
   constexpr int64_t kPairBytes = kPanelRows * 2 * static_cast<int64_t>(sizeof(uint16_t));
   const char* base = static_cast<const char*>(panel);
-  const char* ahead = base + pairs * kPairBytes;
+  int64_t countdown = 0;
   __m512 acc[MR][kVectors];
 #pragma GCC unroll 16
   for (int t = 0; t < MR; ++t) {
@@ -118,9 +127,11 @@ void tile_kernel_dot(const void* panel, int64_t pairs, const uint32_t* x, float*
     }
   }
   for (int64_t p = 0; p < pairs; ++p) {
-    if (prefetch) {
+    if (prefetch.every > 0 && --countdown < 0) {
+      countdown = prefetch.every - 1;
 #pragma GCC unroll 2
-      for (int64_t line = 0; line < kPairBytes; line += 64) _mm_prefetch(ahead + p * kPairBytes + line, _MM_HINT_T1);
+      for (int64_t line = 0; line < kPairBytes; line += 64) _mm_prefetch(prefetch.next + line, _MM_HINT_T1);
+      prefetch.next += kPairBytes;
     }
     __m512bh w[kVectors];
 #pragma GCC unroll 2
@@ -150,7 +161,8 @@ inline float weight_at(const void* panel, int64_t offset) {
 }
 
 template <int MR, WeightFormat F>
-void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, bool /*prefetch*/) {
+void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate,
+                 Prefetch /*prefetch*/) {
   float acc[MR][kPanelRows];
   for (int t = 0; t < MR; ++t) {
     for (int64_t i = 0; i < kPanelRows; ++i) acc[t][i] = accumulate ? tile[t * kPanelRows + i] : 0.0f;
@@ -167,7 +179,7 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
 }
 #endif
 
-using TileKernel = void (*)(const void*, int64_t, const float*, float*, bool, bool);
+using TileKernel = void (*)(const void*, int64_t, const float*, float*, bool, Prefetch);
 
 template <WeightFormat F, int... I>
 constexpr std::array<TileKernel, sizeof...(I)> tile_kernels(std::integer_sequence<int, I...>) {
@@ -175,7 +187,7 @@ constexpr std::array<TileKernel, sizeof...(I)> tile_kernels(std::integer_sequenc
 }
 
 #if defined(IZWI_PANEL_DOT_KERNEL)
-using DotTileKernel = void (*)(const void*, int64_t, const uint32_t*, float*, bool, bool);
+using DotTileKernel = void (*)(const void*, int64_t, const uint32_t*, float*, bool, Prefetch);
 
 template <int... I>
 constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_sequence<int, I...>) {
@@ -223,6 +235,16 @@ void pack_inputs(const float* x, int64_t tokens, int64_t in, WeightFormat format
   }
 }
 
+// What tile i of `tiles` prefetches of the slice after this one (`depth` rows of `row_bytes` at
+// `slice`): its share of the rows, one every `tiles` steps, so the memory stream runs through the
+// whole pass while the tiles compute from cache. One tile (a token or a few) streams the slice it
+// multiplies and leaves the rest to the hardware prefetchers.
+Prefetch next_slice_share(const char* slice, int64_t depth, size_t row_bytes, int64_t i, int64_t tiles) {
+  if (tiles == 1) return {};
+  const int64_t share = (depth + tiles - 1) / tiles;
+  return {slice + static_cast<size_t>(depth + i * share) * row_bytes, tiles};
+}
+
 // Writes a panel's finished tile [tokens][kPanelRows] to y, adding the bias.
 void store_panel(const PanelProduct& p, int64_t panel, const float* tile) {
   const int64_t row0 = panel * kPanelRows, rows = std::min(kPanelRows, p.out - row0);
@@ -252,8 +274,9 @@ void run_panels_dot(const PanelProduct& p, int64_t panel_begin, int64_t panel_en
       const int64_t depth = std::min(kDepth / 2, pairs - p0);
       for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
         const int64_t tokens = (p.tokens - t0) / (tiles - i);
-        kKernels[tokens - 1](base + static_cast<size_t>(p0) * pair_bytes, depth, x + t0 * p.in + p0 * tokens,
-                             tile.data() + t0 * kPanelRows, p0 > 0, i == 0 && tiles > 1);
+        const char* slice = base + static_cast<size_t>(p0) * pair_bytes;
+        kKernels[tokens - 1](slice, depth, x + t0 * p.in + p0 * tokens, tile.data() + t0 * kPanelRows, p0 > 0,
+                             next_slice_share(slice, depth, pair_bytes, i, tiles));
         t0 += tokens;
       }
     }
@@ -268,16 +291,17 @@ void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
   const int64_t tiles = tile_count(p.tokens);
   thread_local std::vector<float> tile;
   tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
-  const size_t panel_bytes = static_cast<size_t>(kPanelRows * p.in) * element_bytes<F>();
+  const size_t row_bytes = static_cast<size_t>(kPanelRows) * element_bytes<F>();
+  const size_t panel_bytes = static_cast<size_t>(p.in) * row_bytes;
   for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
     const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel) * panel_bytes;
     for (int64_t k0 = 0; k0 < p.in; k0 += kDepth) {
       const int64_t depth = std::min(kDepth, p.in - k0);
-      const char* slice = base + static_cast<size_t>(k0 * kPanelRows) * element_bytes<F>();
+      const char* slice = base + static_cast<size_t>(k0) * row_bytes;
       for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
         const int64_t tokens = (p.tokens - t0) / (tiles - i);
         kKernels[tokens - 1](slice, depth, p.x + t0 * p.in + k0 * tokens, tile.data() + t0 * kPanelRows, k0 > 0,
-                             i == 0 && tiles > 1);
+                             next_slice_share(slice, depth, row_bytes, i, tiles));
         t0 += tokens;
       }
     }
