@@ -85,6 +85,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "num_threads",
                                               "use_fast_kernels",
                                               "cpu_kernels",
+                                              "retain_freed_memory",
                                               "check_weights_finite",
                                               "log_level",
                                               "stream_idle_timeout_ms"};
@@ -108,6 +109,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.num_threads = f.get_or("num_threads", c.num_threads);
   c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
   c.cpu_kernels = f.get_or("cpu_kernels", c.cpu_kernels);
+  c.retain_freed_memory = f.get_or("retain_freed_memory", c.retain_freed_memory);
   c.check_weights_finite = f.get_or("check_weights_finite", c.check_weights_finite);
   c.log_level = f.get_or("log_level", c.log_level);
   const std::string policy = f.get_or<std::string>("policy", "fcfs");

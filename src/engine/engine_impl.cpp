@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "common/logging.h"
+#include "common/retain_freed_memory.h"
 #include "executor/cpu_backend.h"
 #include "executor/torch_executor.h"
 #include "io/hf_config.h"
@@ -116,6 +117,8 @@ void EngineImpl::load(const std::string& model_dir) {
   options.kv_dtype =
       config_.kv_cache_dtype == "auto" ? options.dtype : parse_dtype(config_.kv_cache_dtype, "kv_cache_dtype");
   options.fast_kernels = config_.use_fast_kernels;
+  // Before the load, whose own temporaries then stay for the steps to reuse.
+  if (config_.retain_freed_memory && retain_freed_memory()) logger()->debug("malloc keeps freed memory for reuse");
   ModelLoadOptions load_options;
   load_options.check_finite = config_.check_weights_finite;
   load_options.cpu_kernels =
