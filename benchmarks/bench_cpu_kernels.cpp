@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "codec/causal_conv.h"
+#include "io/random_weights.h"
 #include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -92,6 +94,24 @@ void BM_LinearStackFromDram(benchmark::State& state) {
 // down 3072 -> 1024, one 2048-code head per codebook): 15 sub-steps, each through all 5 layers
 // and its own head, `streams` tokens per product. Reports frames per second. Args: streams, bf16,
 // packed.
+// The Qwen3-TTS 12 Hz decoder blocks' transposed convolutions (kernel twice the stride, half the
+// channels out) over one stream's chunk of 4 frames, block 0..3, through libtorch's transposed
+// convolution (0) or the panel kernels' product and an overlap-add (1).
+void BM_CodecTransposedConv(benchmark::State& state) {
+  const int64_t block = state.range(0);
+  const bool packed = state.range(1) != 0;
+  constexpr int64_t kIn[] = {1536, 768, 384, 192}, kStride[] = {8, 5, 4, 3}, kLength[] = {16, 128, 640, 2560};
+  const int64_t in = kIn[block], out = in / 2, stride = kStride[block], length = kLength[block];
+  izwi::RandomWeights weights(3, at::kCPU);
+  weights.set_cpu_kernels(packed ? &izwi::active_panel_kernels() : nullptr);
+  const izwi::CausalConvTranspose1d conv(weights, "up", in, out, 2 * stride, stride);
+  const at::Tensor x = at::randn({1, in, length});
+  at::Tensor carry = conv.initial_state(1, x.options());
+  for (auto _ : state) benchmark::DoNotOptimize(conv.forward(x, carry).data_ptr<float>());
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * in * out * 2 * stride * length * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
 void BM_CodePredictorProducts(benchmark::State& state) {
   const int64_t streams = state.range(0);
   const bool bf16 = state.range(1) != 0, packed = state.range(2) != 0;
@@ -251,6 +271,7 @@ BENCHMARK(BM_LinearStackFromDram)
       b->Args({64, 1024, 3072, 1, 1, 1});
     })
     ->UseRealTime();
+BENCHMARK(BM_CodecTransposedConv)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_CodePredictorProducts)
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (int64_t packed : {0, 1}) {

@@ -99,6 +99,26 @@ CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::s
   IZWI_CHECK(kernel_size >= stride, "transposed conv kernel {} shorter than stride {}", kernel_size, stride);
   weight_ = weights.take(prefix + ".weight", {in_channels, out_channels / groups, kernel_size});
   if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
+  if (const PanelKernels* kernels = weights.cpu_kernels(); groups == 1 && kernels != nullptr) {
+    // Row o * k + j holds tap j of output channel o: [in, out, k] -> [out * k, in].
+    const at::Tensor taps = weight_.permute({1, 2, 0}).reshape({out_channels * kernel_size, in_channels}).contiguous();
+    if (PackedWeight::packable(taps)) {
+      packed_ = PackedWeight::pack(taps, *kernels);
+      weight_ = at::Tensor();
+    }
+  }
+}
+
+at::Tensor CausalConvTranspose1d::full_output(const at::Tensor& x) const {
+  const int64_t padding = 0, output_padding = 0, dilation = 1;
+  if (!packed_.defined())
+    return at::conv_transpose1d(x, weight_, {}, stride_, padding, output_padding, groups_, dilation);
+  // Every input column times every tap in one product on the panel kernels (libtorch's CPU
+  // transposed convolution is one BLAS call on one thread here), then the taps overlap-added.
+  const int64_t batch = x.size(0), length = x.size(2), k = tail_ + stride_;
+  const at::Tensor columns = packed_.linear(x.transpose(1, 2).contiguous(), at::Tensor());  // [B, T, out * k]
+  return at::col2im(columns.transpose(1, 2), {1, length * stride_ + tail_}, {1, k}, {1, 1}, {0, 0}, {1, stride_})
+      .view({batch, out_channels_, length * stride_ + tail_});
 }
 
 at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorOptions& options) const {
@@ -108,8 +128,7 @@ at::Tensor CausalConvTranspose1d::initial_state(int64_t batch, const at::TensorO
 at::Tensor CausalConvTranspose1d::forward(const at::Tensor& x, at::Tensor& state) const {
   // Full transposed conv without bias: [B, out, T*stride + tail]. Column t*stride + j gets input
   // t's tap j, so the previous chunk's spill lands on this chunk's first `tail` columns.
-  const int64_t padding = 0, output_padding = 0, dilation = 1;
-  at::Tensor full = at::conv_transpose1d(x, weight_, {}, stride_, padding, output_padding, groups_, dilation);
+  at::Tensor full = full_output(x);
   const int64_t kept = x.size(2) * stride_;
   if (tail_ > 0) {
     IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == tail_, "transposed conv state shape");

@@ -53,7 +53,8 @@ class CausalConv1d {
 class CausalConvTranspose1d {
  public:
   CausalConvTranspose1d() = default;
-  /// Reads `<prefix>.weight` [in, out/groups, k] and `<prefix>.bias` [out] (when `bias`).
+  /// Reads `<prefix>.weight` [in, out/groups, k] and `<prefix>.bias` [out] (when `bias`). With CPU
+  /// kernels (WeightSource::cpu_kernels), a dense kernel is kept packed as [out * k, in] instead.
   CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
                         int64_t kernel_size, int64_t stride, int64_t groups = 1, bool bias = true);
 
@@ -64,10 +65,16 @@ class CausalConvTranspose1d {
   at::Tensor initial_state(int64_t batch, const at::TensorOptions& options) const;
   /// x [B, in, T] -> [B, out, T*stride]; `state` [B, out, tail] is read and replaced.
   at::Tensor forward(const at::Tensor& x, at::Tensor& state) const;
-  int64_t weight_bytes() const { return weight_.nbytes() + (bias_.defined() ? bias_.nbytes() : 0); }
+  int64_t weight_bytes() const {
+    return (packed_.defined() ? packed_.bytes() : weight_.nbytes()) + (bias_.defined() ? bias_.nbytes() : 0);
+  }
 
  private:
+  /// The whole transposed convolution without bias: [B, out, T*stride + tail].
+  at::Tensor full_output(const at::Tensor& x) const;
+
   at::Tensor weight_, bias_;
+  PackedWeight packed_;  ///< [out * k, in] packed (groups == 1 with CPU kernels; then weight_ is empty)
   int64_t out_channels_ = 0, stride_ = 1, groups_ = 1, tail_ = 0;
 };
 

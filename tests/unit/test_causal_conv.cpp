@@ -54,5 +54,41 @@ TEST(CausalConvPacked, StreamedChunksEqualTheWholeInput) {
   EXPECT_LT(relative_error(at::cat(pieces, 2), whole), 1e-6);
 }
 
+// A transposed convolution as the Qwen3-TTS decoder blocks have them (kernel twice the stride).
+constexpr int64_t kUpIn = 96, kUpOut = 48, kUpStride = 5, kUpLength = 300;
+
+CausalConvTranspose1d make_upsample(const PanelKernels* kernels) {
+  RandomWeights weights(11, at::kCPU);
+  weights.set_cpu_kernels(kernels);
+  return CausalConvTranspose1d(weights, "up", kUpIn, kUpOut, 2 * kUpStride, kUpStride);
+}
+
+// Streams `x` through `conv` in the given chunk lengths and concatenates the output.
+at::Tensor streamed_upsample(const CausalConvTranspose1d& conv, const at::Tensor& x,
+                             const std::vector<int64_t>& chunks) {
+  at::Tensor state = conv.initial_state(x.size(0), x.options());
+  std::vector<at::Tensor> pieces;
+  int64_t start = 0;
+  for (const int64_t chunk : chunks) {
+    pieces.push_back(conv.forward(x.narrow(2, start, chunk), state));
+    start += chunk;
+  }
+  return at::cat(pieces, 2);
+}
+
+TEST(CausalConvTransposePacked, MatchesLibtorchForEveryKernelVariantWholeAndStreamed) {
+  const CausalConvTranspose1d reference = make_upsample(nullptr);
+  const at::Tensor x = at::randn({2, kUpIn, kUpLength});
+  const at::Tensor want = streamed_upsample(reference, x, {kUpLength});
+  ASSERT_EQ(want.sizes(), (std::vector<int64_t>{2, kUpOut, kUpLength * kUpStride}));
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    const CausalConvTranspose1d packed = make_upsample(kernels);
+    EXPECT_EQ(packed.weight_bytes(), reference.weight_bytes()) << kernels->name;
+    EXPECT_LT(relative_error(streamed_upsample(packed, x, {kUpLength}), want), 1e-5) << kernels->name;
+    // The kernel's spill past a chunk's end carries into the next chunk's first columns.
+    EXPECT_LT(relative_error(streamed_upsample(packed, x, {1, 7, 2, 290}), want), 1e-5) << kernels->name;
+  }
+}
+
 }  // namespace
 }  // namespace izwi
