@@ -4,7 +4,7 @@
 //   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128] [--prefill-len 512]
 //              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16]
 //              [--cpu-kernels auto|avx512_bf16|avx512|avx2|portable] [--kv-cache-dtype auto|float32|bfloat16]
-//              [--json]
+//              [--no-retain-freed-memory] [--json]
 //
 // On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
 // bandwidth / weight bytes. The bench measures this machine's streaming read bandwidth right
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto", cpu_kernels = "auto",
                          kv_cache_dtype = "auto";
   int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
-  bool json = false;
+  bool json = false, no_retain = false;
   app.add_option("--model", model_dir, "Model folder")->required();
   app.add_option("--concurrency", concurrency_list, "Concurrent requests per run")->capture_default_str();
   app.add_option("--prompt-len", prompt_len, "Prompt tokens per request")->capture_default_str();
@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
   app.add_option("--kv-cache-dtype", kv_cache_dtype, "EngineConfig::kv_cache_dtype: auto, float32 or bfloat16")
       ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
+  app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
   app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
 
@@ -236,6 +237,7 @@ int main(int argc, char** argv) {
     config.use_fast_kernels = kernels != "torch";
     config.cpu_kernels = cpu_kernels;
     config.kv_cache_dtype = kv_cache_dtype;
+    config.retain_freed_memory = !no_retain;
 
     std::mt19937 rng(1234);
     nlohmann::json report;

@@ -2,7 +2,8 @@
 // memory-bandwidth roofline of a Qwen3-TTS model, measured in one run.
 //
 //   izwi-tts-bench --model DIR [--concurrency 1,4,16] [--frames 48] [--chunk-frames 4]
-//                  [--weight-dtype auto|bfloat16] [--threads N] [--no-codec-split] [--json]
+//                  [--weight-dtype auto|bfloat16] [--threads N] [--no-codec-split]
+//                  [--no-retain-freed-memory] [--json]
 //
 // Every request streams a fixed number of frames (min_frames = max_frames = --frames), sampled
 // with a per-request seed. A frame costs one talker step plus the code predictor's 15 sub-steps,
@@ -211,7 +212,7 @@ int main(int argc, char** argv) {
   std::string model_dir, concurrency_list = "1,4,16", weight_dtype = "auto";
   Options o;
   int32_t threads = 0;
-  bool json = false, no_codec_split = false;
+  bool json = false, no_codec_split = false, no_retain = false;
   app.add_option("--model", model_dir, "Qwen3-TTS model folder")->required();
   app.add_option("--concurrency", concurrency_list, "Concurrent streams per run")->capture_default_str();
   app.add_option("--frames", o.frames, "Frames per stream (80 ms each)")->capture_default_str();
@@ -220,6 +221,7 @@ int main(int argc, char** argv) {
   app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
   app.add_flag("--no-codec-split", no_codec_split, "Skip the separate codec decode timing");
+  app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
   app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
 
@@ -230,8 +232,9 @@ int main(int argc, char** argv) {
     if (o.text_len < 1) throw std::invalid_argument("--text-len must be >= 1");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
     // Only the KV the streams need: a 0.6B talker keeps 0.23 MB of float32 K/V per position.
-    const izwi::EngineConfig config =
+    izwi::EngineConfig config =
         izwi::bench::bench_engine_config(max_concurrency, o.text_len + 32 + o.frames, threads, weight_dtype);
+    config.retain_freed_memory = !no_retain;
 
     std::mt19937 rng(1234);
     std::vector<LevelResult> results;
