@@ -65,8 +65,8 @@ struct IZWI_API EngineConfig {
   std::string cpu_kernels = "auto";
   /// Keep the memory each step frees for the next one instead of handing it back to the kernel
   /// (glibc's malloc, process-wide; no effect elsewhere): a step's large temporaries are otherwise
-  /// mapped and zeroed afresh every step, which cost 40% of the Qwen3-TTS frame time on a 2-core
-  /// VM (docs/architecture.md). The process then keeps its high-water mark of heap memory.
+  /// mapped and zeroed afresh whenever glibc's adaptive threshold lets them (docs/architecture.md).
+  /// The process then keeps its high-water mark of heap memory.
   bool retain_freed_memory = true;
   /// Scan every weight tensor for NaN and Inf at load and refuse the model naming the first one
   /// that holds any (InvalidFormat). Off by default: it reads all the weights once more.
