@@ -73,7 +73,7 @@ inline simd::Vec load_weights(const void* panel, int64_t offset) {
 
 // tile[t][0 .. kPanelRows) (+)= sum over k < depth of panel[k][.] * x[k * MR + t], for MR tokens.
 // With prefetch.every > 0, every that many steps also prefetch one row of the weights that follow
-// this slice, from prefetch.next on (kernels/cpu/panel_kernels.h: Prefetch).
+// this slice, from prefetch.next on (next_slice_share says which).
 template <int MR, WeightFormat F>
 void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, Prefetch prefetch) {
   constexpr int64_t kRowBytes = kPanelRows * static_cast<int64_t>(element_bytes<F>());
