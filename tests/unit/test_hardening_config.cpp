@@ -80,6 +80,13 @@ TEST(HardeningEngineConfig, KvCacheDtypeIsChecked) {
                ErrorCode::InvalidArgument, {"kv_cache_dtype"});
 }
 
+TEST(HardeningEngineConfig, RetainFreedMemoryIsABoolean) {
+  EXPECT_TRUE(EngineConfig{}.retain_freed_memory);
+  EXPECT_FALSE(EngineConfig::from_json_string(R"({"retain_freed_memory": false})", "engine.json").retain_freed_memory);
+  expect_error([] { EngineConfig::from_json_string(R"({"retain_freed_memory": "yes"})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"engine.json", "retain_freed_memory"});
+}
+
 TEST(HardeningEngineConfig, IntegerThatDoesNotFitIsInvalidFormat) {
   expect_error([] { EngineConfig::from_json_string(R"({"max_batch_size": 4294967297})", "engine.json"); },
                ErrorCode::InvalidFormat, {"engine.json", "max_batch_size", "4294967297"});
