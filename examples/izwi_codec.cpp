@@ -28,8 +28,9 @@
 #include "common/check.h"
 #include "common/cli_main.h"
 #include "common/json_fields.h"
+#include "common/retain_freed_memory.h"
+#include "executor/cpu_backend.h"
 #include "izwi/audio.h"
-#include "kernels/cpu/panel_kernels.h"
 
 namespace {
 
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
   std::string model_dir, codes_path, out_path, encode_path, codes_out_path;
   int64_t chunk_frames = 0;
   int32_t num_codebooks = 0;
+  int threads = 0;
   bool json = false;
   app.add_option("--model", model_dir, "Codec folder or file, or a model folder holding its codec")->required();
   CLI::Option* codes_option =
@@ -106,6 +108,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--out", out_path, "Write the waveform as a float WAV file")->excludes(encode_option);
   app.add_option("--codes-out", codes_out_path, "Write the codes as a JSON file")->needs(encode_option);
+  app.add_option("--threads", threads, "CPU threads (0 = OMP_NUM_THREADS, else every core)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "Print one JSON object with the samples (decode) or codes (encode)");
   try {
     app.parse(argc, argv);
@@ -120,10 +124,12 @@ int main(int argc, char** argv) {
   }
 
   return izwi::cli::run_main("izwi-codec", [&] {
+    // The engine's CPU setup (engine/engine_impl.cpp): without it libtorch runs one thread.
+    izwi::retain_freed_memory();
+    const izwi::PanelKernels* kernels = izwi::setup_cpu_backend(at::kCPU, true, threads, "auto");
     if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
-    const auto codec =
-        izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks, &izwi::active_panel_kernels());
+    const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks, kernels);
     const auto start = std::chrono::steady_clock::now();
     at::Tensor wav;
     if (chunk_frames > 0) {
