@@ -1,5 +1,7 @@
 #include "codec/causal_conv.h"
 
+#include <vector>
+
 #include "common/check.h"
 #include "io/weight_source.h"
 #include "kernels/ops/linear_op.h"
@@ -21,22 +23,29 @@ at::Tensor conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor&
 
 at::Tensor CausalConv1d::apply_packed(const at::Tensor& padded) const {
   const at::Tensor x = padded.contiguous();
-  const int64_t batch = x.size(0), length = x.size(2), columns = packed_.in_features() / in_channels_;
-  const int64_t out_len = length - context_;
-  at::Tensor out = at::empty({batch, out_len, packed_.out_features()}, x.options());
-  // Pieces of a stream's positions, so that many streams' long chunks never build one huge matrix.
+  IZWI_CHECK(x.scalar_type() == at::kFloat, "packed convolution: expected a float32 input");
+  const int64_t batch = x.size(0), length = x.size(2), taps = packed_.in_features() / in_channels_;
+  const int64_t out_len = length - context_, out_channels = packed_.out_features();
+  // Column c * taps + j of the product is input channel c at tap j: the kernels read it in place,
+  // and write channels-first, as libtorch's convolution returns it.
+  std::vector<int64_t> offsets(static_cast<size_t>(packed_.in_features()));
+  for (int64_t c = 0; c < in_channels_; ++c) {
+    for (int64_t j = 0; j < taps; ++j) offsets[c * taps + j] = c * length + j * dilation_;
+  }
+  const at::Tensor bias = bias_.defined() ? bias_.to(at::kFloat).contiguous() : at::Tensor();
+  at::Tensor out = at::empty({batch, out_channels, out_len}, x.options());
+  // Pieces of a stream's positions bound the kernels' arranged copy of the inputs (positions x
+  // in * k floats) in a long whole-sequence decode.
   const int64_t rows = std::max<int64_t>(1, kMaxIm2colElements / packed_.in_features());
   for (int64_t b = 0; b < batch; ++b) {
+    const float* stream = x.data_ptr<float>() + b * in_channels_ * length;
+    float* stream_out = out.data_ptr<float>() + b * out_channels * out_len;
     for (int64_t t0 = 0; t0 < out_len; t0 += rows) {
-      const int64_t n = std::min(rows, out_len - t0);
-      const at::Tensor cols = x.as_strided({n, in_channels_, columns}, {1, length, dilation_},
-                                           x.storage_offset() + b * in_channels_ * length + t0);
-      packed_.linear_out(cols.reshape({n, packed_.in_features()}), bias_, out[b].narrow(0, t0, n));
+      packed_.product(PanelInputs{stream + t0, 1, offsets.data()}, std::min(rows, out_len - t0),
+                      bias.defined() ? bias.data_ptr<float>() : nullptr, PanelOutputs{stream_out + t0, 1, out_len});
     }
   }
-  // Channels-first and contiguous, as libtorch's convolution returns it: the elementwise layers
-  // after it (SnakeBeta, residual sums) run several times slower on a transposed view.
-  return out.transpose(1, 2).contiguous();
+  return out;
 }
 
 at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
@@ -115,9 +124,19 @@ at::Tensor CausalConvTranspose1d::full_output(const at::Tensor& x) const {
     return at::conv_transpose1d(x, weight_, {}, stride_, padding, output_padding, groups_, dilation);
   // Every input column times every tap in one product on the panel kernels (libtorch's CPU
   // transposed convolution is one BLAS call on one thread here), then the taps overlap-added.
-  const int64_t batch = x.size(0), length = x.size(2), k = tail_ + stride_;
-  const at::Tensor columns = packed_.linear(x.transpose(1, 2).contiguous(), at::Tensor());  // [B, T, out * k]
-  return at::col2im(columns.transpose(1, 2), {1, length * stride_ + tail_}, {1, k}, {1, 1}, {0, 0}, {1, stride_})
+  const at::Tensor xc = x.contiguous();
+  IZWI_CHECK(xc.scalar_type() == at::kFloat, "packed transposed convolution: expected a float32 input");
+  const int64_t batch = xc.size(0), in_channels = xc.size(1), length = xc.size(2), k = tail_ + stride_;
+  // Input channel c of a channels-first stream starts at c * length: read in place, and written
+  // as col2im takes it, [B, out * k, T].
+  std::vector<int64_t> offsets(static_cast<size_t>(in_channels));
+  for (int64_t c = 0; c < in_channels; ++c) offsets[c] = c * length;
+  at::Tensor columns = at::empty({batch, packed_.out_features(), length}, xc.options());
+  for (int64_t b = 0; b < batch; ++b) {
+    packed_.product(PanelInputs{xc.data_ptr<float>() + b * in_channels * length, 1, offsets.data()}, length, nullptr,
+                    PanelOutputs{columns.data_ptr<float>() + b * packed_.out_features() * length, 1, length});
+  }
+  return at::col2im(columns, {1, length * stride_ + tail_}, {1, k}, {1, 1}, {0, 0}, {1, stride_})
       .view({batch, out_channels_, length * stride_ + tail_});
 }
 

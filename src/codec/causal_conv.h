@@ -42,7 +42,7 @@ class CausalConv1d {
   at::Tensor apply(const at::Tensor& padded) const;
 
   at::Tensor weight_, bias_;
-  /// The packed path: im2col in pieces of at most kMaxIm2colElements, each one product.
+  /// The packed path: the kernels read the input columns in place, in pieces of positions.
   at::Tensor apply_packed(const at::Tensor& padded) const;
 
   at::Tensor weight_2d_;  ///< [out, in * k] for the im2col path (groups == 1, not packed)

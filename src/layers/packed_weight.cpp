@@ -44,6 +44,10 @@ void PackedWeight::linear_out(const at::Tensor& x, const at::Tensor& bias, const
                     b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), *kernels_);
 }
 
+void PackedWeight::product(const PanelInputs& x, int64_t tokens, const float* bias, const PanelOutputs& y) const {
+  linear_packed_cpu(x, tokens, in_, data_.data_ptr(), format_, out_, bias, y, *kernels_);
+}
+
 at::Tensor PackedWeight::rows(const at::Tensor& ids) const {
   const at::Tensor index = ids.to(at::kLong).contiguous();
   // A plain loop over the few ids of a step: two tensor reductions would cost more than the lookup.

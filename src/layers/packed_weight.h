@@ -28,6 +28,9 @@ class PackedWeight {
   at::Tensor linear(const at::Tensor& x, const at::Tensor& bias) const;
   /// The same into `y`, contiguous float32 [rows of x, out].
   void linear_out(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& y) const;
+  /// The product over inputs and outputs that lie where their strides say (PanelInputs,
+  /// PanelOutputs): `tokens` rows of `in` inputs; bias [out] or null.
+  void product(const PanelInputs& x, int64_t tokens, const float* bias, const PanelOutputs& y) const;
   /// Rows `ids` [n] (int64) as float32 [n, in], for a table shared with an embedding.
   at::Tensor rows(const at::Tensor& ids) const;
 

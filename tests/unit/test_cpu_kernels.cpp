@@ -81,6 +81,51 @@ TEST(CpuKernels, PackedLinearMatchesLibtorchForEveryKernelVariant) {
   }
 }
 
+// A convolution's product as the codec runs it: inputs read in place from a channels-first
+// [channels, length] signal through column offsets (column c * taps + j at c * length + j *
+// dilation), outputs written channels-first. It must equal, bit for bit, the row-major product of
+// the same inputs copied out (im2col), for every variant, both weight formats, few and many tokens
+// (the latter in blocks of tokens over weights that stay cached, and split across threads).
+TEST(CpuKernels, PackedLinearReadsStridedInputsAndWritesChannelsFirst) {
+  at::manual_seed(3);
+  const int64_t channels = 37, taps = 3, dilation = 2, in = channels * taps;
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    for (int64_t tokens : {1, 13, 64, 300, 2000}) {
+      for (int64_t out : {5, 70}) {
+        const int64_t length = tokens + (taps - 1) * dilation;
+        const at::Tensor signal = at::randn({channels, length});
+        const at::Tensor w = at::randn({out, in}) * 0.1;
+        const at::Tensor b = at::randn({out});
+        const at::Tensor columns =
+            signal.as_strided({tokens, channels, taps}, {1, length, dilation}).reshape({tokens, in}).contiguous();
+        std::vector<int64_t> offsets(static_cast<size_t>(in));
+        for (int64_t c = 0; c < channels; ++c) {
+          for (int64_t j = 0; j < taps; ++j) offsets[c * taps + j] = c * length + j * dilation;
+        }
+        for (bool bf16 : {false, true}) {
+          const at::Tensor stored = bf16 ? w.to(at::kBFloat16) : w;
+          const WeightFormat format = bf16 ? WeightFormat::BF16 : WeightFormat::F32;
+          at::Tensor packed = at::empty({packed_elements(out, in, format, *kernels)}, stored.options());
+          pack_panels(stored.data_ptr(), format, out, in, packed.data_ptr(), *kernels);
+          at::Tensor row_major = at::empty({tokens, out});
+          linear_packed_cpu(columns.data_ptr<float>(), tokens, in, packed.data_ptr(), format, out, b.data_ptr<float>(),
+                            row_major.data_ptr<float>(), *kernels);
+          at::Tensor channels_first = at::empty({out, tokens});
+          linear_packed_cpu(PanelInputs{signal.data_ptr<float>(), 1, offsets.data()}, tokens, in, packed.data_ptr(),
+                            format, out, b.data_ptr<float>(), PanelOutputs{channels_first.data_ptr<float>(), 1, tokens},
+                            *kernels);
+          const std::string where = std::string(kernels->name) + " tokens " + std::to_string(tokens) + " out " +
+                                    std::to_string(out) + (bf16 ? " bf16" : " f32");
+          EXPECT_TRUE(at::equal(channels_first, row_major.t())) << where;
+          const at::Tensor x_used =
+              bf16 && kernels->bf16_group == 2 ? columns.to(at::kBFloat16).to(at::kFloat) : columns;
+          EXPECT_LT(max_abs_diff(row_major, at::linear(x_used, stored.to(at::kFloat), b)), 1e-4) << where;
+        }
+      }
+    }
+  }
+}
+
 // SiLU-mul runs a vector exp where the library is built for a vector unit: within a few ulp of
 // libm's across the whole float range, the clamped ends included (SiLU of a large negative gate is
 // a signed zero-sized value, of a large positive one the gate itself).

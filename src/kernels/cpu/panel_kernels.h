@@ -19,7 +19,26 @@
 
 namespace izwi {
 
-/// One y = x W^T + b over packed weights (y [tokens, out] row-major).
+/// A product's inputs x [tokens, in]: element (t, k) at data[t * token_stride + offset(k)], where
+/// offset(k) = column_offsets[k], or k when column_offsets is null (row-major [tokens, in] has
+/// token_stride = in). Offsets let a convolution multiply its input where it lies: column
+/// c * taps + j of a channels-first [channels, length] input is at c * length + j * dilation, so
+/// no im2col copy is built before the product's own arrangement of the inputs.
+struct PanelInputs {
+  const float* data = nullptr;
+  int64_t token_stride = 0;
+  const int64_t* column_offsets = nullptr;
+};
+
+/// A product's outputs y [tokens, out]: element (t, o) at data[t * token_stride + o * out_stride];
+/// row-major has (out, 1), channels-first [out, tokens] has (1, tokens).
+struct PanelOutputs {
+  float* data = nullptr;
+  int64_t token_stride = 0;
+  int64_t out_stride = 1;
+};
+
+/// One y = x W^T + b over packed weights.
 struct PanelProduct {
   const float* x = nullptr;  ///< [tokens, in] as PanelKernels::pack_inputs arranges it
   int64_t tokens = 0;
@@ -28,18 +47,30 @@ struct PanelProduct {
   WeightFormat format = WeightFormat::F32;
   int64_t out = 0;
   const float* bias = nullptr;  ///< [out] or null
-  float* y = nullptr;
+  PanelOutputs y;
 };
 
+/// Token tiles: a product of `tokens` tokens runs tile_count(tokens) tiles of (nearly) equal size,
+/// tile i starting at tile_start(tokens, tiles, i); equal sizes (16 tokens: 8 + 8, not 14 + 2) keep
+/// every tile's register use high. Static: the per-instruction-set kernel files include this
+/// header, and no copy compiled with their -m flags may become the one the linker keeps.
+static inline int64_t tile_count(int64_t tokens, int64_t max_tile_tokens) {
+  return (tokens + max_tile_tokens - 1) / max_tile_tokens;
+}
+static inline int64_t tile_start(int64_t tokens, int64_t tiles, int64_t i) { return tokens * i / tiles; }
+
 struct PanelKernels {
-  const char* name;    ///< "avx512_bf16", "avx512", "avx2" or "portable"
-  int64_t panel_rows;  ///< rows per panel; packing and product must agree on it
-  int64_t bf16_group;  ///< columns kept together per row for bf16 weights: 1, or 2 (avx512_bf16)
-  /// Rearranges x [tokens, in] (row-major) into `packed` (tokens x in floats' room) so that each
-  /// tile of tokens reads its inputs column by column from consecutive addresses: rows a
-  /// power-of-two apart would otherwise share L1 sets (2048 floats = 8 KiB apart) and evict each
-  /// other. For the avx512_bf16 variant's bf16 weights the inputs are rounded to bf16 pairs.
-  void (*pack_inputs)(const float* x, int64_t tokens, int64_t in, WeightFormat format, float* packed);
+  const char* name;         ///< "avx512_bf16", "avx512", "avx2" or "portable"
+  int64_t panel_rows;       ///< rows per panel; packing and product must agree on it
+  int64_t bf16_group;       ///< columns kept together per row for bf16 weights: 1, or 2 (avx512_bf16)
+  int64_t max_tile_tokens;  ///< tokens per tile at most (tile_count)
+  /// Rearranges tiles [tile_begin, tile_end) of x into `packed` (tokens x in floats' room for all
+  /// tiles) so that each tile of tokens reads its inputs column by column from consecutive
+  /// addresses: rows a power-of-two apart would otherwise share L1 sets (2048 floats = 8 KiB
+  /// apart) and evict each other. For the avx512_bf16 variant's bf16 weights the inputs are
+  /// rounded to bf16 pairs. Tiles are independent: threads may pack disjoint ranges at once.
+  void (*pack_inputs)(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat format, float* packed,
+                      int64_t tile_begin, int64_t tile_end);
   /// Computes the outputs of panels [panel_begin, panel_end) on the calling thread.
   void (*run)(const PanelProduct& product, int64_t panel_begin, int64_t panel_end);
 };

@@ -202,36 +202,49 @@ inline uint32_t to_bf16(float value) {
 }
 #endif
 
-// Tiles of equal size (16 tokens: 8 + 8, not 14 + 2) keep every tile's register use high.
-int64_t tile_count(int64_t tokens) { return (tokens + kMaxTileTokens - 1) / kMaxTileTokens; }
+int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
 
 // Tile i (tokens [t0, t0 + n)) is stored from packed + t0 * in, element (k, t) at k * n + t; for
-// bf16 pairs, pair (p, t) at p * n + t in 32-bit words from the same start.
-void pack_inputs(const float* x, int64_t tokens, int64_t in, WeightFormat format, float* packed) {
-  const int64_t tiles = tile_count(tokens);
-  for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
-    const int64_t n = (tokens - t0) / (tiles - i);
+// bf16 pairs, pair (p, t) at p * n + t in 32-bit words from the same start. Where the tokens are
+// consecutive in memory (token_stride 1, a channels-first input), each column's n inputs are one
+// contiguous run; otherwise each token's row is read in turn.
+void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat format, float* packed,
+                 int64_t tile_begin, int64_t tile_end) {
+  const int64_t tiles = tiles_of(tokens);
+  const auto offset = [&](int64_t k) { return x.column_offsets != nullptr ? x.column_offsets[k] : k; };
+  for (int64_t i = tile_begin; i < tile_end; ++i) {
+    const int64_t t0 = tile_start(tokens, tiles, i), n = tile_start(tokens, tiles, i + 1) - t0;
+    const float* first = x.data + t0 * x.token_stride;
 #if defined(IZWI_PANEL_DOT_KERNEL)
     if (format == WeightFormat::BF16) {
       uint32_t* dst = reinterpret_cast<uint32_t*>(packed + t0 * in);
-      for (int64_t t = 0; t < n; ++t) {
-        const float* src = x + (t0 + t) * in;
-        for (int64_t k = 0; k < in; k += 2) {
-          const uint32_t high = k + 1 < in ? to_bf16(src[k + 1]) : 0u;
-          dst[(k / 2) * n + t] = to_bf16(src[k]) | (high << 16);
+      for (int64_t k = 0; k < in; k += 2) {
+        const float* low = first + offset(k);
+        const float* high = k + 1 < in ? first + offset(k + 1) : nullptr;
+        for (int64_t t = 0; t < n; ++t) {
+          const uint32_t high_bits = high != nullptr ? to_bf16(high[t * x.token_stride]) : 0u;
+          dst[(k / 2) * n + t] = to_bf16(low[t * x.token_stride]) | (high_bits << 16);
         }
       }
-      t0 += n;
       continue;
     }
 #endif
     (void)format;
     float* dst = packed + t0 * in;
-    for (int64_t t = 0; t < n; ++t) {
-      const float* src = x + (t0 + t) * in;
-      for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[k];
+    if (x.token_stride == 1) {
+      for (int64_t k = 0; k < in; ++k)
+        std::memcpy(dst + k * n, first + offset(k), static_cast<size_t>(n) * sizeof(float));
+    } else if (x.column_offsets == nullptr) {
+      for (int64_t t = 0; t < n; ++t) {
+        const float* src = first + t * x.token_stride;
+        for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[k];
+      }
+    } else {
+      for (int64_t t = 0; t < n; ++t) {
+        const float* src = first + t * x.token_stride;
+        for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[x.column_offsets[k]];
+      }
     }
-    t0 += n;
   }
 }
 
@@ -245,16 +258,72 @@ Prefetch next_slice_share(const char* slice, int64_t depth, size_t row_bytes, in
   return {slice + static_cast<size_t>(depth + i * share) * row_bytes, tiles};
 }
 
-// Writes a panel's finished tile [tokens][kPanelRows] to y, adding the bias.
-void store_panel(const PanelProduct& p, int64_t panel, const float* tile) {
+// Writes tokens [t_begin, t_end) of a panel's finished tile [tokens][kPanelRows] to y, adding the
+// bias.
+void store_panel(const PanelProduct& p, int64_t panel, const float* tile, int64_t t_begin, int64_t t_end) {
   const int64_t row0 = panel * kPanelRows, rows = std::min(kPanelRows, p.out - row0);
-  for (int64_t t = 0; t < p.tokens; ++t) {
-    float* dst = p.y + t * p.out + row0;
-    const float* src = tile + t * kPanelRows;
-    if (p.bias != nullptr) {
-      for (int64_t i = 0; i < rows; ++i) dst[i] = src[i] + p.bias[row0 + i];
-    } else {
-      std::memcpy(dst, src, static_cast<size_t>(rows) * sizeof(float));
+  const PanelOutputs& y = p.y;
+  if (y.out_stride == 1) {
+    for (int64_t t = t_begin; t < t_end; ++t) {
+      float* dst = y.data + t * y.token_stride + row0;
+      const float* src = tile + t * kPanelRows;
+      if (p.bias != nullptr) {
+        for (int64_t i = 0; i < rows; ++i) dst[i] = src[i] + p.bias[row0 + i];
+      } else {
+        std::memcpy(dst, src, static_cast<size_t>(rows) * sizeof(float));
+      }
+    }
+    return;
+  }
+  // Channels-first: each output row's tokens are consecutive.
+  for (int64_t i = 0; i < rows; ++i) {
+    float* dst = y.data + (row0 + i) * y.out_stride;
+    const float bias = p.bias != nullptr ? p.bias[row0 + i] : 0.0f;
+    for (int64_t t = t_begin; t < t_end; ++t) dst[t * y.token_stride] = tile[t * kPanelRows + i] + bias;
+  }
+}
+
+// Weights that stay in L2 (every x86 core this runs on has 512 KiB or more) while a block of
+// tokens' inputs, kBlockInputBytes of them, is multiplied by all of them.
+constexpr size_t kCachedWeightBytes = size_t{384} << 10;
+constexpr size_t kBlockInputBytes = size_t{192} << 10;
+
+// Token tiles per block. Few weights and many tokens (the codec's convolutions: 0.25 MB of weights,
+// megabytes of inputs per chunk): the weights stay cached while each block of tokens passes
+// through all of them once, instead of every panel rereading all the inputs from L3. Otherwise
+// (decode, prefill of large matrices) one block: each weight slice is read once from memory and
+// reused by every tile while cached.
+int64_t tiles_per_block(int64_t in, size_t weight_bytes, int64_t tiles) {
+  if (weight_bytes > kCachedWeightBytes) return tiles;
+  const size_t tile_input_bytes = static_cast<size_t>(kMaxTileTokens * in) * sizeof(float);
+  return std::clamp<int64_t>(static_cast<int64_t>(kBlockInputBytes / std::max<size_t>(tile_input_bytes, 1)), 1, tiles);
+}
+
+// The loops around a tile kernel: blocks of token tiles, then panels, then slices of kDepth input
+// columns (`steps` of `step_bytes` per panel row group, `slice_steps` per slice), then the block's
+// tiles. kernel(tokens, slice, depth, x, tile, accumulate, prefetch) runs one tile.
+template <typename Kernel>
+void run_tiles(const PanelProduct& p, int64_t panel_begin, int64_t panel_end, int64_t steps, int64_t slice_steps,
+               size_t step_bytes, const Kernel& kernel) {
+  const int64_t tiles = tiles_of(p.tokens);
+  const size_t panel_bytes = static_cast<size_t>(steps) * step_bytes;
+  const int64_t block = tiles_per_block(p.in, static_cast<size_t>(panel_end - panel_begin) * panel_bytes, tiles);
+  thread_local std::vector<float> tile;
+  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
+  for (int64_t b0 = 0; b0 < tiles; b0 += block) {
+    const int64_t b1 = std::min(tiles, b0 + block);
+    for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+      const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel) * panel_bytes;
+      for (int64_t s0 = 0; s0 < steps; s0 += slice_steps) {
+        const int64_t depth = std::min(slice_steps, steps - s0);
+        const char* slice = base + static_cast<size_t>(s0) * step_bytes;
+        for (int64_t i = b0; i < b1; ++i) {
+          const int64_t t0 = tile_start(p.tokens, tiles, i), tokens = tile_start(p.tokens, tiles, i + 1) - t0;
+          kernel(tokens, slice, depth, p.x + t0 * p.in + s0 * tokens, tile.data() + t0 * kPanelRows, s0 > 0,
+                 next_slice_share(slice, depth, step_bytes, i - b0, b1 - b0));
+        }
+      }
+      store_panel(p, panel, tile.data(), tile_start(p.tokens, tiles, b0), tile_start(p.tokens, tiles, b1));
     }
   }
 }
@@ -262,51 +331,22 @@ void store_panel(const PanelProduct& p, int64_t panel, const float* tile) {
 #if defined(IZWI_PANEL_DOT_KERNEL)
 void run_panels_dot(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
   static constexpr auto kKernels = dot_tile_kernels(std::make_integer_sequence<int, kMaxTileTokens>{});
-  const int64_t tiles = tile_count(p.tokens);
-  const int64_t pairs = (p.in + 1) / 2;
-  thread_local std::vector<float> tile;
-  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
   const size_t pair_bytes = static_cast<size_t>(kPanelRows * 2) * sizeof(uint16_t);
-  const uint32_t* x = reinterpret_cast<const uint32_t*>(p.x);
-  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
-    const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel * pairs) * pair_bytes;
-    for (int64_t p0 = 0; p0 < pairs; p0 += kDepth / 2) {
-      const int64_t depth = std::min(kDepth / 2, pairs - p0);
-      for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
-        const int64_t tokens = (p.tokens - t0) / (tiles - i);
-        const char* slice = base + static_cast<size_t>(p0) * pair_bytes;
-        kKernels[tokens - 1](slice, depth, x + t0 * p.in + p0 * tokens, tile.data() + t0 * kPanelRows, p0 > 0,
-                             next_slice_share(slice, depth, pair_bytes, i, tiles));
-        t0 += tokens;
-      }
-    }
-    store_panel(p, panel, tile.data());
-  }
+  run_tiles(p, panel_begin, panel_end, (p.in + 1) / 2, kDepth / 2, pair_bytes,
+            [](int64_t tokens, const char* slice, int64_t depth, const float* x, float* tile, bool accumulate,
+               Prefetch prefetch) {
+              kKernels[tokens - 1](slice, depth, reinterpret_cast<const uint32_t*>(x), tile, accumulate, prefetch);
+            });
 }
 #endif
 
 template <WeightFormat F>
 void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
   static constexpr auto kKernels = tile_kernels<F>(std::make_integer_sequence<int, kMaxTileTokens>{});
-  const int64_t tiles = tile_count(p.tokens);
-  thread_local std::vector<float> tile;
-  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
   const size_t row_bytes = static_cast<size_t>(kPanelRows) * element_bytes<F>();
-  const size_t panel_bytes = static_cast<size_t>(p.in) * row_bytes;
-  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
-    const char* base = static_cast<const char*>(p.packed) + static_cast<size_t>(panel) * panel_bytes;
-    for (int64_t k0 = 0; k0 < p.in; k0 += kDepth) {
-      const int64_t depth = std::min(kDepth, p.in - k0);
-      const char* slice = base + static_cast<size_t>(k0) * row_bytes;
-      for (int64_t i = 0, t0 = 0; i < tiles; ++i) {
-        const int64_t tokens = (p.tokens - t0) / (tiles - i);
-        kKernels[tokens - 1](slice, depth, p.x + t0 * p.in + k0 * tokens, tile.data() + t0 * kPanelRows, k0 > 0,
-                             next_slice_share(slice, depth, row_bytes, i, tiles));
-        t0 += tokens;
-      }
-    }
-    store_panel(p, panel, tile.data());
-  }
+  run_tiles(p, panel_begin, panel_end, p.in, kDepth, row_bytes,
+            [](int64_t tokens, const char* slice, int64_t depth, const float* x, float* tile, bool accumulate,
+               Prefetch prefetch) { kKernels[tokens - 1](slice, depth, x, tile, accumulate, prefetch); });
 }
 
 void run(const PanelProduct& product, int64_t panel_begin, int64_t panel_end) {

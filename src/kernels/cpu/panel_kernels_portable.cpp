@@ -4,7 +4,7 @@
 namespace izwi {
 
 const PanelKernels& panel_kernels_portable() {
-  static const PanelKernels kernels{"portable", kPanelRows, kBf16Group, &pack_inputs, &run};
+  static const PanelKernels kernels{"portable", kPanelRows, kBf16Group, kMaxTileTokens, &pack_inputs, &run};
   return kernels;
 }
 

@@ -16,6 +16,9 @@ namespace {
 // Tokens per thread below which splitting the tokens is not worth a thread's own pass over the
 // weights.
 constexpr int64_t kMinTokensPerBlock = 64;
+// Input floats below which arranging them for the kernels stays on one thread (a fork costs a few
+// microseconds; copying 64K floats about as much).
+constexpr int64_t kMinArrangedPerThread = int64_t{64} << 10;
 
 // Columns kept together per row for `format` (kernels/cpu/panel_kernels.h).
 int64_t group_of(WeightFormat format, const PanelKernels& kernels) {
@@ -79,8 +82,8 @@ void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t i
   }
 }
 
-void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* packed, WeightFormat format, int64_t out,
-                       const float* bias, float* y, const PanelKernels& kernels) {
+void linear_packed_cpu(const PanelInputs& x, int64_t tokens, int64_t in, const void* packed, WeightFormat format,
+                       int64_t out, const float* bias, const PanelOutputs& y, const PanelKernels& kernels) {
   const OpTimer timer = linear_call_timer(tokens, in, out);
   const int64_t panels = (out + kernels.panel_rows - 1) / kernels.panel_rows;
   const int64_t threads = std::max(1, at::get_num_threads());
@@ -94,22 +97,37 @@ void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* p
     at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) {
       for (int64_t block = begin; block < end; ++block) {
         const int64_t t0 = tokens * block / threads, n = tokens * (block + 1) / threads - t0;
-        kernels.pack_inputs(x + t0 * in, n, in, format, arranged + t0 * in);
-        kernels.run(PanelProduct{arranged + t0 * in, n, in, packed, format, out, bias, y + t0 * out}, 0, panels);
+        const PanelInputs own{x.data + t0 * x.token_stride, x.token_stride, x.column_offsets};
+        kernels.pack_inputs(own, n, in, format, arranged + t0 * in, 0, tile_count(n, kernels.max_tile_tokens));
+        const PanelOutputs own_y{y.data + t0 * y.token_stride, y.token_stride, y.out_stride};
+        kernels.run(PanelProduct{arranged + t0 * in, n, in, packed, format, out, bias, own_y}, 0, panels);
       }
     });
     return;
   }
-  const float* inputs = x;
-  if (tokens > 1 || group_of(format, kernels) > 1) {
+  const float* inputs = x.data;
+  const bool row_major = x.token_stride == in && x.column_offsets == nullptr;
+  if (tokens > 1 || group_of(format, kernels) > 1 || !row_major) {
     packed_inputs.resize(static_cast<size_t>(tokens * in));
-    kernels.pack_inputs(x, tokens, in, format, packed_inputs.data());
-    inputs = packed_inputs.data();
+    float* arranged = packed_inputs.data();
+    const int64_t tiles = tile_count(tokens, kernels.max_tile_tokens);
+    // A tile's arrangement is a copy of tokens x in floats: split among the threads when there is
+    // enough of it to pay for a fork.
+    at::parallel_for(
+        0, tiles, std::max<int64_t>(1, kMinArrangedPerThread / std::max<int64_t>(1, in * kernels.max_tile_tokens)),
+        [&](int64_t begin, int64_t end) { kernels.pack_inputs(x, tokens, in, format, arranged, begin, end); });
+    inputs = arranged;
   }
   const PanelProduct product{inputs, tokens, in, packed, format, out, bias, y};
   // Each thread takes contiguous panels: one sequential stream through its share of the weights.
   at::parallel_for(0, panels, (panels + threads - 1) / threads,
                    [&](int64_t begin, int64_t end) { kernels.run(product, begin, end); });
+}
+
+void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* packed, WeightFormat format, int64_t out,
+                       const float* bias, float* y, const PanelKernels& kernels) {
+  linear_packed_cpu(PanelInputs{x, in, nullptr}, tokens, in, packed, format, out, bias, PanelOutputs{y, out, 1},
+                    kernels);
 }
 
 void gather_packed_rows(const void* packed, WeightFormat format, int64_t in, const int64_t* ids, int64_t n, float* dst,

@@ -23,7 +23,13 @@ int64_t packed_elements(int64_t out, int64_t in, WeightFormat format,
 void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t in, void* packed,
                  const PanelKernels& kernels = active_panel_kernels());
 
-/// y = x W^T (+ bias) with W packed by pack_panels. Uses libtorch's thread pool.
+/// y = x W^T (+ bias) with W packed by pack_panels, x and y where their strides say (a
+/// convolution's inputs and channels-first outputs in place). Uses libtorch's thread pool.
+void linear_packed_cpu(const PanelInputs& x, int64_t tokens, int64_t in, const void* packed, WeightFormat format,
+                       int64_t out, const float* bias, const PanelOutputs& y,
+                       const PanelKernels& kernels = active_panel_kernels());
+
+/// The same for row-major x [tokens, in] and y [tokens, out].
 void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* packed, WeightFormat format, int64_t out,
                        const float* bias, float* y, const PanelKernels& kernels = active_panel_kernels());
 
