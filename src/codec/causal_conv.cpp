@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "codec/snake_beta.h"
 #include "common/check.h"
 #include "io/weight_source.h"
 #include "kernels/ops/linear_op.h"
@@ -91,10 +92,18 @@ at::Tensor CausalConv1d::initial_state(int64_t batch, const at::TensorOptions& o
   return at::zeros({batch, in_channels_, context_}, options);
 }
 
-at::Tensor CausalConv1d::forward(const at::Tensor& x, at::Tensor& state) const {
-  if (context_ == 0) return apply(x);
+at::Tensor CausalConv1d::forward(const at::Tensor& x, at::Tensor& state, const SnakeBeta* activation) const {
+  if (context_ == 0) return apply(activation != nullptr ? activation->forward(x) : x);
   IZWI_CHECK(state.size(0) == x.size(0) && state.size(2) == context_, "conv state shape");
-  const at::Tensor padded = at::cat({state, x}, 2);
+  // One buffer: the state's columns, then x (activated on its way in), with no concatenation.
+  at::Tensor padded = at::empty({x.size(0), x.size(1), context_ + x.size(2)}, x.options());
+  padded.narrow(2, 0, context_).copy_(state);
+  const at::Tensor tail = padded.narrow(2, context_, x.size(2));
+  if (activation != nullptr) {
+    activation->forward_into(x, tail);
+  } else {
+    tail.copy_(x);
+  }
   state = padded.narrow(2, padded.size(2) - context_, context_).contiguous();
   return apply(padded);
 }

@@ -14,6 +14,7 @@
 
 namespace izwi {
 
+class SnakeBeta;
 class WeightSource;
 
 class CausalConv1d {
@@ -29,8 +30,10 @@ class CausalConv1d {
   int64_t context() const { return context_; }
   /// Zero state for `batch` streams: [batch, in_channels, context].
   at::Tensor initial_state(int64_t batch, const at::TensorOptions& options) const;
-  /// x [B, in, T] -> [B, out, T]; `state` [B, in, context] is read and replaced.
-  at::Tensor forward(const at::Tensor& x, at::Tensor& state) const;
+  /// x [B, in, T] -> [B, out, T]; `state` [B, in, context] is read and replaced. With
+  /// `activation`, the convolution of activation(x), applied as x enters the padded input (the
+  /// state then holds activated columns, as it would with the activation run first).
+  at::Tensor forward(const at::Tensor& x, at::Tensor& state, const SnakeBeta* activation = nullptr) const;
   /// Without state: zero left padding (the start of a stream).
   at::Tensor forward(const at::Tensor& x) const;
   int64_t weight_bytes() const {

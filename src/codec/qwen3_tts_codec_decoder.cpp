@@ -188,8 +188,8 @@ at::Tensor Qwen3TtsCodecDecoder::run_block(const Block& block, at::Tensor h, std
                                            size_t& next) const {
   h = block.up.forward(block.act.forward(h), states.at(next++));
   for (const ResidualUnit& u : block.units) {
-    at::Tensor r = u.conv1.forward(u.act1.forward(h), states.at(next++));
-    r = u.conv2.forward(u.act2.forward(r), states.at(next++));
+    at::Tensor r = u.conv1.forward(h, states.at(next++), &u.act1);
+    r = u.conv2.forward(r, states.at(next++), &u.act2);
     h = h + r;
   }
   return h;
@@ -206,7 +206,7 @@ at::Tensor Qwen3TtsCodecDecoder::run_blocks_per_stream(const at::Tensor& h, std:
     size_t own_next = 0;
     at::Tensor x = batch == 1 ? h : h.narrow(0, b, 1);
     for (const Block& block : blocks_) x = run_block(block, x, own, own_next);
-    x = decoder_out_.forward(final_act_.forward(x), own.at(own_next++)).clamp(-1.0, 1.0);
+    x = decoder_out_.forward(x, own.at(own_next++), &final_act_).clamp(-1.0, 1.0);
     IZWI_CHECK(next + own_next == states.size(), "used {} of {} codec states", next + own_next, states.size());
     for (size_t k = 0; k < own.size(); ++k) {
       if (batch == 1) {

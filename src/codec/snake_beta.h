@@ -15,19 +15,22 @@ class SnakeBeta {
  public:
   SnakeBeta() = default;
   /// Reads `<prefix>.alpha` and `<prefix>.beta` [channels]; precomputes exp(alpha) and the scale.
-  SnakeBeta(WeightSource& weights, const std::string& prefix, int64_t channels) {
-    const at::Tensor alpha = weights.take(prefix + ".alpha", {channels});
-    const at::Tensor beta = weights.take(prefix + ".beta", {channels});
-    alpha_ = alpha.exp().view({1, -1, 1});
-    inv_beta_ = (1.0 / (beta.exp() + 1e-9)).view({1, -1, 1});
-  }
+  /// With CPU kernels (WeightSource::cpu_kernels) float32 inputs take one fused pass.
+  SnakeBeta(WeightSource& weights, const std::string& prefix, int64_t channels);
 
   /// x [B, channels, T].
-  at::Tensor forward(const at::Tensor& x) const { return at::addcmul(x, (x * alpha_).sin_().square_(), inv_beta_); }
+  at::Tensor forward(const at::Tensor& x) const;
+  /// The same written into `out`, a [B, channels, T] view whose rows (the last dimension) are
+  /// contiguous and evenly spaced: the tail of a convolution's padded input.
+  void forward_into(const at::Tensor& x, const at::Tensor& out) const;
   int64_t weight_bytes() const { return alpha_.nbytes() + inv_beta_.nbytes(); }
 
  private:
-  at::Tensor alpha_, inv_beta_;
+  /// Whether x takes the fused CPU pass.
+  bool fused(const at::Tensor& x) const;
+
+  at::Tensor alpha_, inv_beta_;  ///< [1, channels, 1]
+  bool cpu_kernels_ = false;
 };
 
 }  // namespace izwi

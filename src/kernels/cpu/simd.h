@@ -111,6 +111,26 @@ inline Vec exp(Vec x) {
   p = fmadd(p, mul(r, r), add(r, broadcast(1.0f)));
   return scale_pow2(p, n);
 }
+
+/// sin(y)^2 per lane, within a few ulp of libm's for |y| <= 65536 (past that, k * pi below stops
+/// being exact). sin^2 has period pi: y = k pi + r with |r| <= pi / 2 (pi in three parts, Cody and
+/// Waite), then sin r from its Taylor series to r^13 (the first term left out is below 1e-9 at pi / 2).
+/// The square needs no quadrant or sign.
+inline Vec sin_squared(Vec y) {
+  const Vec k = round_nearest(mul(y, broadcast(0.318309886183790672f)));
+  Vec r = fnmadd(k, broadcast(3.140625f), y);
+  r = fnmadd(k, broadcast(9.67502593994140625e-4f), r);
+  r = fnmadd(k, broadcast(1.509957990978376432e-7f), r);
+  const Vec z = mul(r, r);
+  Vec p = broadcast(1.6059043836821614599e-10f);  // 1/13!
+  p = fmadd(p, z, broadcast(-2.5052108385441718775e-8f));
+  p = fmadd(p, z, broadcast(2.7557319223985890653e-6f));
+  p = fmadd(p, z, broadcast(-1.9841269841269841270e-4f));
+  p = fmadd(p, z, broadcast(8.3333333333333333333e-3f));
+  p = fmadd(p, z, broadcast(-1.6666666666666666667e-1f));
+  const Vec s = fmadd(mul(p, z), r, r);
+  return mul(s, s);
+}
 #endif
 
 }  // namespace IZWI_SIMD_ISA
