@@ -89,11 +89,6 @@ void BM_LinearStackFromDram(benchmark::State& state) {
   set_flop_counter(state, 2.0 * layers * out * in * tokens);
 }
 
-// The linear products of one Qwen3-TTS step's code predictor for `streams` frames at once, at the
-// 0.6B model's shapes (hidden 1024, 5 layers of q/k/v 4096 and o 2048 -> 1024, gate/up 6144 and
-// down 3072 -> 1024, one 2048-code head per codebook): 15 sub-steps, each through all 5 layers
-// and its own head, `streams` tokens per product. Reports frames per second. Args: streams, bf16,
-// packed.
 // The Qwen3-TTS 12 Hz decoder blocks' transposed convolutions (kernel twice the stride, half the
 // channels out) over one stream's chunk of 4 frames, block 0..3, through libtorch's transposed
 // convolution (0) or the panel kernels' product and an overlap-add (1).
@@ -112,6 +107,28 @@ void BM_CodecTransposedConv(benchmark::State& state) {
       benchmark::Counter(2.0 * in * out * 2 * stride * length * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// The Qwen3-TTS 12 Hz decoder blocks' dense convolutions (kernel 7, dilation 3, as in a residual
+// unit) over one stream's chunk of 4 frames, block 0..3 (768 channels at 128 positions down to 96
+// at 7680), through libtorch's convolution (0) or the panel kernels reading the input in place (1).
+void BM_CodecConv(benchmark::State& state) {
+  const int64_t block = state.range(0);
+  const bool packed = state.range(1) != 0;
+  constexpr int64_t kChannels[] = {768, 384, 192, 96}, kLength[] = {128, 640, 2560, 7680};
+  const int64_t channels = kChannels[block], length = kLength[block], kernel = 7, dilation = 3;
+  izwi::RandomWeights weights(3, at::kCPU);
+  weights.set_cpu_kernels(packed ? &izwi::active_panel_kernels() : nullptr);
+  const izwi::CausalConv1d conv(weights, "conv", channels, channels, kernel, dilation);
+  const at::Tensor x = at::randn({1, channels, length});
+  at::Tensor carry = conv.initial_state(1, x.options());
+  for (auto _ : state) benchmark::DoNotOptimize(conv.forward(x, carry).data_ptr<float>());
+  set_flop_counter(state, 2.0 * channels * channels * kernel * length);
+}
+
+// The linear products of one Qwen3-TTS step's code predictor for `streams` frames at once, at the
+// 0.6B model's shapes (hidden 1024, 5 layers of q/k/v 4096 and o 2048 -> 1024, gate/up 6144 and
+// down 3072 -> 1024, one 2048-code head per codebook): 15 sub-steps, each through all 5 layers
+// and its own head, `streams` tokens per product. Reports frames per second. Args: streams, bf16,
+// packed.
 void BM_CodePredictorProducts(benchmark::State& state) {
   const int64_t streams = state.range(0);
   const bool bf16 = state.range(1) != 0, packed = state.range(2) != 0;
@@ -272,6 +289,7 @@ BENCHMARK(BM_LinearStackFromDram)
     })
     ->UseRealTime();
 BENCHMARK(BM_CodecTransposedConv)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->UseRealTime();
+BENCHMARK(BM_CodecConv)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_CodePredictorProducts)
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (int64_t packed : {0, 1}) {

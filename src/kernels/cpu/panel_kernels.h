@@ -40,7 +40,9 @@ struct PanelOutputs {
 
 /// One y = x W^T + b over packed weights.
 struct PanelProduct {
-  const float* x = nullptr;  ///< [tokens, in] as PanelKernels::pack_inputs arranges it
+  /// [tokens, in] as PanelKernels::pack_inputs arranges it, or, with column_offsets, the inputs
+  /// in place: element (t, k) at x[t + column_offsets[k]] (float32 weights only).
+  const float* x = nullptr;
   int64_t tokens = 0;
   int64_t in = 0;
   const void* packed = nullptr;
@@ -48,6 +50,7 @@ struct PanelProduct {
   int64_t out = 0;
   const float* bias = nullptr;  ///< [out] or null
   PanelOutputs y;
+  const int64_t* column_offsets = nullptr;
 };
 
 /// Token tiles: a product of `tokens` tokens runs tile_count(tokens) tiles of (nearly) equal size,

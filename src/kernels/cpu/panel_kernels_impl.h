@@ -71,11 +71,14 @@ inline simd::Vec load_weights(const void* panel, int64_t offset) {
   }
 }
 
-// tile[t][0 .. kPanelRows) (+)= sum over k < depth of panel[k][.] * x[k * MR + t], for MR tokens.
+// tile[t][0 .. kPanelRows) (+)= sum over k < depth of panel[k][.] * input(k, t), for MR tokens:
+// input(k, t) = x[k * MR + t] in the arranged inputs (pack_inputs), or x[columns[k] + t] read in
+// place when kColumns (a channels-first signal's columns; see PanelProduct::column_offsets).
 // With prefetch.every > 0, every that many steps also prefetch one row of the weights that follow
 // this slice, from prefetch.next on (next_slice_share says which).
-template <int MR, WeightFormat F>
-void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate, Prefetch prefetch) {
+template <int MR, WeightFormat F, bool kColumns>
+void tile_kernel(const void* panel, int64_t depth, const float* x, const int64_t* columns, float* tile, bool accumulate,
+                 Prefetch prefetch) {
   constexpr int64_t kRowBytes = kPanelRows * static_cast<int64_t>(element_bytes<F>());
   int64_t countdown = 0;
   simd::Vec acc[MR][kVectors];
@@ -96,9 +99,10 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
     simd::Vec w[kVectors];
 #pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) w[v] = load_weights<F>(panel, k * kPanelRows + v * kLanes);
+    const float* input = kColumns ? x + columns[k] : x + k * MR;
 #pragma GCC unroll 16
     for (int t = 0; t < MR; ++t) {
-      const simd::Vec b = simd::broadcast(x[k * MR + t]);
+      const simd::Vec b = simd::broadcast(input[t]);
 #pragma GCC unroll 2
       for (int v = 0; v < kVectors; ++v) acc[t][v] = simd::fmadd(w[v], b, acc[t][v]);
     }
@@ -160,8 +164,8 @@ inline float weight_at(const void* panel, int64_t offset) {
   }
 }
 
-template <int MR, WeightFormat F>
-void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, bool accumulate,
+template <int MR, WeightFormat F, bool kColumns>
+void tile_kernel(const void* panel, int64_t depth, const float* x, const int64_t* columns, float* tile, bool accumulate,
                  Prefetch /*prefetch*/) {
   float acc[MR][kPanelRows];
   for (int t = 0; t < MR; ++t) {
@@ -170,8 +174,9 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
   for (int64_t k = 0; k < depth; ++k) {
     float w[kPanelRows];
     for (int64_t i = 0; i < kPanelRows; ++i) w[i] = weight_at<F>(panel, k * kPanelRows + i);
+    const float* input = kColumns ? x + columns[k] : x + k * MR;
     for (int t = 0; t < MR; ++t) {
-      const float b = x[k * MR + t];
+      const float b = input[t];
       for (int64_t i = 0; i < kPanelRows; ++i) acc[t][i] += w[i] * b;
     }
   }
@@ -179,11 +184,11 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, float* tile, 
 }
 #endif
 
-using TileKernel = void (*)(const void*, int64_t, const float*, float*, bool, Prefetch);
+using TileKernel = void (*)(const void*, int64_t, const float*, const int64_t*, float*, bool, Prefetch);
 
-template <WeightFormat F, int... I>
+template <WeightFormat F, bool kColumns, int... I>
 constexpr std::array<TileKernel, sizeof...(I)> tile_kernels(std::integer_sequence<int, I...>) {
-  return {{&tile_kernel<I + 1, F>...}};
+  return {{&tile_kernel<I + 1, F, kColumns>...}};
 }
 
 #if defined(IZWI_PANEL_DOT_KERNEL)
@@ -232,8 +237,16 @@ void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat 
     (void)format;
     float* dst = packed + t0 * in;
     if (x.token_stride == 1) {
-      for (int64_t k = 0; k < in; ++k)
+      // A column's run of a tile is a few dozen bytes: one masked vector copy (a tile never has
+      // more tokens than a vector has lanes), not a call to memcpy.
+      for (int64_t k = 0; k < in; ++k) {
+#if IZWI_SIMD_LANES > 0
+        static_assert(kMaxTileTokens <= kLanes, "a tile's run must fit one vector");
+        simd::store_first(dst + k * n, simd::load_first(first + offset(k), n), n);
+#else
         std::memcpy(dst + k * n, first + offset(k), static_cast<size_t>(n) * sizeof(float));
+#endif
+      }
     } else if (x.column_offsets == nullptr) {
       for (int64_t t = 0; t < n; ++t) {
         const float* src = first + t * x.token_stride;
@@ -301,7 +314,8 @@ int64_t tiles_per_block(int64_t in, size_t weight_bytes, int64_t tiles) {
 
 // The loops around a tile kernel: blocks of token tiles, then panels, then slices of kDepth input
 // columns (`steps` of `step_bytes` per panel row group, `slice_steps` per slice), then the block's
-// tiles. kernel(tokens, slice, depth, x, tile, accumulate, prefetch) runs one tile.
+// tiles. kernel(tokens, slice, depth, t0, s0, tile, accumulate, prefetch) runs the tile of `tokens`
+// tokens from t0 over the slice's `depth` steps from step s0.
 template <typename Kernel>
 void run_tiles(const PanelProduct& p, int64_t panel_begin, int64_t panel_end, int64_t steps, int64_t slice_steps,
                size_t step_bytes, const Kernel& kernel) {
@@ -309,7 +323,8 @@ void run_tiles(const PanelProduct& p, int64_t panel_begin, int64_t panel_end, in
   const size_t panel_bytes = static_cast<size_t>(steps) * step_bytes;
   const int64_t block = tiles_per_block(p.in, static_cast<size_t>(panel_end - panel_begin) * panel_bytes, tiles);
   thread_local std::vector<float> tile;
-  tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
+  // Grown, never shrunk: a resize up again would zero the new part on every call.
+  if (tile.size() < static_cast<size_t>(p.tokens * kPanelRows)) tile.resize(static_cast<size_t>(p.tokens * kPanelRows));
   for (int64_t b0 = 0; b0 < tiles; b0 += block) {
     const int64_t b1 = std::min(tiles, b0 + block);
     for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
@@ -319,7 +334,7 @@ void run_tiles(const PanelProduct& p, int64_t panel_begin, int64_t panel_end, in
         const char* slice = base + static_cast<size_t>(s0) * step_bytes;
         for (int64_t i = b0; i < b1; ++i) {
           const int64_t t0 = tile_start(p.tokens, tiles, i), tokens = tile_start(p.tokens, tiles, i + 1) - t0;
-          kernel(tokens, slice, depth, p.x + t0 * p.in + s0 * tokens, tile.data() + t0 * kPanelRows, s0 > 0,
+          kernel(tokens, slice, depth, t0, s0, tile.data() + t0 * kPanelRows, s0 > 0,
                  next_slice_share(slice, depth, step_bytes, i - b0, b1 - b0));
         }
       }
@@ -333,8 +348,9 @@ void run_panels_dot(const PanelProduct& p, int64_t panel_begin, int64_t panel_en
   static constexpr auto kKernels = dot_tile_kernels(std::make_integer_sequence<int, kMaxTileTokens>{});
   const size_t pair_bytes = static_cast<size_t>(kPanelRows * 2) * sizeof(uint16_t);
   run_tiles(p, panel_begin, panel_end, (p.in + 1) / 2, kDepth / 2, pair_bytes,
-            [](int64_t tokens, const char* slice, int64_t depth, const float* x, float* tile, bool accumulate,
-               Prefetch prefetch) {
+            [&p](int64_t tokens, const char* slice, int64_t depth, int64_t t0, int64_t s0, float* tile, bool accumulate,
+                 Prefetch prefetch) {
+              const float* x = p.x + t0 * p.in + s0 * tokens;
               kKernels[tokens - 1](slice, depth, reinterpret_cast<const uint32_t*>(x), tile, accumulate, prefetch);
             });
 }
@@ -342,11 +358,22 @@ void run_panels_dot(const PanelProduct& p, int64_t panel_begin, int64_t panel_en
 
 template <WeightFormat F>
 void run_panels(const PanelProduct& p, int64_t panel_begin, int64_t panel_end) {
-  static constexpr auto kKernels = tile_kernels<F>(std::make_integer_sequence<int, kMaxTileTokens>{});
+  static constexpr auto kArranged = tile_kernels<F, false>(std::make_integer_sequence<int, kMaxTileTokens>{});
+  static constexpr auto kColumns = tile_kernels<F, true>(std::make_integer_sequence<int, kMaxTileTokens>{});
   const size_t row_bytes = static_cast<size_t>(kPanelRows) * element_bytes<F>();
+  if (p.column_offsets != nullptr) {
+    run_tiles(p, panel_begin, panel_end, p.in, kDepth, row_bytes,
+              [&p](int64_t tokens, const char* slice, int64_t depth, int64_t t0, int64_t s0, float* tile,
+                   bool accumulate, Prefetch prefetch) {
+                kColumns[tokens - 1](slice, depth, p.x + t0, p.column_offsets + s0, tile, accumulate, prefetch);
+              });
+    return;
+  }
   run_tiles(p, panel_begin, panel_end, p.in, kDepth, row_bytes,
-            [](int64_t tokens, const char* slice, int64_t depth, const float* x, float* tile, bool accumulate,
-               Prefetch prefetch) { kKernels[tokens - 1](slice, depth, x, tile, accumulate, prefetch); });
+            [&p](int64_t tokens, const char* slice, int64_t depth, int64_t t0, int64_t s0, float* tile, bool accumulate,
+                 Prefetch prefetch) {
+              kArranged[tokens - 1](slice, depth, p.x + t0 * p.in + s0 * tokens, nullptr, tile, accumulate, prefetch);
+            });
 }
 
 void run(const PanelProduct& product, int64_t panel_begin, int64_t panel_end) {

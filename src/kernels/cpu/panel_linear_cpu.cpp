@@ -87,38 +87,46 @@ void linear_packed_cpu(const PanelInputs& x, int64_t tokens, int64_t in, const v
   const OpTimer timer = linear_call_timer(tokens, in, out);
   const int64_t panels = (out + kernels.panel_rows - 1) / kernels.panel_rows;
   const int64_t threads = std::max(1, at::get_num_threads());
+  // A channels-first signal's columns (token stride 1) hold each column's tokens consecutively, as
+  // the arrangement would: the float32 kernels read them in place.
+  const bool in_place = format == WeightFormat::F32 && x.token_stride == 1 && x.column_offsets != nullptr;
   thread_local std::vector<float> packed_inputs;
+  // Grown, never shrunk: a resize up again would zero the new part on every call.
+  if (!in_place && packed_inputs.size() < static_cast<size_t>(tokens * in)) {
+    packed_inputs.resize(static_cast<size_t>(tokens * in));
+  }
+  float* arranged = packed_inputs.data();
   // Few panels (a narrow output, as in the codec's convolutions) over many tokens: whole panels
   // per thread would leave cores idle, so each thread takes a block of tokens and every panel,
   // and arranges its own block's inputs.
   if (panels < 4 * threads && tokens >= kMinTokensPerBlock * threads) {
-    packed_inputs.resize(static_cast<size_t>(tokens * in));
-    float* arranged = packed_inputs.data();
     at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) {
       for (int64_t block = begin; block < end; ++block) {
         const int64_t t0 = tokens * block / threads, n = tokens * (block + 1) / threads - t0;
+        const PanelOutputs own_y{y.data + t0 * y.token_stride, y.token_stride, y.out_stride};
+        if (in_place) {
+          kernels.run(PanelProduct{x.data + t0, n, in, packed, format, out, bias, own_y, x.column_offsets}, 0, panels);
+          continue;
+        }
         const PanelInputs own{x.data + t0 * x.token_stride, x.token_stride, x.column_offsets};
         kernels.pack_inputs(own, n, in, format, arranged + t0 * in, 0, tile_count(n, kernels.max_tile_tokens));
-        const PanelOutputs own_y{y.data + t0 * y.token_stride, y.token_stride, y.out_stride};
         kernels.run(PanelProduct{arranged + t0 * in, n, in, packed, format, out, bias, own_y}, 0, panels);
       }
     });
     return;
   }
-  const float* inputs = x.data;
-  const bool row_major = x.token_stride == in && x.column_offsets == nullptr;
-  if (tokens > 1 || group_of(format, kernels) > 1 || !row_major) {
-    packed_inputs.resize(static_cast<size_t>(tokens * in));
-    float* arranged = packed_inputs.data();
+  PanelProduct product{x.data, tokens, in, packed, format, out, bias, y};
+  if (in_place) {
+    product.column_offsets = x.column_offsets;
+  } else if (tokens > 1 || group_of(format, kernels) > 1 || x.token_stride != in || x.column_offsets != nullptr) {
     const int64_t tiles = tile_count(tokens, kernels.max_tile_tokens);
     // A tile's arrangement is a copy of tokens x in floats: split among the threads when there is
     // enough of it to pay for a fork.
     at::parallel_for(
         0, tiles, std::max<int64_t>(1, kMinArrangedPerThread / std::max<int64_t>(1, in * kernels.max_tile_tokens)),
         [&](int64_t begin, int64_t end) { kernels.pack_inputs(x, tokens, in, format, arranged, begin, end); });
-    inputs = arranged;
+    product.x = arranged;
   }
-  const PanelProduct product{inputs, tokens, in, packed, format, out, bias, y};
   // Each thread takes contiguous panels: one sequential stream through its share of the weights.
   at::parallel_for(0, panels, (panels + threads - 1) / threads,
                    [&](int64_t begin, int64_t end) { kernels.run(product, begin, end); });

@@ -38,6 +38,14 @@ inline Vec load_bf16(const uint16_t* p) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
 }
 inline void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+/// The first n (<= kLanes) floats at p, the other lanes zero; and their store. No byte past the
+/// n-th is touched.
+inline Vec load_first(const float* p, int64_t n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
+}
+inline void store_first(float* p, Vec v, int64_t n) {
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
+}
 inline Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 inline Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
 inline Vec fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
@@ -66,6 +74,11 @@ inline Vec load_bf16(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
 }
 inline void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+inline __m256i first_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline Vec load_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first_lanes(n)); }
+inline void store_first(float* p, Vec v, int64_t n) { _mm256_maskstore_ps(p, first_lanes(n), v); }
 inline Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
 inline Vec mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
 inline Vec fmadd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
