@@ -23,7 +23,8 @@ namespace izwi {
 /// offset(k) = column_offsets[k], or k when column_offsets is null (row-major [tokens, in] has
 /// token_stride = in). Offsets let a convolution multiply its input where it lies: column
 /// c * taps + j of a channels-first [channels, length] input is at c * length + j * dilation, so
-/// no im2col copy is built before the product's own arrangement of the inputs.
+/// no im2col copy is built (float32 weights then read the columns in place; bf16 ones through the
+/// kernels' arrangement of the inputs).
 struct PanelInputs {
   const float* data = nullptr;
   int64_t token_stride = 0;
