@@ -68,7 +68,7 @@ void snake_beta_cpu(const float* x, const float* alpha, const float* inv_beta, f
             snake_lanes(src + i, dst + i, std::min<int64_t>(simd::kLanes, length - i), a, b, alpha[c], inv_beta[c]);
           }
 #else
-                       for (int64_t i = 0; i < length; ++i) dst[i] = snake(src[i], alpha[c], inv_beta[c]);
+          for (int64_t i = 0; i < length; ++i) dst[i] = snake(src[i], alpha[c], inv_beta[c]);
 #endif
         }
       });
