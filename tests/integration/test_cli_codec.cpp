@@ -75,6 +75,8 @@ TEST(CliCodec, ErrorsGoToStderrWithExitCodeOne) {
       {kModel + " --encode /no/such/audio.wav", "holds a decoder only"},
       {kModel + " --codes-file " + good + " --codes-out x.json", "requires --encode"},
       {kModel + " --codes-file " + good + " --chunk-frames 0", "chunk-frames"},
+      {kModel + " --codes-file " + good + " --threads -1", "threads"},
+      {kModel + " --codes-file " + good + " --threads two", "threads"},
       {kModel + " --codes-file " + good + " --bogus", "bogus"},
       {"--model /no/such/codec --codes-file " + good, "izwi-codec: NotFound: "},
       {kModel + " --codes-file /no/such/codes.json", "/no/such/codes.json"},
