@@ -247,15 +247,10 @@ void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat 
         std::memcpy(dst + k * n, first + offset(k), static_cast<size_t>(n) * sizeof(float));
 #endif
       }
-    } else if (x.column_offsets == nullptr) {
-      for (int64_t t = 0; t < n; ++t) {
-        const float* src = first + t * x.token_stride;
-        for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[k];
-      }
     } else {
       for (int64_t t = 0; t < n; ++t) {
         const float* src = first + t * x.token_stride;
-        for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[x.column_offsets[k]];
+        for (int64_t k = 0; k < in; ++k) dst[k * n + t] = src[offset(k)];
       }
     }
   }
