@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every CUDA kernel file (src/kernels/cuda/*.cu) for sm_90 with the given nvcc, one at a
 # time into a temporary directory: a machine with nvcc but no GPU (or no CUDA libtorch) checks that
-# the kernels build, and the CUDA branches of the op dispatch points beside them.
+# the kernels build, and the engine sources with CUDA branches (op dispatch points, step staging,
+# device sampling) beside them.
 # Usage: scripts/cuda_kernels_compile.sh [nvcc [libtorch include dirs...]]
 set -euo pipefail
 
@@ -19,7 +20,7 @@ done
 [ "$count" -gt 0 ] || { echo "no .cu files under src/kernels/cuda" >&2; exit 1; }
 echo "cuda_kernels_compile: $count files compiled for sm_90"
 
-# The op dispatch points' CUDA branches (kernels/ops/, compiled only with IZWI_WITH_CUDA), against
+# The engine's CUDA branches (compiled only with IZWI_WITH_CUDA), against
 # the CUDA runtime headers nvcc itself uses and the given libtorch include directories. nvcc names
 # its include directories in a dry run; the layout beside the binary differs between installs.
 cuda_includes=()
@@ -36,9 +37,12 @@ for dir in "${@:2}"; do
   # The compiler's own system directory must stay last in its search order (#include_next).
   [ "$dir" = /usr/include ] || torch_includes+=(-isystem "$dir")
 done
-for source in "$root"/src/kernels/backend.cpp "$root"/src/kernels/ops/*.cpp; do
+# Every engine source with a CUDA branch: the op dispatch points, the step staging, device sampling.
+mapfile -t cuda_branches < <(grep -rl --include='*.cpp' 'IZWI_WITH_CUDA' "$root/src" | sort)
+[ "${#cuda_branches[@]}" -gt 0 ] || { echo "no source under src/ has an IZWI_WITH_CUDA branch" >&2; exit 1; }
+for source in "${cuda_branches[@]}"; do
   echo "c++ -DIZWI_WITH_CUDA=1 -c $(basename "$source")"
   c++ -c -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=1 -DIZWI_WITH_CUDA=1 \
     -I"$root/include" -I"$root/src" "${torch_includes[@]}" "${cuda_includes[@]}" "$source" -o "$out/$(basename "$source").o"
 done
-echo "cuda_kernels_compile: the op dispatch points compile with IZWI_WITH_CUDA"
+echo "cuda_kernels_compile: ${#cuda_branches[@]} engine sources compile with IZWI_WITH_CUDA"

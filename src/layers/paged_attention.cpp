@@ -10,7 +10,8 @@ at::Tensor paged_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   cache.key.view({-1, KVH, D}).index_copy_(0, ctx.slot_mapping, k.to(cache.key.scalar_type()));
   cache.value.view({-1, KVH, D}).index_copy_(0, ctx.slot_mapping, v.to(cache.value.scalar_type()));
 
-  return ops::paged_attention(ctx.backend, q, cache.key, cache.value, ctx.seqs, ctx.block_size, scale, sliding_window);
+  return ops::paged_attention(ctx.backend, q, cache.key, cache.value, ctx.seqs, ctx.device_seqs, ctx.block_size, scale,
+                              sliding_window);
 }
 
 }  // namespace izwi

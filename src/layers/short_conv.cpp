@@ -19,31 +19,24 @@ ShortConv::ShortConv(WeightSource& source, const std::string& prefix, int64_t hi
 }
 
 at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const ForwardContext& ctx) const {
-  const int64_t h = hidden_size_, width = kernel_size_ - 1, BS = ctx.block_size;
+  const int64_t h = hidden_size_;
   const at::Tensor bcx = in_proj_(x, ctx);
   const at::Tensor c = bcx.narrow(1, h, h);
   const at::Tensor bx = (bcx.narrow(1, 0, h) * bcx.narrow(1, 2 * h, h)).contiguous();
-  at::Tensor conv = at::empty_like(bx);
   for (const SeqSlice& s : ctx.seqs) {
     IZWI_CHECK(s.state_slot >= 0, "short conv needs a state slot");
+    if (!s.fresh_state) continue;
     at::Tensor state = cache.state[s.state_slot];  // [width, h]: the last inputs, oldest first
-    if (s.fresh_state) {
-      if (s.start_pos == 0) {
-        state.zero_();
-      } else {
-        IZWI_CHECK(s.restore_block >= 0, "resuming at position {} needs a snapshot block", s.start_pos);
-        state.copy_(cache.state_snapshots[s.restore_block]);
-      }
-    }
-    // Row r of the window holds the input at position start_pos - width + r.
-    const at::Tensor window = ops::short_conv(ctx.backend, bx.narrow(0, s.offset, s.length), state, conv_weight_,
-                                              conv_bias_, conv.narrow(0, s.offset, s.length));
-    // The state after a block's last position is kept with the block for prefix-cache hits.
-    const std::vector<int32_t>& table = *s.block_table;
-    for (int64_t boundary = (s.start_pos / BS + 1) * BS; boundary <= s.start_pos + s.length; boundary += BS) {
-      cache.state_snapshots[table[boundary / BS - 1]].copy_(window.narrow(0, boundary - s.start_pos, width));
+    if (s.start_pos == 0) {
+      state.zero_();
+    } else {
+      IZWI_CHECK(s.restore_block >= 0, "resuming at position {} needs a snapshot block", s.start_pos);
+      state.copy_(cache.state_snapshots[s.restore_block]);
     }
   }
+  at::Tensor conv = at::empty_like(bx);
+  ops::short_conv(ctx.backend, bx, {conv_weight_, conv_bias_, cache.state, cache.state_snapshots}, ctx.seqs,
+                  ctx.device_seqs, ctx.block_size, conv);
   return out_proj_(c * conv, ctx);
 }
 

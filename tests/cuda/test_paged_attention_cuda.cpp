@@ -50,12 +50,12 @@ void run_case(const Case& c) {
   const int64_t H = 16, KVH = 4, D = c.head_dim, BS = 16, max_blocks = 20;
   // A prefill chunk resuming at 40, two decode rows (one past several blocks), a fresh prompt of a
   // length that leaves the last block of rows partly empty; or decode rows only.
-  const std::vector<AttentionSeq> seqs =
-      c.decode_only ? std::vector<AttentionSeq>{{0, 1, 40}, {1, 1, 200}, {2, 1, 3}, {3, 1, 0}}
-                    : std::vector<AttentionSeq>{{0, 24, 40}, {24, 1, 200}, {25, 1, 3}, {26, 30, 0}};
+  const std::vector<DeviceSeq> seqs = c.decode_only
+                                          ? std::vector<DeviceSeq>{{0, 1, 40}, {1, 1, 200}, {2, 1, 3}, {3, 1, 0}}
+                                          : std::vector<DeviceSeq>{{0, 24, 40}, {24, 1, 200}, {25, 1, 3}, {26, 30, 0}};
   const int64_t tokens = seqs.back().offset + seqs.back().length;
   int64_t max_length = 0;
-  for (const AttentionSeq& s : seqs) max_length = std::max(max_length, s.length);
+  for (const DeviceSeq& s : seqs) max_length = std::max(max_length, s.length);
   std::vector<int32_t> tables(seqs.size() * max_blocks);
   std::iota(tables.begin(), tables.end(), 0);
   std::reverse(tables.begin(), tables.end());  // blocks out of order, as after reuse
@@ -80,7 +80,7 @@ void run_case(const Case& c) {
   std::vector<float> out_gpu(tokens * H * D);
   auto run_gpu = [&](const void* k, const void* v) {
     DeviceBuffer<float> d_q(q), d_out(tokens * H * D);
-    DeviceBuffer<AttentionSeq> d_seqs(seqs);
+    DeviceBuffer<DeviceSeq> d_seqs(seqs);
     DeviceBuffer<int32_t> d_tables(tables);
     PagedAttentionCudaArgs args{};
     args.q = d_q.get();

@@ -18,7 +18,7 @@ TEST(ShortConvCuda, BatchMatchesCpuPerSequence) {
   if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
   const int64_t channels = 1024, kernel = 3, width = kernel - 1, block_size = 16, slots = 4, max_blocks = 8;
   // Prefill chunks, decode steps and a chunk that crosses block boundaries; slot order shuffled.
-  const std::vector<ShortConvSeq> seqs = {{0, 40, 0, 2}, {40, 1, 15, 0}, {41, 1, 7, 3}, {42, 21, 11, 1}};
+  const std::vector<DeviceSeq> seqs = {{0, 40, 0, 2}, {40, 1, 15, 0}, {41, 1, 7, 3}, {42, 21, 11, 1}};
   const int64_t tokens = 63;
   std::vector<int32_t> tables(seqs.size() * max_blocks);
   for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);  // distinct blocks
@@ -31,7 +31,7 @@ TEST(ShortConvCuda, BatchMatchesCpuPerSequence) {
 
   std::vector<float> out(tokens * channels), state = state0, snapshots(blocks * width * channels, 0.0f);
   for (size_t i = 0; i < seqs.size(); ++i) {
-    const ShortConvSeq& s = seqs[i];
+    const DeviceSeq& s = seqs[i];
     std::vector<float> window((width + s.length) * channels);
     float* slot = state.data() + s.state_slot * width * channels;
     short_conv_cpu(bx.data() + s.offset * channels, s.length, channels, kernel, weight_t.data(), bias.data(), slot,
@@ -47,7 +47,7 @@ TEST(ShortConvCuda, BatchMatchesCpuPerSequence) {
 
   DeviceBuffer<float> d_bx(bx), d_w(weight_t), d_bias(bias), d_state(state0), d_out(tokens * channels),
       d_snap(blocks * width * channels);
-  DeviceBuffer<ShortConvSeq> d_seqs(seqs);
+  DeviceBuffer<DeviceSeq> d_seqs(seqs);
   DeviceBuffer<int32_t> d_tables(tables);
   ShortConvCudaArgs args{};
   args.bx = d_bx.get();

@@ -48,7 +48,7 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a, int64_t tiles_p
   __shared__ const KV* key_rows[kTile];
   __shared__ const KV* value_rows[kTile];
   const int64_t seq_index = blockIdx.x / tiles_per_seq, row0 = (blockIdx.x % tiles_per_seq) * R;
-  const AttentionSeq s = a.seqs[seq_index];
+  const DeviceSeq s = a.seqs[seq_index];
   if (row0 >= s.length) return;
   const int64_t kv_head = blockIdx.y, D = a.head_dim, group = a.num_heads / a.num_kv_heads, BS = a.block_size;
   const int64_t heads = min(static_cast<int64_t>(R), s.length - row0) * group;

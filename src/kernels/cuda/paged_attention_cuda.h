@@ -7,16 +7,9 @@
 
 #include <cstdint>
 
-namespace izwi {
+#include "kernels/device_seq.h"
 
-/// One sequence of a step batch (a device array of these): rows offset .. offset + length of
-/// q / out are its new positions start_pos .. start_pos + length. Rows no sequence covers are left
-/// untouched.
-struct AttentionSeq {
-  int64_t offset;
-  int64_t length;
-  int64_t start_pos;
-};
+namespace izwi {
 
 enum class KvDtype { Float32, BFloat16, Float16 };
 
@@ -26,7 +19,9 @@ struct PagedAttentionCudaArgs {
   const void* value_pool;  ///< as key_pool
   float* out;              ///< [tokens, num_heads, head_dim]
   KvDtype kv_dtype;
-  const AttentionSeq* seqs;     ///< num_seqs entries.
+  /// num_seqs entries: rows offset .. offset + length of q / out are sequence s's new positions
+  /// start_pos .. start_pos + length. Rows no sequence covers are left untouched.
+  const DeviceSeq* seqs;
   const int32_t* block_tables;  ///< [num_seqs, table_stride]: sequence s's blocks.
   int32_t num_seqs;
   int64_t table_stride;

@@ -12,7 +12,7 @@ constexpr int kThreads = 128;
 __global__ void short_conv_kernel(ShortConvCudaArgs a) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
   if (c >= a.channels) return;
-  const ShortConvSeq s = a.seqs[blockIdx.y];
+  const DeviceSeq s = a.seqs[blockIdx.y];
   const int64_t C = a.channels, width = a.kernel - 1;
   float* state = a.state + static_cast<int64_t>(s.state_slot) * width * C + c;
   float w[kShortConvMaxKernel], x[kShortConvMaxKernel];  // x[k]: the input at t + k - width

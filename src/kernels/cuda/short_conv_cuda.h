@@ -4,15 +4,9 @@
 
 #include <cstdint>
 
-namespace izwi {
+#include "kernels/device_seq.h"
 
-/// One sequence of a step batch for short_conv_cuda (a device array of these).
-struct ShortConvSeq {
-  int64_t offset;      ///< First row of the sequence in bx / out.
-  int64_t length;      ///< New positions.
-  int64_t start_pos;   ///< Positions already seen (for the block-boundary snapshots).
-  int32_t state_slot;  ///< Row of the state pool holding the sequence's last inputs.
-};
+namespace izwi {
 
 struct ShortConvCudaArgs {
   const float* bx;        ///< [tokens, channels]: the gated inputs of the whole batch.
@@ -20,7 +14,7 @@ struct ShortConvCudaArgs {
   const float* weight_t;  ///< [kernel, channels]
   const float* bias;      ///< [channels] or null.
   float* state;           ///< [slots, kernel - 1, channels]: each slot's last inputs, oldest first.
-  const ShortConvSeq* seqs;
+  const DeviceSeq* seqs;  ///< Each sequence's rows, positions already seen and state slot.
   int32_t num_seqs;
   int64_t channels;
   int64_t kernel;  ///< At most kShortConvMaxKernel.

@@ -4,6 +4,9 @@
 
 #include "common/op_profile.h"
 #include "kernels/cpu/paged_attention_cpu.h"
+#if IZWI_WITH_CUDA
+#include "kernels/cuda/paged_attention_cuda.h"
+#endif
 
 namespace izwi::ops {
 
@@ -48,8 +51,9 @@ at::Tensor attention_torch(const at::Tensor& q, const at::Tensor& key_pool, cons
 }  // namespace
 
 at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
-                           const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs, int64_t block_size,
-                           double scale, int64_t sliding_window) {
+                           const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs,
+                           const DeviceStepArrays& device_seqs, int64_t block_size, double scale,
+                           int64_t sliding_window) {
   const OpTimer timer(ProfiledOp::Attention, q.size(0));
   const bool bf16_pools = key_pool.scalar_type() == at::kBFloat16 && value_pool.scalar_type() == at::kBFloat16;
   if (backend == KernelBackend::Cpu && q.is_cpu() && q.scalar_type() == at::kFloat &&
@@ -67,6 +71,38 @@ at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at:
     }
     return out;
   }
+#if IZWI_WITH_CUDA
+  const at::ScalarType pool_type = key_pool.scalar_type();
+  const bool cuda_pools = value_pool.scalar_type() == pool_type &&
+                          (pool_type == at::kFloat || pool_type == at::kBFloat16 || pool_type == at::kHalf);
+  if (backend == KernelBackend::Cuda && q.is_cuda() && q.scalar_type() == at::kFloat && cuda_pools &&
+      device_seqs.staged()) {
+    const at::Tensor qc = q.contiguous();
+    at::Tensor out = at::empty_like(qc);
+    PagedAttentionCudaArgs args{};
+    args.q = qc.data_ptr<float>();
+    args.key_pool = key_pool.data_ptr();
+    args.value_pool = value_pool.data_ptr();
+    args.out = out.data_ptr<float>();
+    args.kv_dtype = pool_type == at::kFloat      ? KvDtype::Float32
+                    : pool_type == at::kBFloat16 ? KvDtype::BFloat16
+                                                 : KvDtype::Float16;
+    args.seqs = device_seqs.seqs;
+    args.block_tables = device_seqs.block_tables;
+    args.num_seqs = device_seqs.num_seqs;
+    args.table_stride = device_seqs.table_stride;
+    args.max_length = device_seqs.max_length;
+    args.num_heads = q.size(1);
+    args.num_kv_heads = key_pool.size(2);
+    args.head_dim = key_pool.size(3);
+    args.block_size = block_size;
+    args.sliding_window = sliding_window;
+    args.scale = static_cast<float>(scale);
+    // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
+    paged_attention_cuda(args, nullptr);
+    return out;
+  }
+#endif
   return attention_torch(q, key_pool, value_pool, seqs, block_size, scale, sliding_window).to(q.scalar_type());
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // A step's batch in the form models consume: flattened inputs as tensors on the model's device,
-// plus each sequence's slice of the batch and its cache addresses on the host.
+// plus each sequence's slice of the batch and its cache addresses on the host (and, for the Cuda
+// backend, on the device).
 
 #include <ATen/ATen.h>
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/device_step_arrays.h"
 #include "kernels/seq_slice.h"
 #include "layers/step/step_batch.h"
 
@@ -19,13 +21,17 @@ struct ForwardContext {
   at::Tensor slot_mapping;  ///< [T] int64: block * block_size + offset where each new K/V goes
   std::vector<SeqSlice> seqs;
   std::vector<RequestState*> states;  ///< Per sequence, beside `seqs`: its model state, or nullptr.
+  DeviceStepArrays device_seqs;       ///< `seqs` and their block tables on the device (Cuda backend only).
   int64_t num_tokens = 0;
   int64_t block_size = 0;
   at::ScalarType dtype = at::kFloat;             ///< Compute dtype of activations.
   KernelBackend backend = KernelBackend::Torch;  ///< Whose implementation of each op runs.
 };
 
-/// Flattens a StepBatch; slot mapping and positions are computed from each block table.
+/// Flattens a StepBatch; slot mapping and positions are computed from each block table. Every
+/// input goes to the device in one copy: ids, positions and slots (and, for the Cuda backend, the
+/// DeviceSeq array and block tables) are packed into one host buffer, pinned on a CUDA device so
+/// the copy is asynchronous, and the tensors above are views of its device copy.
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
                                     at::ScalarType dtype, KernelBackend backend);
 
