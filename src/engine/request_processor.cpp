@@ -98,7 +98,7 @@ SamplingState make_sampling_state(const GenerationParams& p, const std::vector<i
   s.min_tokens = p.min_tokens;
   s.suppressed_below_min = eos_ids;
   s.suppressed_below_min.insert(s.suppressed_below_min.end(), p.stop_token_ids.begin(), p.stop_token_ids.end());
-  s.rng.seed(p.seed ? *p.seed : std::random_device{}());
+  s.reseed(p.seed ? *p.seed : std::random_device{}());
   return s;
 }
 

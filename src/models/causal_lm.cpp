@@ -22,12 +22,11 @@ ModelSpec base_spec(const std::string& model_type, const JsonFields& config, int
 
 std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                          const ForwardContext& ctx, CacheBuffers&, Sampler& sampler) const {
-  at::Tensor logits_cpu = logits(hidden, ctx).to(at::kCPU, at::kFloat).contiguous();
-  const int32_t vocab = static_cast<int32_t>(logits_cpu.size(1));
+  std::vector<SamplingState*> states;
+  for (const SampleRow& row : rows) states.push_back(row.sampling);
+  const std::vector<int32_t> ids = sampler.sample_rows(logits(hidden, ctx), states, ctx.backend);
   std::vector<StepOutput> outputs(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    outputs[i].token = sampler.sample(logits_cpu[static_cast<int64_t>(i)].data_ptr<float>(), vocab, *rows[i].sampling);
-  }
+  for (size_t i = 0; i < rows.size(); ++i) outputs[i].token = ids[i];
   return outputs;
 }
 

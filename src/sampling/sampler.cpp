@@ -6,6 +6,9 @@
 #include <limits>
 #include <numeric>
 
+#include "common/check.h"
+#include "sampling/device_sampler.h"  // defined in CUDA builds only; here for ~Sampler
+
 namespace izwi {
 
 namespace {
@@ -20,6 +23,29 @@ int32_t argmax(const float* logits, int32_t vocab) {
 }
 
 }  // namespace
+
+Sampler::Sampler() = default;
+Sampler::~Sampler() = default;
+
+std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                          KernelBackend backend) {
+  IZWI_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(states.size()),
+             "sample_rows: {} rows of logits for {} sampling states", logits.dim() == 2 ? logits.size(0) : -1,
+             states.size());
+#if IZWI_WITH_CUDA
+  if (backend == KernelBackend::Cuda && logits.is_cuda()) {
+    if (device_ == nullptr) device_ = std::make_unique<DeviceSampler>();
+    return device_->sample(logits, states);
+  }
+#endif
+  const at::Tensor host = logits.to(at::kCPU, at::kFloat).contiguous();
+  const int32_t vocab = static_cast<int32_t>(host.size(1));
+  std::vector<int32_t> ids(states.size());
+  for (size_t r = 0; r < states.size(); ++r) {
+    ids[r] = sample(host[static_cast<int64_t>(r)].data_ptr<float>(), vocab, *states[r]);
+  }
+  return ids;
+}
 
 void Sampler::apply_repetition_penalty(float* logits, int32_t vocab, const SamplingState& s) {
   if (s.repetition_penalty == 1.0f || s.history == nullptr) return;

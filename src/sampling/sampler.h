@@ -1,18 +1,36 @@
 #pragma once
-// Turns one row of logits into a token id, applying the processors in Hugging Face's order:
+// Turns rows of logits into token ids, applying the processors in Hugging Face's order:
 // repetition penalty, min-tokens suppression, temperature, top-k, top-p, then a draw (or argmax).
+// sample_rows is the sampling dispatch point every model's output head goes through.
+
+#include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "layers/step/sampling_state.h"
 
 namespace izwi {
 
+class DeviceSampler;
+
 class Sampler {
  public:
+  Sampler();
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
   /// `logits` has `vocab_size` entries and is modified in place (scratch).
   int32_t sample(float* logits, int32_t vocab_size, SamplingState& state);
+
+  /// One id per row of `logits` [rows, vocab] (any device, any float dtype), row r sampled with
+  /// *states[r]. Cuda backend with logits on a CUDA device: sampled there (sampling/device_sampler.h)
+  /// and only the ids come back. Otherwise the rows are copied to the host and sampled there.
+  std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                   KernelBackend backend);
 
  private:
   void apply_repetition_penalty(float* logits, int32_t vocab_size, const SamplingState& state);
@@ -21,6 +39,7 @@ class Sampler {
   std::vector<int32_t> order_;
   std::vector<float> probs_;
   std::vector<uint8_t> seen_;
+  std::unique_ptr<DeviceSampler> device_;  ///< Created on the first device call (CUDA builds).
 };
 
 }  // namespace izwi

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "izwi/errors.h"
 #include "sampling/sampler.h"
 
 namespace izwi {
@@ -133,6 +134,38 @@ TEST(Sampler, TopPKeepsTheSmallestPrefixReachingTheMass) {
   }
   EXPECT_GT(counts[1], 0);
   EXPECT_EQ(counts[2] + counts[3], 0);
+}
+
+TEST(Sampler, SampleRowsSamplesEachRowWithItsOwnState) {
+  // Rows of a step in any dtype, each with its own controls and stream, as sample() one by one.
+  const at::Tensor logits = at::randn({3, 50}, at::TensorOptions().dtype(at::kDouble).device(at::kCPU));
+  std::vector<SamplingState> batched(3), single(3);
+  for (size_t r = 0; r < 3; ++r) {
+    for (SamplingState* s : {&batched[r], &single[r]}) {
+      s->temperature = r == 0 ? 0.0f : 0.8f;
+      s->top_k = r == 2 ? 5 : 0;
+      s->reseed(100 + r);
+    }
+  }
+  Sampler sampler;
+  for (int step = 0; step < 20; ++step) {
+    const std::vector<int32_t> ids =
+        sampler.sample_rows(logits, {&batched[0], &batched[1], &batched[2]}, KernelBackend::Cpu);
+    ASSERT_EQ(ids.size(), 3u);
+    const at::Tensor f = logits.to(at::kFloat);
+    for (int64_t r = 0; r < 3; ++r) {
+      std::vector<float> row(f[r].data_ptr<float>(), f[r].data_ptr<float>() + 50);
+      EXPECT_EQ(ids[static_cast<size_t>(r)], sampler.sample(row.data(), 50, single[static_cast<size_t>(r)]))
+          << "row " << r << ", step " << step;
+    }
+  }
+}
+
+TEST(Sampler, SampleRowsNeedsOneStatePerRow) {
+  Sampler sampler;
+  SamplingState s;
+  EXPECT_THROW(sampler.sample_rows(at::zeros({2, 4}), {&s}, KernelBackend::Cpu), Error);
+  EXPECT_THROW(sampler.sample_rows(at::zeros({4}), {&s}, KernelBackend::Cpu), Error);
 }
 
 }  // namespace

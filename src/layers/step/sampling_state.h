@@ -16,10 +16,19 @@ struct SamplingState {
   int32_t min_tokens = 0;
   std::vector<int32_t> suppressed_below_min;  ///< EOS and stop ids, masked while num_generated < min_tokens.
   std::vector<int32_t> suppressed;            ///< Ids the model never emits (e.g. codec control ids), always masked.
-  std::mt19937_64 rng;
+  std::mt19937_64 rng;                        ///< The host sampler's draws.
+  uint64_t seed = 0;                          ///< The device sampler's draws: a Philox stream of this seed ...
+  uint64_t draws = 0;                         ///< ... at this index (one per sampled row).
   const std::vector<int32_t>* history = nullptr;  ///< Prompt + generated ids (repetition penalty).
   size_t history_begin = 0;  ///< Entries of `history` before this one are not ids (embedding positions).
   int32_t num_generated = 0;
+
+  /// Seeds both random streams: a seed gives the same samples every run on one backend.
+  void reseed(uint64_t value) {
+    rng.seed(value);
+    seed = value;
+    draws = 0;
+  }
 };
 
 }  // namespace izwi

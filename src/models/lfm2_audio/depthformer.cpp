@@ -78,12 +78,12 @@ at::Tensor Depthformer::rope(const at::Tensor& x, int64_t step) const {
   return at::stack({re * cos - im * sin, re * sin + im * cos}, -1).flatten(-2).to(x.scalar_type());
 }
 
-at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys,
-                             std::vector<at::Tensor>& values) const {
+at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
+                             KernelBackend backend) const {
   const int64_t batch = x.size(0), d = config_.dim, kv_dim = config_.kv_heads * head_dim_;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    const at::Tensor qkv = ops::linear(KernelBackend::Cpu, rms_norm(x, layer.operator_norm), layer.qkv, {});
+    const at::Tensor qkv = ops::linear(backend, rms_norm(x, layer.operator_norm), layer.qkv, {});
     at::Tensor q = qkv.narrow(1, 0, d).view({batch, config_.heads, head_dim_});
     at::Tensor k = qkv.narrow(1, d, kv_dim).view({batch, config_.kv_heads, head_dim_});
     const at::Tensor v = qkv.narrow(1, d + kv_dim, kv_dim).reshape({batch, config_.kv_heads, 1, head_dim_});
@@ -97,38 +97,34 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
     const at::Tensor scores =
         at::matmul(q.unsqueeze(2), k_all.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim_));
     const at::Tensor attn = at::matmul(at::softmax(scores, -1, at::kFloat).to(x.scalar_type()), v_all);
-    x = x + ops::linear(KernelBackend::Cpu, attn.reshape({batch, d}), layer.out, {});
+    x = x + ops::linear(backend, attn.reshape({batch, d}), layer.out, {});
     const at::Tensor h = rms_norm(x, layer.ffn_norm);
-    x = x + ops::linear(KernelBackend::Cpu,
-                        at::silu(ops::linear(KernelBackend::Cpu, h, layer.w1, {})) *
-                            ops::linear(KernelBackend::Cpu, h, layer.w3, {}),
+    x = x + ops::linear(backend,
+                        at::silu(ops::linear(backend, h, layer.w1, {})) * ops::linear(backend, h, layer.w3, {}),
                         layer.w2, {});
   }
   return x;
 }
 
 std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
-                                                      const std::vector<SamplingState*>& sampling,
-                                                      Sampler& sampler) const {
+                                                      const std::vector<SamplingState*>& sampling, Sampler& sampler,
+                                                      KernelBackend backend) const {
   const int64_t batch = hidden.size(0), d = config_.dim;
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
   const at::Tensor inputs =
-      ops::linear(KernelBackend::Cpu, hidden, depth_linear_, depth_linear_bias_).view({batch, config_.codebooks, d});
+      ops::linear(backend, hidden, depth_linear_, depth_linear_bias_).view({batch, config_.codebooks, d});
   std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
   at::Tensor previous = at::zeros({batch, d}, inputs.options());
   for (int64_t k = 0; k < config_.codebooks; ++k) {
-    const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values);
+    const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values, backend);
     const Head& head = heads_[static_cast<size_t>(k)];
-    const at::Tensor logits = ops::linear(KernelBackend::Cpu, rms_norm(x, head.norm), head.to_logits, {})
-                                  .to(at::kCPU, at::kFloat)
-                                  .contiguous();
+    const std::vector<int32_t> sampled =
+        sampler.sample_rows(ops::linear(backend, rms_norm(x, head.norm), head.to_logits, {}), sampling, backend);
     std::vector<int64_t> codes(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) {
-      const int32_t code = sampler.sample(logits[b].data_ptr<float>(), static_cast<int32_t>(config_.vocab),
-                                          *sampling[static_cast<size_t>(b)]);
-      out[static_cast<size_t>(b)].push_back(code);
-      codes[static_cast<size_t>(b)] = code;
+      out[static_cast<size_t>(b)].push_back(sampled[static_cast<size_t>(b)]);
+      codes[static_cast<size_t>(b)] = sampled[static_cast<size_t>(b)];
     }
     previous = at::embedding(head.embedding, at::tensor(codes, at::kLong).to(inputs.device())).to(inputs.scalar_type());
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "layers/step/sampling_state.h"
 #include "sampling/sampler.h"
 
@@ -40,9 +41,9 @@ class Depthformer {
   Depthformer(WeightSource& weights, const DepthformerConfig& config);
 
   /// hidden [B, input_dim] -> one frame of `codebooks` codes per row, sampled with
-  /// `sampling[b]` (each codebook's logits in turn).
+  /// `sampling[b]` (each codebook's logits in turn), with `backend`'s ops.
   std::vector<std::vector<int32_t>> frames(const at::Tensor& hidden, const std::vector<SamplingState*>& sampling,
-                                           Sampler& sampler) const;
+                                           Sampler& sampler, KernelBackend backend) const;
   int64_t weight_bytes() const;
 
  private:
@@ -53,7 +54,8 @@ class Depthformer {
     at::Tensor embedding, norm, to_logits;
   };
   /// x [B, dim] at step `step`; `keys` / `values` [B, kv_heads, step, head_dim] per layer, appended.
-  at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values) const;
+  at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
+                  KernelBackend backend) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   /// Rotates interleaved pairs (2i, 2i + 1) of the last dim by position `step`.
   at::Tensor rope(const at::Tensor& x, int64_t step) const;

@@ -220,7 +220,7 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
   state->audio_sampling.temperature = request.audio_top_k == 1 ? 0.0f : request.audio_temperature.value_or(0.0f);
   state->audio_sampling.top_k = request.audio_top_k.value_or(0);
   // The audio head's own stream of random numbers, derived from the request's seed when there is one.
-  state->audio_sampling.rng.seed(request.seed ? *request.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  state->audio_sampling.reseed(request.seed ? *request.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   state->decodes_audio = codec_ != nullptr;
   out.state = std::move(state);
   return out;
@@ -346,13 +346,11 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
   }
   const at::Device device = hidden.device();
   if (!text_rows.empty()) {
-    const at::Tensor logits_cpu =
-        logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx).to(at::kCPU, at::kFloat).contiguous();
-    for (size_t j = 0; j < text_rows.size(); ++j) {
-      const size_t i = static_cast<size_t>(text_rows[j]);
-      outputs[i].token = sampler.sample(logits_cpu[static_cast<int64_t>(j)].data_ptr<float>(),
-                                        static_cast<int32_t>(logits_cpu.size(1)), *rows[i].sampling);
-    }
+    std::vector<SamplingState*> states;
+    for (const int64_t i : text_rows) states.push_back(rows[static_cast<size_t>(i)].sampling);
+    const std::vector<int32_t> ids =
+        sampler.sample_rows(logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx), states, ctx.backend);
+    for (size_t j = 0; j < text_rows.size(); ++j) outputs[static_cast<size_t>(text_rows[j])].token = ids[j];
   }
   if (!audio_rows.empty()) {
     std::vector<SamplingState*> sampling;
@@ -360,7 +358,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
       sampling.push_back(&dynamic_cast<Lfm2AudioRequestState*>(rows[static_cast<size_t>(i)].state)->audio_sampling);
     }
     const std::vector<std::vector<int32_t>> frames =
-        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler);
+        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler, ctx.backend);
     for (size_t j = 0; j < audio_rows.size(); ++j) outputs[static_cast<size_t>(audio_rows[j])].codes = frames[j];
   }
   (void)cache;

@@ -73,14 +73,12 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
     at::Tensor h = project(x, ctx);
     for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, scratch[i], ctx);
     if (j == 0) h = h.view({rows, 2, -1}).select(1, 1);
-    at::Tensor logits =
-        heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx).to(at::kCPU, at::kFloat).contiguous();
+    const std::vector<int32_t> ids =
+        sampler.sample_rows(heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx), sampling, ctx.backend);
     std::vector<int64_t> sampled(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
-      const int32_t code = sampler.sample(logits[r].data_ptr<float>(), static_cast<int32_t>(logits.size(1)),
-                                          *sampling[static_cast<size_t>(r)]);
-      codes[static_cast<size_t>(r)].push_back(code);
-      sampled[static_cast<size_t>(r)] = code;
+      codes[static_cast<size_t>(r)].push_back(ids[static_cast<size_t>(r)]);
+      sampled[static_cast<size_t>(r)] = ids[static_cast<size_t>(r)];
     }
     if (j + 2 < num_code_groups_) {
       x = embed(j + 1, at::tensor(sampled, at::kLong).to(talker_hidden.device()), outer.dtype);

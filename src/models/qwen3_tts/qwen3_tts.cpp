@@ -203,14 +203,14 @@ std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tenso
                                                                  const std::vector<SampleRow>& rows,
                                                                  const ForwardContext& ctx, CacheBuffers& cache,
                                                                  Sampler& sampler) const {
-  const at::Tensor logits_cpu = logits(hidden, ctx).to(at::kCPU, at::kFloat).contiguous();
-  const int32_t vocab = static_cast<int32_t>(logits_cpu.size(1));
+  std::vector<SamplingState*> states;
+  for (const SampleRow& row : rows) states.push_back(row.sampling);
+  const std::vector<int32_t> tokens = sampler.sample_rows(logits(hidden, ctx), states, ctx.backend);
   std::vector<StepOutput> outputs(rows.size());
   std::vector<int64_t> frame_rows, code0;
   std::vector<SamplingState*> subtalker;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const int32_t token =
-        sampler.sample(logits_cpu[static_cast<int64_t>(i)].data_ptr<float>(), vocab, *rows[i].sampling);
+    const int32_t token = tokens[i];
     outputs[i].token = token;
     if (token == config_.codec_eos) continue;  // the end of speech gets no other codebooks
     frame_rows.push_back(static_cast<int64_t>(i));
@@ -278,7 +278,7 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
   sub.top_p = sp.subtalker_top_p.value_or(defaults_.subtalker_top_p);
   check_sampling("subtalker_", sub.temperature, sub.top_k, sub.top_p);
   // Its own stream of random numbers, derived from the request's seed when there is one.
-  sub.rng.seed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  sub.reseed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   state->prompt = build_tts_prompt(c, in);
   out.keys = tts_prompt_keys(state->prompt, c.talker.vocab_size, *voice_keys_);
   out.state = std::move(state);

@@ -1,0 +1,76 @@
+#if IZWI_WITH_CUDA
+
+#include "sampling/device_sampler.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cuda/sampler_cuda.h"
+
+namespace izwi {
+
+std::vector<int32_t> DeviceSampler::sample(const at::Tensor& logits, const std::vector<SamplingState*>& states) {
+  const at::Tensor rows_logits = logits.to(at::kFloat).contiguous();
+  const int32_t rows = static_cast<int32_t>(rows_logits.size(0)), vocab = static_cast<int32_t>(rows_logits.size(1));
+  if (rows == 0) return {};
+
+  // Each row's controls, then the id lists they point into, in one staged buffer.
+  std::vector<SamplingParamsCuda> params(static_cast<size_t>(rows));
+  std::vector<int32_t> ids;
+  for (int32_t r = 0; r < rows; ++r) {
+    const SamplingState& s = *states[static_cast<size_t>(r)];
+    SamplingParamsCuda& p = params[static_cast<size_t>(r)];
+    p.temperature = s.temperature;
+    p.top_k = s.top_k;
+    p.top_p = s.top_p;
+    p.repetition_penalty = s.repetition_penalty;
+    p.min_tokens = s.min_tokens;
+    p.num_generated = s.num_generated;
+    p.seed = s.seed;
+    p.draw = s.draws;
+    p.history_offset = static_cast<int64_t>(ids.size());
+    if (s.repetition_penalty != 1.0f && s.history != nullptr) {
+      ids.insert(ids.end(),
+                 s.history->begin() + static_cast<std::ptrdiff_t>(std::min(s.history_begin, s.history->size())),
+                 s.history->end());
+    }
+    p.history_length = static_cast<int64_t>(ids.size()) - p.history_offset;
+    p.suppressed_offset = static_cast<int64_t>(ids.size());
+    ids.insert(ids.end(), s.suppressed.begin(), s.suppressed.end());
+    p.suppressed_length = static_cast<int64_t>(ids.size()) - p.suppressed_offset;
+    p.below_min_offset = static_cast<int64_t>(ids.size());
+    ids.insert(ids.end(), s.suppressed_below_min.begin(), s.suppressed_below_min.end());
+    p.below_min_length = static_cast<int64_t>(ids.size()) - p.below_min_offset;
+  }
+  const size_t params_bytes = params.size() * sizeof(SamplingParamsCuda);
+  const size_t ids_bytes = ids.size() * sizeof(int32_t);
+  at::Tensor host = at::empty({static_cast<int64_t>(params_bytes + ids_bytes)},
+                              at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  std::memcpy(host.data_ptr<uint8_t>(), params.data(), params_bytes);
+  if (ids_bytes > 0) std::memcpy(host.data_ptr<uint8_t>() + params_bytes, ids.data(), ids_bytes);
+  const at::Tensor staged = host.to(logits.device(), at::kByte, /*non_blocking=*/true);
+
+  const int64_t workspace_bytes = static_cast<int64_t>(sampler_workspace_bytes(rows, vocab));
+  if (!workspace_.defined() || workspace_.numel() < workspace_bytes || workspace_.device() != logits.device()) {
+    workspace_ = at::zeros({workspace_bytes}, at::TensorOptions().dtype(at::kByte).device(logits.device()));
+  }
+  at::Tensor sampled = at::empty({rows}, at::TensorOptions().dtype(at::kInt).device(logits.device()));
+  SamplerCudaArgs args{};
+  args.logits = rows_logits.data_ptr<float>();
+  args.rows = rows;
+  args.vocab = vocab;
+  args.params = reinterpret_cast<const SamplingParamsCuda*>(staged.data_ptr<uint8_t>());
+  args.id_lists = reinterpret_cast<const int32_t*>(staged.data_ptr<uint8_t>() + params_bytes);
+  args.workspace = reinterpret_cast<uint32_t*>(workspace_.data_ptr<uint8_t>());
+  args.ids = sampled.data_ptr<int32_t>();
+  // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
+  sample_cuda(args, nullptr);
+
+  const at::Tensor back = sampled.to(at::kCPU);  // the step's one device-to-host copy
+  for (SamplingState* s : states) ++s->draws;
+  return std::vector<int32_t>(back.data_ptr<int32_t>(), back.data_ptr<int32_t>() + rows);
+}
+
+}  // namespace izwi
+
+#endif  // IZWI_WITH_CUDA
