@@ -35,6 +35,11 @@ struct IZWI_API EngineConfig {
   // KV cache
   int32_t block_size = 16;       ///< Positions per KV block.
   int32_t num_kv_blocks = 1024;  ///< Blocks in the paged pool (shared by all sequences).
+  /// > 0: size the paged pool from the memory free once the weights are loaded instead, as this
+  /// fraction of it (num_kv_blocks is then ignored): cudaMemGetInfo on a CUDA device, the
+  /// kernel's MemAvailable on the CPU; not supported on MPS. ModelInfo reports the result. In
+  /// [0, 0.98].
+  double kv_cache_memory_fraction = 0.0;
   /// Storage of the paged K/V pools: "auto" = dtype, "float32", or "bfloat16": with float32
   /// compute, half the bytes per cached position (more positions per block budget, half the bytes
   /// attention reads per step); K and V are rounded to bf16 as they are written, so results are
@@ -77,7 +82,7 @@ struct IZWI_API EngineConfig {
 
   /// Throws izwi::Error(InvalidArgument) naming the first field out of range. Upper bounds:
   /// max_batch_size <= 4096, max_tokens_per_step <= 2^20, max_seq_len <= 2^24, block_size <= 1024,
-  /// num_kv_blocks * block_size <= 2^31 - 1, num_threads <= 1024.
+  /// num_kv_blocks * block_size <= 2^31 - 1, num_threads <= 1024, kv_cache_memory_fraction <= 0.98.
   void validate() const;
 
   /// Reads a JSON object whose keys are the field names above; unknown keys are an error, and so

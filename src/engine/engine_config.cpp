@@ -18,6 +18,7 @@ constexpr int32_t kMaxSeqLen = 1 << 24;  // the largest max_position_embeddings 
 constexpr int32_t kMaxBlockSize = 1024;
 constexpr int32_t kMaxThreads = 1024;
 constexpr int32_t kMaxStreamIdleTimeoutMs = 3600 * 1000;
+constexpr double kMaxKvCacheMemoryFraction = 0.98;  // leaves the device some room for activations
 
 }  // namespace
 
@@ -43,6 +44,9 @@ void EngineConfig::validate() const {
   // Positions in the pool are int32: num_kv_blocks * block_size must fit.
   require(static_cast<int64_t>(num_kv_blocks) * block_size <= INT32_MAX, "num_kv_blocks",
           fmt::format("* block_size must be <= {} (got {} * {})", INT32_MAX, num_kv_blocks, block_size));
+  // Written so that NaN fails too.
+  require(kv_cache_memory_fraction >= 0.0 && kv_cache_memory_fraction <= kMaxKvCacheMemoryFraction,
+          "kv_cache_memory_fraction", fmt::format("must be in [0, {}] (0 = num_kv_blocks)", kMaxKvCacheMemoryFraction));
   require(num_threads >= 0 && num_threads <= kMaxThreads, "num_threads",
           fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
   require(cpu_kernels == "auto" || cpu_kernels == "avx512_bf16" || cpu_kernels == "avx512" || cpu_kernels == "avx2" ||
@@ -77,6 +81,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "max_seq_len",
                                               "block_size",
                                               "num_kv_blocks",
+                                              "kv_cache_memory_fraction",
                                               "kv_cache_dtype",
                                               "enable_prefix_cache",
                                               "device",
@@ -101,6 +106,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.stream_idle_timeout_ms = f.get_or("stream_idle_timeout_ms", c.stream_idle_timeout_ms);
   c.block_size = f.get_or("block_size", c.block_size);
   c.num_kv_blocks = f.get_or("num_kv_blocks", c.num_kv_blocks);
+  c.kv_cache_memory_fraction = f.get_or("kv_cache_memory_fraction", c.kv_cache_memory_fraction);
   c.kv_cache_dtype = f.get_or("kv_cache_dtype", c.kv_cache_dtype);
   c.enable_prefix_cache = f.get_or("enable_prefix_cache", c.enable_prefix_cache);
   c.device = f.get_or("device", c.device);

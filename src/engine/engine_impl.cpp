@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/retain_freed_memory.h"
 #include "executor/cpu_backend.h"
+#include "executor/device_memory.h"
 #include "executor/torch_executor.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
@@ -22,6 +23,23 @@
 namespace izwi::detail {
 
 namespace {
+
+// EngineConfig::kv_cache_memory_fraction of the memory left after the weights, in whole blocks.
+int32_t kv_blocks_in_free_memory(const CausalLM& model, const EngineConfig& config,
+                                 const TorchExecutorOptions& options) {
+  const int64_t available = available_memory_bytes(options.device);
+  const int64_t block_bytes =
+      CacheBuffers::block_bytes(model.cache_layout(), config.block_size, options.dtype, options.kv_dtype);
+  const auto budget = static_cast<int64_t>(static_cast<double>(available) * config.kv_cache_memory_fraction);
+  const int64_t blocks = block_bytes > 0 ? budget / block_bytes : INT32_MAX;
+  if (blocks < 1) {
+    fail(ErrorCode::ResourceExhausted,
+         "EngineConfig.kv_cache_memory_fraction {} of the {} bytes free on {} is less than one KV block ({} bytes)",
+         config.kv_cache_memory_fraction, available, options.device.str(), block_bytes);
+  }
+  // Positions in the pool are int32 (EngineConfig::validate).
+  return static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / config.block_size));
+}
 
 void add_unique(std::vector<int32_t>& ids, const std::vector<int32_t>& more) {
   for (int32_t id : more) {
@@ -155,6 +173,13 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.languages = spec.languages;
   info_.clones_voices = spec.clones_voices;
   info_.audio_chat = spec.audio_chat;
+  if (config_.kv_cache_memory_fraction > 0) {
+    config_.num_kv_blocks = kv_blocks_in_free_memory(*model, config_, options);
+  }
+  info_.kv_cache_blocks = config_.num_kv_blocks;
+  info_.kv_cache_bytes =
+      static_cast<int64_t>(config_.num_kv_blocks) *
+      CacheBuffers::block_bytes(model->cache_layout(), config_.block_size, options.dtype, options.kv_dtype);
   model_ = model.get();
   limits_.vocab_size = spec.vocab_size;
   limits_.has_tokenizer = tokenizer_.has_value();

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -78,6 +79,19 @@ TEST(HardeningEngineConfig, KvCacheDtypeIsChecked) {
   EXPECT_EQ(parsed.kv_cache_dtype, "bfloat16");
   expect_error([] { EngineConfig::from_json_string(R"({"kv_cache_dtype": "int8"})", "engine.json"); },
                ErrorCode::InvalidArgument, {"kv_cache_dtype"});
+}
+
+TEST(HardeningEngineConfig, KvCacheMemoryFractionIsChecked) {
+  for (const double bad : {-0.1, 0.99, std::nan("")}) {
+    EngineConfig config;
+    config.kv_cache_memory_fraction = bad;
+    expect_error([&] { config.validate(); }, ErrorCode::InvalidArgument, {"kv_cache_memory_fraction", "[0, 0.98]"});
+  }
+  EXPECT_EQ(
+      EngineConfig::from_json_string(R"({"kv_cache_memory_fraction": 0.5})", "engine.json").kv_cache_memory_fraction,
+      0.5);
+  expect_error([] { EngineConfig::from_json_string(R"({"kv_cache_memory_fraction": "half"})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"engine.json", "kv_cache_memory_fraction"});
 }
 
 TEST(HardeningEngineConfig, RetainFreedMemoryIsABoolean) {

@@ -40,6 +40,19 @@ std::vector<LayerCache>& CacheBuffers::scratch(const std::vector<LayerCacheSpec>
   return scratch_;
 }
 
+int64_t CacheBuffers::block_bytes(const std::vector<LayerCacheSpec>& layout, int64_t block_size, at::ScalarType dtype,
+                                  at::ScalarType kv_dtype) {
+  int64_t total = 0;
+  for (const LayerCacheSpec& spec : layout) {
+    if (spec.kind == LayerCacheSpec::Kind::Attention) {
+      total += 2 * block_size * spec.num_kv_heads * spec.head_dim * static_cast<int64_t>(c10::elementSize(kv_dtype));
+    } else if (spec.kind == LayerCacheSpec::Kind::ShortConv) {
+      total += spec.width * spec.channels * static_cast<int64_t>(c10::elementSize(dtype));
+    }
+  }
+  return total;
+}
+
 int64_t CacheBuffers::bytes() const {
   int64_t total = 0;
   for (const LayerCache& cache : layers_) {

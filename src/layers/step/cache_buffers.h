@@ -43,6 +43,10 @@ class CacheBuffers {
   std::vector<LayerCache>& scratch(const std::vector<LayerCacheSpec>& layout, int64_t rows, int64_t positions);
   /// Bytes held by all pools.
   int64_t bytes() const;
+  /// Bytes one block adds to the pools of `layout` (K and V, state snapshots; what sizing the pool
+  /// from free memory divides by).
+  static int64_t block_bytes(const std::vector<LayerCacheSpec>& layout, int64_t block_size, at::ScalarType dtype,
+                             at::ScalarType kv_dtype);
 
  private:
   std::vector<LayerCache> layers_;
