@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cuda/sampler_cuda.h"
+#include "kernels/cuda_stream.h"
 
 namespace izwi {
 
@@ -63,8 +64,7 @@ std::vector<int32_t> DeviceSampler::sample(const at::Tensor& logits, const std::
   args.id_lists = reinterpret_cast<const int32_t*>(staged.data_ptr<uint8_t>() + params_bytes);
   args.workspace = reinterpret_cast<uint32_t*>(workspace_.data_ptr<uint8_t>());
   args.ids = sampled.data_ptr<int32_t>();
-  // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
-  sample_cuda(args, nullptr);
+  sample_cuda(args, current_cuda_stream());
 
   const at::Tensor back = sampled.to(at::kCPU);  // the step's one device-to-host copy
   for (SamplingState* s : states) ++s->draws;

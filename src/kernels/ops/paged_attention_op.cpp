@@ -6,6 +6,7 @@
 #include "kernels/cpu/paged_attention_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/paged_attention_cuda.h"
+#include "kernels/cuda_stream.h"
 #endif
 
 namespace izwi::ops {
@@ -75,9 +76,9 @@ at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at:
   const at::ScalarType pool_type = key_pool.scalar_type();
   const bool cuda_pools = value_pool.scalar_type() == pool_type &&
                           (pool_type == at::kFloat || pool_type == at::kBFloat16 || pool_type == at::kHalf);
-  if (backend == KernelBackend::Cuda && q.is_cuda() && q.scalar_type() == at::kFloat && cuda_pools &&
-      device_seqs.staged()) {
-    const at::Tensor qc = q.contiguous();
+  if (backend == KernelBackend::Cuda && q.is_cuda() && cuda_pools && device_seqs.staged()) {
+    // The kernel computes in float32 whatever the activations' dtype, as the CPU kernel does.
+    const at::Tensor qc = q.to(at::kFloat).contiguous();
     at::Tensor out = at::empty_like(qc);
     PagedAttentionCudaArgs args{};
     args.q = qc.data_ptr<float>();
@@ -98,9 +99,8 @@ at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at:
     args.block_size = block_size;
     args.sliding_window = sliding_window;
     args.scale = static_cast<float>(scale);
-    // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
-    paged_attention_cuda(args, nullptr);
-    return out;
+    paged_attention_cuda(args, current_cuda_stream());
+    return out.to(q.scalar_type());
   }
 #endif
   return attention_torch(q, key_pool, value_pool, seqs, block_size, scale, sliding_window).to(q.scalar_type());

@@ -4,6 +4,7 @@
 #include "kernels/cpu/rms_norm_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/rms_norm_cuda.h"
+#include "kernels/cuda_stream.h"
 #endif
 
 namespace izwi::ops {
@@ -20,13 +21,12 @@ at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor
     return y;
   }
 #if IZWI_WITH_CUDA
-  // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
   if (backend == KernelBackend::Cuda && float32 && x.is_cuda()) {
     const at::Tensor xc = x.contiguous(), wc = weight.contiguous();
     at::Tensor y = at::empty_like(xc);
     const int64_t dim = xc.size(-1);
     rms_norm_cuda(xc.data_ptr<float>(), nullptr, wc.data_ptr<float>(), y.data_ptr<float>(), xc.numel() / dim, dim,
-                  static_cast<float>(eps), nullptr);
+                  static_cast<float>(eps), current_cuda_stream());
     return y;
   }
 #endif

@@ -4,6 +4,7 @@
 #include "kernels/cpu/rope_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/rope_cuda.h"
+#include "kernels/cuda_stream.h"
 #endif
 
 namespace izwi::ops {
@@ -25,10 +26,10 @@ at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& po
     const at::Tensor pos = positions.contiguous();
     if (tables) {
       rope_cuda(y.data_ptr<float>(), pos.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), y.size(0),
-                y.size(1), y.size(2), nullptr);
+                y.size(1), y.size(2), current_cuda_stream());
     } else {
       rope_angles_cuda(y.data_ptr<float>(), pos.data_ptr<int64_t>(), inv_freq.data_ptr<float>(), y.size(0), y.size(1),
-                       y.size(2), nullptr);
+                       y.size(2), current_cuda_stream());
     }
     return y;
   }

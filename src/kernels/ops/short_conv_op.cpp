@@ -4,6 +4,7 @@
 #include "kernels/cpu/short_conv_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/short_conv_cuda.h"
+#include "kernels/cuda_stream.h"
 #endif
 
 namespace izwi::ops {
@@ -58,8 +59,7 @@ void short_conv(KernelBackend backend, const at::Tensor& bx, const ShortConvTens
     args.block_tables = device_seqs.block_tables;
     args.table_stride = device_seqs.table_stride;
     args.block_size = block_size;
-    // The legacy default stream (nullptr): the one libtorch's ops run on when no stream is set.
-    short_conv_cuda(args, nullptr);
+    short_conv_cuda(args, current_cuda_stream());
     return;
   }
 #endif

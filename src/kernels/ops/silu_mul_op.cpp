@@ -4,6 +4,7 @@
 #include "kernels/cpu/silu_mul_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/silu_mul_cuda.h"
+#include "kernels/cuda_stream.h"
 #endif
 
 namespace izwi::ops {
@@ -19,7 +20,7 @@ at::Tensor silu_mul(KernelBackend backend, const at::Tensor& gate_up, int64_t wi
 #if IZWI_WITH_CUDA
   if (backend == KernelBackend::Cuda && fused && gate_up.is_cuda()) {
     at::Tensor product = at::empty({gate_up.size(0), width}, gate_up.options());
-    silu_mul_cuda(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), width, nullptr);
+    silu_mul_cuda(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), width, current_cuda_stream());
     return product;
   }
 #endif

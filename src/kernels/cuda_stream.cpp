@@ -1,0 +1,13 @@
+#if IZWI_WITH_CUDA
+
+#include "kernels/cuda_stream.h"
+
+#include <c10/cuda/CUDAStream.h>
+
+namespace izwi {
+
+cudaStream_t current_cuda_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+
+}  // namespace izwi
+
+#endif  // IZWI_WITH_CUDA
