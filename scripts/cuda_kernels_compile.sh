@@ -37,6 +37,14 @@ for dir in "${@:2}"; do
   # The compiler's own system directory must stay last in its search order (#include_next).
   [ "$dir" = /usr/include ] || torch_includes+=(-isystem "$dir")
 done
+# A CPU build of libtorch (Debian's) ships the c10/cuda headers without the one its CMake generates
+# for CUDA builds; it only says whether c10_cuda is a shared library. Stand in for it when missing.
+macros=c10/cuda/impl/cuda_cmake_macros.h
+if ! printf '#include <%s>\n' "$macros" | c++ -E -x c++ "${torch_includes[@]}" - >/dev/null 2>&1; then
+  mkdir -p "$out/shim/$(dirname "$macros")"
+  echo '#define C10_CUDA_BUILD_SHARED_LIBS' >"$out/shim/$macros"
+  torch_includes+=(-isystem "$out/shim")
+fi
 # Every engine source with a CUDA branch: the op dispatch points, the step staging, device sampling.
 mapfile -t cuda_branches < <(grep -rl --include='*.cpp' 'IZWI_WITH_CUDA' "$root/src" | sort)
 [ "${#cuda_branches[@]}" -gt 0 ] || { echo "no source under src/ has an IZWI_WITH_CUDA branch" >&2; exit 1; }

@@ -68,6 +68,10 @@ struct IZWI_API EngineConfig {
   /// it multiplies them by inputs rounded to bf16, as bf16 inference in transformers and llama.cpp
   /// does (about twice the FLOPs per cycle). "avx512" keeps float32 arithmetic for them.
   std::string cpu_kernels = "auto";
+  /// On a CUDA device with use_fast_kernels (text models; builds with IZWI_WITH_CUDA): decode
+  /// steps of up to min(max_batch_size, 256) sequences are captured as CUDA graphs, one per
+  /// power-of-two batch size, and replayed; false runs every step op by op.
+  bool use_cuda_graphs = true;
   /// Keep the memory each step frees for the next one instead of handing it back to the kernel
   /// (glibc's malloc, process-wide; no effect elsewhere): a step's large temporaries are otherwise
   /// mapped and zeroed afresh whenever glibc's adaptive threshold lets them (docs/architecture.md).

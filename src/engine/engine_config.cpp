@@ -90,6 +90,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
                                               "num_threads",
                                               "use_fast_kernels",
                                               "cpu_kernels",
+                                              "use_cuda_graphs",
                                               "retain_freed_memory",
                                               "check_weights_finite",
                                               "log_level",
@@ -115,6 +116,7 @@ EngineConfig EngineConfig::from_json_string(const std::string& json, const std::
   c.num_threads = f.get_or("num_threads", c.num_threads);
   c.use_fast_kernels = f.get_or("use_fast_kernels", c.use_fast_kernels);
   c.cpu_kernels = f.get_or("cpu_kernels", c.cpu_kernels);
+  c.use_cuda_graphs = f.get_or("use_cuda_graphs", c.use_cuda_graphs);
   c.retain_freed_memory = f.get_or("retain_freed_memory", c.retain_freed_memory);
   c.check_weights_finite = f.get_or("check_weights_finite", c.check_weights_finite);
   c.log_level = f.get_or("log_level", c.log_level);

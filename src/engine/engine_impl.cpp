@@ -24,6 +24,9 @@ namespace izwi::detail {
 
 namespace {
 
+// The largest decode batch captured as a CUDA graph; bigger steps gain little from one.
+constexpr int32_t kMaxGraphBatch = 256;
+
 // EngineConfig::kv_cache_memory_fraction of the memory left after the weights, in whole blocks.
 int32_t kv_blocks_in_free_memory(const CausalLM& model, const EngineConfig& config,
                                  const TorchExecutorOptions& options) {
@@ -135,6 +138,7 @@ void EngineImpl::load(const std::string& model_dir) {
   options.kv_dtype =
       config_.kv_cache_dtype == "auto" ? options.dtype : parse_dtype(config_.kv_cache_dtype, "kv_cache_dtype");
   options.fast_kernels = config_.use_fast_kernels;
+  options.max_graph_batch = config_.use_cuda_graphs ? std::min(config_.max_batch_size, kMaxGraphBatch) : 0;
   // Before the load, whose own temporaries then stay for the steps to reuse.
   if (config_.retain_freed_memory && retain_freed_memory()) logger()->debug("malloc keeps freed memory for reuse");
   ModelLoadOptions load_options;

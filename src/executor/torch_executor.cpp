@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "common/op_profile.h"
+#include "executor/cuda_decode_graphs.h"
 
 namespace izwi {
 
@@ -32,31 +33,51 @@ TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecuto
       options_(options),
       backend_(select_kernel_backend(options.device, options.fast_kernels)) {}
 
+TorchExecutor::~TorchExecutor() = default;
+
 void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
+  // CUDA graphs pad their batches with sequences that write one block and one state slot beyond
+  // what the engine manages.
+  const bool graphs = backend_ == KernelBackend::Cuda && options_.max_graph_batch > 0 && spec().graph_safe_decode;
+  const int32_t extra = graphs ? 1 : 0;
+  graphs_.reset();
   try {
-    cache_ = std::make_unique<CacheBuffers>(model_->cache_layout(), num_blocks, block_size, num_state_slots,
-                                            at::TensorOptions().dtype(options_.dtype).device(options_.device),
-                                            options_.kv_dtype);
+    cache_ = std::make_unique<CacheBuffers>(
+        model_->cache_layout(), num_blocks + extra, block_size, num_state_slots + (num_state_slots > 0 ? extra : 0),
+        at::TensorOptions().dtype(options_.dtype).device(options_.device), options_.kv_dtype);
   } catch (const c10::Error& e) {
     fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks, block_size,
          options_.device.str(), e.what_without_backtrace());
   }
+#if IZWI_WITH_CUDA
+  if (graphs) {
+    DecodeGraphSettings settings;
+    settings.device = options_.device;
+    settings.dtype = options_.dtype;
+    settings.block_size = block_size;
+    settings.table_stride = (spec().max_positions + block_size - 1) / block_size;
+    settings.max_bucket = options_.max_graph_batch;
+    settings.padding = DecodeGraphPadding{num_blocks, num_state_slots > 0 ? num_state_slots : -1};
+    graphs_ = make_cuda_decode_graphs(settings);
+  }
+#endif
 }
 
-ForwardContext TorchExecutor::prepare(const StepBatch& batch) {
+std::pair<ForwardContext, at::Tensor> TorchExecutor::forward(const StepBatch& batch) {
   IZWI_CHECK(cache_ != nullptr, "allocate_cache() must run before execute()");
   for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
-  return make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, backend_);
+  const OpTimer timer(ProfiledOp::Forward, batch.num_tokens());
+#if IZWI_WITH_CUDA
+  if (graphs_ != nullptr && graphs_->replays(batch)) return graphs_->run(batch, *model_, *cache_);
+#endif
+  ForwardContext ctx = make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, backend_);
+  at::Tensor hidden = model_->forward(ctx, *cache_);
+  return {std::move(ctx), std::move(hidden)};
 }
 
 std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
-  const ForwardContext ctx = prepare(batch);
-  at::Tensor hidden;
-  {
-    const OpTimer timer(ProfiledOp::Forward, ctx.num_tokens);
-    hidden = model_->forward(ctx, *cache_);
-  }
+  const auto [ctx, hidden] = forward(batch);
   std::vector<int64_t> last_rows;
   std::vector<SampleRow> rows;
   int64_t offset = 0;
@@ -74,8 +95,9 @@ std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
 
 at::Tensor TorchExecutor::execute_logits(const StepBatch& batch) {
   c10::InferenceMode guard;
-  const ForwardContext ctx = prepare(batch);
-  return model_->logits(model_->forward(ctx, *cache_), ctx).to(at::kCPU, at::kFloat).contiguous();
+  const auto [ctx, hidden] = forward(batch);
+  // A graph's hidden states hold padding rows after the batch's own.
+  return model_->logits(hidden.narrow(0, 0, batch.num_tokens()), ctx).to(at::kCPU, at::kFloat).contiguous();
 }
 
 }  // namespace izwi

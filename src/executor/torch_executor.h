@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <utility>
 
 #include "executor/model_executor.h"
 #include "kernels/backend.h"
@@ -17,11 +18,17 @@ struct TorchExecutorOptions {
   at::ScalarType dtype = at::kFloat;     ///< Activations and small tensors.
   at::ScalarType kv_dtype = at::kFloat;  ///< The paged K/V pools (EngineConfig::kv_cache_dtype).
   bool fast_kernels = true;              ///< CPU kernels where they exist; false = plain libtorch ops.
+  /// CUDA graphs for decode steps of up to this many sequences (Cuda backend, models whose spec is
+  /// graph_safe_decode; CUDA builds); 0 = every step runs eagerly.
+  int32_t max_graph_batch = 0;
 };
+
+class DecodeGraphs;
 
 class TorchExecutor final : public ModelExecutor {
  public:
   TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options);
+  ~TorchExecutor() override;
 
   const ModelSpec& spec() const override { return model_->spec(); }
   const CausalLM& model() const override { return *model_; }
@@ -30,12 +37,15 @@ class TorchExecutor final : public ModelExecutor {
   at::Tensor execute_logits(const StepBatch& batch) override;
 
  private:
-  ForwardContext prepare(const StepBatch& batch);
+  /// Applies the step's block copies and runs the model: the context the output head needs and
+  /// the hidden states of every new position (of a padded batch when a CUDA graph ran it).
+  std::pair<ForwardContext, at::Tensor> forward(const StepBatch& batch);
 
   std::unique_ptr<CausalLM> model_;
   TorchExecutorOptions options_;
   KernelBackend backend_;  ///< chosen once from the device and options_.fast_kernels
   std::unique_ptr<CacheBuffers> cache_;
+  std::unique_ptr<DecodeGraphs> graphs_;  ///< Declared after cache_: destroyed before the pools it captured.
   Sampler sampler_;
 };
 

@@ -32,8 +32,11 @@ struct ModelSpec {
   std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
-  bool accepts_audio = false;      ///< Transcribes speech (make_transcription_state works).
-  int32_t audio_sample_rate = 0;   ///< Rate of the samples its streaming input takes.
+  /// Its forward pass over a decode-only batch reads the step only through ForwardContext's
+  /// device tensors and does no host work that depends on them, so a CUDA graph can capture it.
+  bool graph_safe_decode = false;
+  bool accepts_audio = false;     ///< Transcribes speech (make_transcription_state works).
+  int32_t audio_sample_rate = 0;  ///< Rate of the samples its streaming input takes.
   int32_t default_delay_tokens = 0;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
   // Speech synthesis (speech_prompt works): step outputs are frames of codes, decoded to PCM.

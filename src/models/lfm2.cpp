@@ -7,6 +7,7 @@ Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source)
   const Lfm2Config& c = backbone_.config();
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
+  spec_.graph_safe_decode = true;
   lm_head_ =
       load_output_head(source, backbone_.embed_tokens(), c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
   spec_.decode_weight_bytes = lm_head_.weight_bytes() + backbone_.layer_weight_bytes();

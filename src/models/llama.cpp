@@ -67,6 +67,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, boo
     : config_(LlamaConfig::parse(hf, qk_norm)) {
   const LlamaConfig& c = config_;
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
+  spec_.graph_safe_decode = true;
 
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   layers_.reserve(static_cast<size_t>(c.num_layers));

@@ -94,6 +94,13 @@ TEST(HardeningEngineConfig, KvCacheMemoryFractionIsChecked) {
                ErrorCode::InvalidFormat, {"engine.json", "kv_cache_memory_fraction"});
 }
 
+TEST(HardeningEngineConfig, UseCudaGraphsIsABoolean) {
+  EXPECT_TRUE(EngineConfig{}.use_cuda_graphs);
+  EXPECT_FALSE(EngineConfig::from_json_string(R"({"use_cuda_graphs": false})", "engine.json").use_cuda_graphs);
+  expect_error([] { EngineConfig::from_json_string(R"({"use_cuda_graphs": 1})", "engine.json"); },
+               ErrorCode::InvalidFormat, {"engine.json", "use_cuda_graphs"});
+}
+
 TEST(HardeningEngineConfig, RetainFreedMemoryIsABoolean) {
   EXPECT_TRUE(EngineConfig{}.retain_freed_memory);
   EXPECT_FALSE(EngineConfig::from_json_string(R"({"retain_freed_memory": false})", "engine.json").retain_freed_memory);

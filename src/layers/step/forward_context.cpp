@@ -13,7 +13,7 @@ int64_t blocks_of(int64_t positions, int64_t block_size) { return (positions + b
 }  // namespace
 
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    at::ScalarType dtype, KernelBackend backend) {
+                                    at::ScalarType dtype, KernelBackend backend, int64_t min_table_stride) {
   ForwardContext ctx;
   ctx.dtype = dtype;
   ctx.block_size = block_size;
@@ -25,7 +25,7 @@ ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, 
   // the DeviceSeq array (4 words per sequence) and the block tables (int32, two per word).
   const bool device_arrays = backend == KernelBackend::Cuda;
   const int64_t num_seqs = static_cast<int64_t>(batch.seqs.size());
-  int64_t table_stride = 0, max_length = 0;
+  int64_t table_stride = min_table_stride, max_length = 0;
   for (const StepSequence& s : batch.seqs) {
     table_stride = std::max(table_stride, blocks_of(s.start_pos + s.num_tokens, block_size));
     max_length = std::max<int64_t>(max_length, s.num_tokens);

@@ -31,8 +31,9 @@ struct ForwardContext {
 /// Flattens a StepBatch; slot mapping and positions are computed from each block table. Every
 /// input goes to the device in one copy: ids, positions and slots (and, for the Cuda backend, the
 /// DeviceSeq array and block tables) are packed into one host buffer, pinned on a CUDA device so
-/// the copy is asynchronous, and the tensors above are views of its device copy.
+/// the copy is asynchronous, and the tensors above are views of its device copy. The block tables
+/// get at least `min_table_stride` columns (a CUDA graph's fixed layout).
 ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    at::ScalarType dtype, KernelBackend backend);
+                                    at::ScalarType dtype, KernelBackend backend, int64_t min_table_stride = 0);
 
 }  // namespace izwi

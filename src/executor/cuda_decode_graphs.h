@@ -1,0 +1,49 @@
+#pragma once
+// Decode steps as CUDA graphs (CUDA builds only): one graph per batch-size bucket, captured the
+// first time a step of that size comes, over a batch of padding sequences, then replayed for every
+// decode step that fits it. A step's inputs are staged as always (make_forward_context) and
+// copied into the graph's fixed input buffer, whose layout is the same for every batch of the
+// bucket (its rows, sequences and block-table width are fixed), so one graph launch replaces the
+// step's hundreds of kernel launches.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "executor/decode_graph_batch.h"
+#include "layers/step/cache_buffers.h"
+#include "layers/step/forward_context.h"
+#include "models/causal_lm.h"
+
+namespace izwi {
+
+struct DecodeGraphSettings {
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  int64_t block_size = 0;
+  int64_t table_stride = 0;  ///< Block-table width of every graph: the model's longest context.
+  int32_t max_bucket = 0;
+  DecodeGraphPadding padding;
+};
+
+/// The executor's view of the graphs: an interface, so that a CPU build holds none and needs no
+/// CUDA symbol.
+class DecodeGraphs {
+ public:
+  virtual ~DecodeGraphs() = default;
+
+  virtual bool replays(const StepBatch& batch) const = 0;
+
+  /// Runs a replayable `batch` through its bucket's graph, capturing the graph first if it is new.
+  /// Returns the padded batch's context (for the output head) and its hidden states, whose first
+  /// rows are `batch`'s sequences; they stay valid until the next call.
+  virtual std::pair<ForwardContext, at::Tensor> run(const StepBatch& batch, const CausalLM& model,
+                                                    CacheBuffers& cache) = 0;
+};
+
+/// Defined in CUDA builds only (cuda_decode_graphs.cpp).
+std::unique_ptr<DecodeGraphs> make_cuda_decode_graphs(const DecodeGraphSettings& settings);
+
+}  // namespace izwi

@@ -1,0 +1,98 @@
+// The batches a CUDA graph replays (executor/decode_graph_batch.h): which steps qualify, their
+// bucket, and the padding that fills a bucket. The staged layout of every batch of a bucket must
+// be the same size, since the graph reads one fixed buffer.
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "executor/decode_graph_batch.h"
+#include "layers/step/forward_context.h"
+
+namespace izwi {
+namespace {
+
+struct Sequences {
+  std::vector<int32_t> token = {42};
+  std::vector<std::vector<int32_t>> tables;
+  StepBatch batch;
+
+  // n decode sequences, sequence i at position 3 * i + 1, its blocks i + 10, i + 40, i + 70.
+  explicit Sequences(int n) : tables(static_cast<size_t>(n)) {
+    for (int i = 0; i < n; ++i) {
+      tables[static_cast<size_t>(i)] = {i + 10, i + 40, i + 70};
+      StepSequence s;
+      s.start_pos = 3 * i + 1;
+      s.num_tokens = 1;
+      s.token_ids = token.data();
+      s.block_table = &tables[static_cast<size_t>(i)];
+      s.state_slot = i;
+      batch.seqs.push_back(s);
+    }
+  }
+};
+
+TEST(DecodeGraphBatch, BucketsArePowersOfTwoUpToTheLargest) {
+  EXPECT_EQ(decode_graph_bucket(1, 256), 1);
+  EXPECT_EQ(decode_graph_bucket(3, 256), 4);
+  EXPECT_EQ(decode_graph_bucket(17, 256), 32);
+  EXPECT_EQ(decode_graph_bucket(256, 256), 256);
+  EXPECT_EQ(decode_graph_bucket(257, 256), 0);
+  EXPECT_EQ(decode_graph_bucket(5, 6), 0) << "8 exceeds a largest bucket of 6";
+  EXPECT_EQ(decode_graph_bucket(0, 256), 0);
+}
+
+TEST(DecodeGraphBatch, OnlyDecodeStepsWithStateInPlaceReplay) {
+  Sequences decode(5);
+  EXPECT_TRUE(replayable_decode_step(decode.batch, 8));
+  EXPECT_FALSE(replayable_decode_step(decode.batch, 4)) << "needs a bucket of 8";
+  Sequences chunk(2);
+  chunk.batch.seqs[1].num_tokens = 2;
+  EXPECT_FALSE(replayable_decode_step(chunk.batch, 8)) << "a prefill chunk";
+  Sequences fresh(2);
+  fresh.batch.seqs[0].fresh_state = true;
+  EXPECT_FALSE(replayable_decode_step(fresh.batch, 8)) << "a state to initialise first";
+  EXPECT_FALSE(replayable_decode_step(StepBatch{}, 8));
+}
+
+TEST(DecodeGraphBatch, PaddingSequencesWriteOnlyThePaddingBlockAndSlot) {
+  Sequences three(3);
+  three.batch.block_copies.push_back(BlockCopy{1, 2});
+  DecodeBatchPadder padder(DecodeGraphPadding{99, 7});
+  const StepBatch& padded = padder.pad(three.batch, 8);
+  ASSERT_EQ(padded.seqs.size(), 8u);
+  EXPECT_TRUE(padded.block_copies.empty()) << "the executor applies copies before the forward pass";
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(padded.seqs[i].start_pos, three.batch.seqs[i].start_pos);
+  for (size_t i = 3; i < 8; ++i) {
+    const StepSequence& s = padded.seqs[i];
+    EXPECT_EQ(s.start_pos, 0);
+    EXPECT_EQ(s.num_tokens, 1);
+    EXPECT_EQ(*s.block_table, std::vector<int32_t>{99});
+    EXPECT_EQ(s.state_slot, 7);
+    EXPECT_EQ(s.sampling, nullptr);
+    EXPECT_FALSE(s.fresh_state);
+  }
+  const ForwardContext ctx = make_forward_context(padded, 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 32);
+  const int64_t* slots = ctx.slot_mapping.data_ptr<int64_t>();
+  EXPECT_EQ(slots[2], 12 * 16 + 7);
+  for (int i = 3; i < 8; ++i) EXPECT_EQ(slots[i], 99 * 16) << i;
+}
+
+TEST(DecodeGraphBatch, EveryBatchOfABucketStagesTheSameLayout) {
+  // The graph captured over padding alone reads the buffer every later batch is copied into.
+  DecodeBatchPadder padder(DecodeGraphPadding{99, -1});
+  const int64_t words =
+      make_forward_context(padder.pad(StepBatch{}, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 64)
+          .device_seqs.words.numel();
+  for (const int n : {1, 9, 16}) {
+    const Sequences batch(n);
+    const ForwardContext ctx =
+        make_forward_context(padder.pad(batch.batch, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 64);
+    EXPECT_EQ(ctx.device_seqs.words.numel(), words) << n << " sequences";
+    EXPECT_EQ(ctx.device_seqs.table_stride, 64);
+    EXPECT_EQ(ctx.num_tokens, 16);
+  }
+}
+
+}  // namespace
+}  // namespace izwi
