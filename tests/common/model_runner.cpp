@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "models/model_registry.h"
 
@@ -12,12 +13,13 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
                          int32_t block_size, at::ScalarType kv_dtype)
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   TorchExecutorOptions options;
+  options.device = test_device();
   options.fast_kernels = fast_kernels;
   options.kv_dtype = kv_dtype;
   ModelLoadOptions load_options;
-  load_options.cpu_kernels = fast_kernels ? &active_panel_kernels() : nullptr;
+  load_options.cpu_kernels = fast_kernels && options.device.is_cpu() ? &active_panel_kernels() : nullptr;
   executor_ = std::make_unique<TorchExecutor>(
-      load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, at::kCPU, load_options), options);
+      load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, options.device, load_options), options);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/engine_checks.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "izwi/engine.h"
 
 namespace izwi {
@@ -40,7 +41,7 @@ class EngineParity : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EngineParity, OneRequestAtATime) {
   const std::vector<Case> cases = load_cases(GetParam());
-  Engine engine(testing::fixture_dir(GetParam()));
+  Engine engine(testing::fixture_dir(GetParam()), testing::test_engine_config());
   for (size_t i = 0; i < cases.size(); ++i) {
     const Output out = engine.generate(greedy_request(cases[i]));
     EXPECT_EQ(out.tokens, cases[i].generated) << "case " << i;
@@ -54,7 +55,7 @@ TEST_P(EngineParity, OneRequestAtATime) {
 // sequences recompute the same rounded keys and values.
 TEST_P(EngineParity, Bf16KvCacheGivesTheSameTokensConcurrentlyAsAlone) {
   const std::vector<Case> cases = load_cases(GetParam());
-  EngineConfig alone_config;
+  EngineConfig alone_config = testing::test_engine_config();
   alone_config.kv_cache_dtype = "bfloat16";
   std::vector<std::vector<int32_t>> alone;
   {
@@ -74,7 +75,7 @@ TEST_P(EngineParity, Bf16KvCacheGivesTheSameTokensConcurrentlyAsAlone) {
 TEST_P(EngineParity, AllCasesConcurrentlyWithChunkingAndPreemption) {
   const std::vector<Case> cases = load_cases(GetParam());
   for (bool prefix_cache : {false, true}) {
-    EngineConfig config;
+    EngineConfig config = testing::test_engine_config();
     config.max_tokens_per_step = 24;  // long prompts prefill in chunks, mixed with decodes
     config.num_kv_blocks = 12;        // 7 sequences of up to 88 positions cannot all fit
     config.enable_prefix_cache = prefix_cache;
@@ -95,7 +96,7 @@ TEST_P(EngineParity, AllCasesConcurrentlyWithChunkingAndPreemption) {
 TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
   const std::vector<Case> cases = load_cases(GetParam());
   if (cases.size() < 7) GTEST_SKIP() << "no shared-prefix cases";
-  Engine engine(testing::fixture_dir(GetParam()));
+  Engine engine(testing::fixture_dir(GetParam()), testing::test_engine_config());
   const Output first = engine.generate(greedy_request(cases[5]));
   const Output second = engine.generate(greedy_request(cases[6]));
   EXPECT_EQ(first.tokens, cases[5].generated);
@@ -112,11 +113,13 @@ TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
 // are the default where the CPU has avx512_bf16.
 TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
   const std::vector<Case> cases = load_cases("llama-tiny-bf16-sharded");
-  EngineConfig config;
+  EngineConfig config = testing::test_engine_config();
   config.weight_dtype = "bfloat16";
   Engine engine(testing::fixture_dir("llama-tiny-bf16-sharded"), config);
   EXPECT_EQ(engine.model_info().decode_weight_bytes * 2,
-            Engine(testing::fixture_dir("llama-tiny-bf16-sharded")).model_info().decode_weight_bytes);
+            Engine(testing::fixture_dir("llama-tiny-bf16-sharded"), testing::test_engine_config())
+                .model_info()
+                .decode_weight_bytes);
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_EQ(engine.generate(greedy_request(cases[i])).tokens, cases[i].generated);
 }

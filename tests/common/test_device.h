@@ -1,0 +1,17 @@
+#pragma once
+// The device the model-running suites use: the IZWI_TEST_DEVICE environment variable ("cuda",
+// "cuda:1", ...), or the CPU when it is unset. The text-model parity suite (ModelRunner) and the
+// engine parity suite read it, so a GPU machine runs them unchanged (docs/gpu.md).
+
+#include <ATen/ATen.h>
+
+#include "izwi/config.h"
+
+namespace izwi::testing {
+
+at::Device test_device();
+
+/// The default EngineConfig on test_device().
+EngineConfig test_engine_config();
+
+}  // namespace izwi::testing
