@@ -34,23 +34,25 @@ class CudaDecodeGraphs final : public DecodeGraphs {
                                             CacheBuffers& cache) override;
 
  private:
-  std::unique_ptr<Graph> capture(int32_t bucket, const CausalLM& model, CacheBuffers& cache);
-  ForwardContext stage(const StepBatch& batch, int32_t bucket);
+  using Shape = std::pair<int32_t, int64_t>;  ///< (bucket, block-table width)
+
+  std::unique_ptr<Graph> capture(const Shape& shape, const CausalLM& model, CacheBuffers& cache);
+  ForwardContext stage(const StepBatch& batch, const Shape& shape);
 
   DecodeGraphSettings settings_;
   DecodeBatchPadder padder_;
-  std::map<int32_t, std::unique_ptr<Graph>> graphs_;
+  std::map<Shape, std::unique_ptr<Graph>> graphs_;
 };
 
-ForwardContext CudaDecodeGraphs::stage(const StepBatch& batch, int32_t bucket) {
-  return make_forward_context(padder_.pad(batch, bucket), settings_.block_size, settings_.device, settings_.dtype,
-                              KernelBackend::Cuda, settings_.table_stride);
+ForwardContext CudaDecodeGraphs::stage(const StepBatch& batch, const Shape& shape) {
+  return make_forward_context(padder_.pad(batch, shape.first), settings_.block_size, settings_.device, settings_.dtype,
+                              KernelBackend::Cuda, shape.second);
 }
 
-std::unique_ptr<Graph> CudaDecodeGraphs::capture(int32_t bucket, const CausalLM& model, CacheBuffers& cache) {
+std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const CausalLM& model, CacheBuffers& cache) {
   // Captured over padding sequences only: the warm-up pass and the capture write nothing but the
   // padding block and state slot, so no running sequence's state moves twice.
-  const ForwardContext ctx = stage(StepBatch{}, bucket);
+  const ForwardContext ctx = stage(StepBatch{}, shape);
   auto g = std::make_unique<Graph>();
   g->words = ctx.device_seqs.words;
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -71,15 +73,15 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(int32_t bucket, const CausalLM&
 
 std::pair<ForwardContext, at::Tensor> CudaDecodeGraphs::run(const StepBatch& batch, const CausalLM& model,
                                                             CacheBuffers& cache) {
-  const int32_t bucket = decode_graph_bucket(static_cast<int32_t>(batch.seqs.size()), settings_.max_bucket);
-  IZWI_CHECK(bucket > 0 && replays(batch), "a step of {} sequences is not a replayable decode step", batch.seqs.size());
-  auto it = graphs_.find(bucket);
-  if (it == graphs_.end()) it = graphs_.emplace(bucket, capture(bucket, model, cache)).first;
+  IZWI_CHECK(replays(batch), "a step of {} sequences is not a replayable decode step", batch.seqs.size());
+  const Shape shape{decode_graph_bucket(static_cast<int32_t>(batch.seqs.size()), settings_.max_bucket),
+                    decode_graph_table_stride(batch, settings_.block_size, settings_.max_table_stride)};
+  auto it = graphs_.find(shape);
+  if (it == graphs_.end()) it = graphs_.emplace(shape, capture(shape, model, cache)).first;
   Graph& g = *it->second;
-  ForwardContext ctx = stage(batch, bucket);
-  IZWI_CHECK(ctx.device_seqs.words.numel() == g.words.numel(),
-             "a batch of bucket {} staged {} words, its graph reads {} (a block table wider than the model's context?)",
-             bucket, ctx.device_seqs.words.numel(), g.words.numel());
+  ForwardContext ctx = stage(batch, shape);
+  IZWI_CHECK(ctx.device_seqs.words.numel() == g.words.numel(), "a step staged {} words for a graph that reads {}",
+             ctx.device_seqs.words.numel(), g.words.numel());
   g.words.copy_(ctx.device_seqs.words, /*non_blocking=*/true);  // same stream as the replay
   g.graph.replay();
   return {std::move(ctx), g.output};

@@ -1,10 +1,10 @@
 #pragma once
-// Decode steps as CUDA graphs (CUDA builds only): one graph per batch-size bucket, captured the
-// first time a step of that size comes, over a batch of padding sequences, then replayed for every
-// decode step that fits it. A step's inputs are staged as always (make_forward_context) and
-// copied into the graph's fixed input buffer, whose layout is the same for every batch of the
-// bucket (its rows, sequences and block-table width are fixed), so one graph launch replaces the
-// step's hundreds of kernel launches.
+// Decode steps as CUDA graphs (CUDA builds only): one graph per batch-size bucket and block-table
+// width, captured the first time a step of that shape comes, over a batch of padding sequences,
+// then replayed for every decode step that fits it. A step's inputs are staged as always
+// (make_forward_context) and copied into the graph's fixed input buffer, whose layout is the same
+// for every batch of the shape (its rows, sequences and block-table width are fixed), so one graph
+// launch replaces the step's hundreds of kernel launches.
 
 #include <ATen/ATen.h>
 
@@ -23,7 +23,7 @@ struct DecodeGraphSettings {
   at::Device device = at::kCPU;
   at::ScalarType dtype = at::kFloat;
   int64_t block_size = 0;
-  int64_t table_stride = 0;  ///< Block-table width of every graph: the model's longest context.
+  int64_t max_table_stride = 0;  ///< The widest block tables a graph reads: the model's longest context.
   int32_t max_bucket = 0;
   DecodeGraphPadding padding;
 };

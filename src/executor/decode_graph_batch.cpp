@@ -1,5 +1,7 @@
 #include "executor/decode_graph_batch.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace izwi {
@@ -9,6 +11,16 @@ int32_t decode_graph_bucket(int32_t batch_size, int32_t max_bucket) {
   int64_t bucket = 1;
   while (bucket < batch_size) bucket *= 2;
   return bucket <= max_bucket ? static_cast<int32_t>(bucket) : 0;
+}
+
+int64_t decode_graph_table_stride(const StepBatch& batch, int64_t block_size, int64_t max_stride) {
+  int64_t blocks = 1;
+  for (const StepSequence& s : batch.seqs) {
+    blocks = std::max<int64_t>(blocks, (s.start_pos + s.num_tokens + block_size - 1) / block_size);
+  }
+  int64_t stride = 1;
+  while (stride < blocks) stride *= 2;
+  return std::max(blocks, std::min(stride, max_stride));
 }
 
 bool replayable_decode_step(const StepBatch& batch, int32_t max_bucket) {

@@ -21,6 +21,11 @@ struct DecodeGraphPadding {
 /// The smallest power of two >= batch_size, or 0 when that exceeds max_bucket.
 int32_t decode_graph_bucket(int32_t batch_size, int32_t max_bucket);
 
+/// The block-table width of the graph that runs `batch`: the power of two >= the blocks its longest
+/// context spans, at most max_stride (the model's longest context). Graphs are captured per
+/// (bucket, width), so a step stages tables about as wide as its contexts, not the longest possible.
+int64_t decode_graph_table_stride(const StepBatch& batch, int64_t block_size, int64_t max_stride);
+
 /// A step a graph can replay: one new position per sequence, no state to initialise, no more
 /// sequences than the largest bucket.
 bool replayable_decode_step(const StepBatch& batch, int32_t max_bucket);

@@ -55,7 +55,7 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
     settings.device = options_.device;
     settings.dtype = options_.dtype;
     settings.block_size = block_size;
-    settings.table_stride = (spec().max_positions + block_size - 1) / block_size;
+    settings.max_table_stride = (spec().max_positions + block_size - 1) / block_size;
     settings.max_bucket = options_.max_graph_batch;
     settings.padding = DecodeGraphPadding{num_blocks, num_state_slots > 0 ? num_state_slots : -1};
     graphs_ = make_cuda_decode_graphs(settings);

@@ -42,6 +42,14 @@ TEST(DecodeGraphBatch, BucketsArePowersOfTwoUpToTheLargest) {
   EXPECT_EQ(decode_graph_bucket(0, 256), 0);
 }
 
+TEST(DecodeGraphBatch, TableWidthsArePowersOfTwoOfTheLongestContext) {
+  // Sequence i decodes position 3 * i + 1: 5 sequences reach position 13, 6 reach 16.
+  EXPECT_EQ(decode_graph_table_stride(Sequences(5).batch, 4, 64), 4) << "14 positions, 4 blocks of 4";
+  EXPECT_EQ(decode_graph_table_stride(Sequences(6).batch, 4, 64), 8) << "17 positions, 5 blocks";
+  EXPECT_EQ(decode_graph_table_stride(Sequences(6).batch, 4, 6), 6) << "capped at the longest context";
+  EXPECT_EQ(decode_graph_table_stride(StepBatch{}, 4, 64), 1);
+}
+
 TEST(DecodeGraphBatch, OnlyDecodeStepsWithStateInPlaceReplay) {
   Sequences decode(5);
   EXPECT_TRUE(replayable_decode_step(decode.batch, 8));
@@ -79,17 +87,20 @@ TEST(DecodeGraphBatch, PaddingSequencesWriteOnlyThePaddingBlockAndSlot) {
 }
 
 TEST(DecodeGraphBatch, EveryBatchOfABucketStagesTheSameLayout) {
-  // The graph captured over padding alone reads the buffer every later batch is copied into.
+  // The graph captured over padding alone reads the buffer every later batch of its shape is
+  // copied into.
   DecodeBatchPadder padder(DecodeGraphPadding{99, -1});
+  const int64_t width = decode_graph_table_stride(Sequences(16).batch, 16, 64);
   const int64_t words =
-      make_forward_context(padder.pad(StepBatch{}, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 64)
+      make_forward_context(padder.pad(StepBatch{}, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, width)
           .device_seqs.words.numel();
-  for (const int n : {1, 9, 16}) {
+  for (const int n : {12, 14, 16}) {
     const Sequences batch(n);
+    ASSERT_EQ(decode_graph_table_stride(batch.batch, 16, 64), width) << n << " sequences";
     const ForwardContext ctx =
-        make_forward_context(padder.pad(batch.batch, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 64);
+        make_forward_context(padder.pad(batch.batch, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, width);
     EXPECT_EQ(ctx.device_seqs.words.numel(), words) << n << " sequences";
-    EXPECT_EQ(ctx.device_seqs.table_stride, 64);
+    EXPECT_EQ(ctx.device_seqs.table_stride, width);
     EXPECT_EQ(ctx.num_tokens, 16);
   }
 }
