@@ -40,6 +40,8 @@
 #include "common/op_profile.h"
 #include "common/percentile.h"
 #include "common/shell_quote.h"
+#include "executor/torch_executor.h"
+#include "io/weight_loader.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "roofline_probes.h"
@@ -202,7 +204,7 @@ double plain_libtorch_tokens_per_s(const std::string& model_dir, int32_t prompt_
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi decode throughput against the memory-bandwidth roofline"};
   std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto", cpu_kernels = "auto",
-                         kv_cache_dtype = "auto";
+                         kv_cache_dtype = "auto", device_name = "cpu", dtype = "float32";
   int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
   bool json = false, no_retain = false;
   app.add_option("--model", model_dir, "Model folder")->required();
@@ -221,6 +223,11 @@ int main(int argc, char** argv) {
   app.add_option("--kv-cache-dtype", kv_cache_dtype, "EngineConfig::kv_cache_dtype: auto, float32 or bfloat16")
       ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
+  app.add_option("--device", device_name,
+                 "EngineConfig::device: cpu, cuda, cuda:N or mps; off the CPU the rooflines come from that "
+                 "device's read bandwidth (a 1 GiB sum) and matrix-product peak (8192-square products in --dtype)")
+      ->capture_default_str();
+  app.add_option("--dtype", dtype, "EngineConfig::dtype: float32, bfloat16 or float16")->capture_default_str();
   app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
   app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
@@ -238,13 +245,24 @@ int main(int argc, char** argv) {
     config.cpu_kernels = cpu_kernels;
     config.kv_cache_dtype = kv_cache_dtype;
     config.retain_freed_memory = !no_retain;
+    config.device = device_name;
+    config.dtype = dtype;
+    config.validate();
+    const at::Device device = izwi::parse_device(device_name);
+    if (kernels == "both" && !device.is_cpu()) throw std::invalid_argument("--kernels both compares CPU paths only");
+    // What the weights are stored as: the bytes per weight of the compute roofline.
+    const std::string stored_dtype = weight_dtype == "auto" ? dtype : weight_dtype;
 
     std::mt19937 rng(1234);
     nlohmann::json report;
     std::vector<RunResult> results;
     double bandwidth = 0;
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
-    const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
+    const double fma_peak = device.is_cpu() ? izwi::bench::probe_fma_peak_gflops(threads)
+                                            : izwi::bench::probe_device_matmul_gflops(device, izwi::parse_dtype(dtype));
+    const auto probe_bandwidth = [&] {
+      return device.is_cpu() ? izwi::bench::probe_bandwidth_gbps() : izwi::bench::probe_device_bandwidth_gbps(device);
+    };
     int64_t weight_bytes = 0;
     izwi::set_op_profiling(true);
     izwi::StepProfile prefill;
@@ -255,9 +273,9 @@ int main(int argc, char** argv) {
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
-        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(probe_bandwidth());
         results.push_back(run_concurrency(engine, c, prompt_len, gen, rng));
-        if (bracket) bandwidth_samples.push_back(izwi::bench::probe_bandwidth_gbps());
+        if (bracket) bandwidth_samples.push_back(probe_bandwidth());
       }
       bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
       if (prefill_len > 0) {
@@ -278,16 +296,17 @@ int main(int argc, char** argv) {
     }
     izwi::set_op_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
-    const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
-    fmt::print("model {}  threads {}  kernels {} ({})  weight dtype {}  K/V cache {}\n", model_dir,
-               at::get_num_threads(), config.use_fast_kernels ? "fast" : "torch", cpu_kernels, weight_dtype,
-               kv_cache_dtype);
+    const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, stored_dtype);
+    fmt::print("model {}  device {}  dtype {}  threads {}  kernels {} ({})  weight dtype {}  K/V cache {}\n", model_dir,
+               device_name, dtype, at::get_num_threads(), config.use_fast_kernels ? "fast" : "torch", cpu_kernels,
+               weight_dtype, kv_cache_dtype);
     fmt::print(
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
         "roofline {:.1f} tokens/s at batch 1\n",
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
-    fmt::print("FMA peak {:.0f} GFLOP/s, {:.3f} GFLOP per token in the weights -> compute roofline {:.1f} tokens/s\n\n",
-               fma_peak, gflop_per_token, fma_peak / gflop_per_token);
+    fmt::print("{} {:.0f} GFLOP/s, {:.3f} GFLOP per token in the weights -> compute roofline {:.1f} tokens/s\n\n",
+               device.is_cpu() ? "FMA peak" : "matrix-product peak", fma_peak, gflop_per_token,
+               fma_peak / gflop_per_token);
     // "model": the whole step's throughput in weight GFLOP; "linear": the linear kernels alone, over
     // their calls of exactly `concurrency` tokens (the decode steps in which every request decodes).
     fmt::print("{:>11} {:>12} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>14}\n", "concurrency", "tokens/s",
@@ -335,6 +354,8 @@ int main(int argc, char** argv) {
                            {"linear_gflop_per_s", linear_gflops},  {"compute_fraction", linear_gflops / fma_peak}};
     }
     report["fma_peak_gflops"] = fma_peak;
+    report["device"] = device_name;
+    report["dtype"] = dtype;
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;

@@ -1,9 +1,12 @@
 #pragma once
-// The roofline probes the benchmarks run beside the engine: read bandwidth and FMA peak.
+// The roofline probes the benchmarks run beside the engine: read bandwidth and compute peak, on
+// the CPU (its streaming read and FMA probes) or on another device through libtorch's ops.
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -25,9 +28,9 @@ inline double probe_bandwidth_gbps() {
 }
 
 /// GFLOP of one decode step (per sequence) through weights of `weight_bytes` stored as
-/// `weight_dtype` ("bfloat16", or "auto" = float32 on the CPU): one multiply-add per weight.
+/// `weight_dtype` ("bfloat16", "float16", else float32): one multiply-add per weight.
 inline double gflop_per_step(int64_t weight_bytes, const std::string& weight_dtype) {
-  const double bytes_per_weight = weight_dtype == "bfloat16" ? 2.0 : 4.0;
+  const double bytes_per_weight = weight_dtype == "bfloat16" || weight_dtype == "float16" ? 2.0 : 4.0;
   return 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
 }
 
@@ -41,6 +44,41 @@ inline double probe_fma_peak_gflops(int threads) {
     gflops = measure_fma_peak_gflops();
   }).join();
   return gflops;
+}
+
+/// Best seconds per call of `work` (device work, queued) over `reps` calls, each timed through a
+/// scalar of its result copied back to the host, which waits for the device (ATen has no
+/// device-neutral synchronise). `calls` calls per timing amortise that copy.
+template <typename Work>
+double device_seconds_per_call(Work&& work, int reps, int calls) {
+  work().sum().template item<float>();  // warm-up: allocations, library handles
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    at::Tensor total = work().sum();
+    for (int c = 1; c < calls; ++c) total = total + work().sum();
+    total.template item<float>();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls);
+  }
+  return best;
+}
+
+/// Read bandwidth of a non-CPU device, measured as the CPU probe measures it: a float32 sum over a
+/// buffer far larger than any cache (1 GiB), best of 5.
+inline double probe_device_bandwidth_gbps(const at::Device& device) {
+  const at::Tensor x = at::ones({int64_t{1} << 28}, at::TensorOptions().dtype(at::kFloat).device(device));
+  const double seconds = device_seconds_per_call([&] { return x; }, 5, 10);
+  return static_cast<double>(x.numel() * 4) / seconds / 1e9;
+}
+
+/// A non-CPU device's practical compute peak: 8192-square matrix products in `dtype` through
+/// libtorch (cuBLAS on CUDA), best of 5.
+inline double probe_device_matmul_gflops(const at::Device& device, at::ScalarType dtype) {
+  const int64_t n = 8192;
+  const at::Tensor a = at::randn({n, n}, at::TensorOptions().dtype(dtype).device(device));
+  const at::Tensor b = at::randn({n, n}, at::TensorOptions().dtype(dtype).device(device));
+  const double seconds = device_seconds_per_call([&] { return at::matmul(a, b); }, 5, 4);
+  return 2.0 * static_cast<double>(n * n * n) / seconds / 1e9;
 }
 
 }  // namespace izwi::bench

@@ -35,6 +35,8 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
   EXPECT_GT(report.at("torch_tokens_per_s").get<double>(), 0.0);
   EXPECT_GT(report.at("fma_peak_gflops").get<double>(), 0.0);
+  EXPECT_EQ(report.at("device").get<std::string>(), "cpu");
+  EXPECT_EQ(report.at("dtype").get<std::string>(), "float32");
   const nlohmann::json& results = report.at("results");
   ASSERT_EQ(results.size(), 2u);
   for (size_t i = 0; i < results.size(); ++i) {
@@ -78,6 +80,15 @@ TEST(CliBench, BadArgumentsAreNamed) {
       testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --cpu-kernels sse");
   EXPECT_EQ(bad_variant.exit_code, 1);
   EXPECT_NE(bad_variant.err.find("cpu_kernels"), std::string::npos) << bad_variant.err;
+  // Checked before any probe or load: a device this libtorch lacks, a dtype the engine lacks.
+  const testing::CliRun no_gpu =
+      testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --device cuda");
+  EXPECT_EQ(no_gpu.exit_code, 1);
+  EXPECT_NE(no_gpu.err.find("device 'cuda'"), std::string::npos) << no_gpu.err;
+  const testing::CliRun bad_dtype =
+      testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + " --dtype f8");
+  EXPECT_EQ(bad_dtype.exit_code, 1);
+  EXPECT_NE(bad_dtype.err.find("dtype"), std::string::npos) << bad_dtype.err;
   const testing::CliRun no_model =
       testing::run_built("benchmarks/izwi-bench", "--model " + dir.path() + "/missing --concurrency 1");
   EXPECT_NE(no_model.exit_code, 0);
