@@ -12,8 +12,8 @@ DecoderLayer::DecoderLayer(WeightSource& source, const std::string& prefix, cons
 
 void DecoderLayer::operator()(at::Tensor& h, const RotaryEmbedding& rope, LayerCache& cache,
                               const ForwardContext& ctx) const {
-  h.add_(attention_(input_norm_(h, ctx), rope, cache, ctx));
-  h.add_(mlp_(post_attention_norm_(h, ctx), ctx));
+  const at::Tensor attended = attention_(input_norm_(h, ctx), rope, cache, ctx);
+  h.add_(mlp_(post_attention_norm_.add_and_norm(h, attended, ctx), ctx));
 }
 
 }  // namespace izwi

@@ -12,4 +12,8 @@ at::Tensor RMSNorm::operator()(const at::Tensor& x, const ForwardContext& ctx) c
   return ops::rms_norm(ctx.backend, x, weight, eps);
 }
 
+at::Tensor RMSNorm::add_and_norm(at::Tensor& residual, const at::Tensor& x, const ForwardContext& ctx) const {
+  return ops::add_rms_norm(ctx.backend, residual, x, weight, eps);
+}
+
 }  // namespace izwi

@@ -16,6 +16,8 @@ struct RMSNorm {
 
   static RMSNorm load(WeightSource& source, const std::string& name, int64_t dim, double eps);
   at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
+  /// residual += x, then the norm of the sum (one kernel where the backend fuses them).
+  at::Tensor add_and_norm(at::Tensor& residual, const at::Tensor& x, const ForwardContext& ctx) const;
 };
 
 }  // namespace izwi

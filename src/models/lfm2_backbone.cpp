@@ -131,9 +131,9 @@ at::Tensor Lfm2Backbone::forward(at::Tensor h, const ForwardContext& ctx, CacheB
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layer = layers_[i];
     const at::Tensor normed = layer.operator_norm(h, ctx);
-    h.add_(layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
-                           : (*layer.conv)(normed, cache.layer(i), ctx));
-    h.add_(layer.feed_forward(layer.ffn_norm(h, ctx), ctx));
+    const at::Tensor mixed = layer.attention ? (*layer.attention)(normed, *rope_, cache.layer(i), ctx)
+                                             : (*layer.conv)(normed, cache.layer(i), ctx);
+    h.add_(layer.feed_forward(layer.ffn_norm.add_and_norm(h, mixed, ctx), ctx));
   }
   return final_norm_(h, ctx);
 }

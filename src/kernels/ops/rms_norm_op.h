@@ -11,4 +11,10 @@ namespace izwi::ops {
 /// fused kernel for float32 x and weight on their device; otherwise libtorch ops.
 at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor& weight, double eps);
 
+/// The residual add of a layer's first half fused with the norm of its second: residual += x (in
+/// place), then rms_norm of the sum. Cuda: one kernel for float32 tensors; otherwise the add, then
+/// rms_norm's dispatch.
+at::Tensor add_rms_norm(KernelBackend backend, at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
+                        double eps);
+
 }  // namespace izwi::ops
