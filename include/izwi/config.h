@@ -73,9 +73,9 @@ struct IZWI_API EngineConfig {
   /// power-of-two batch size, and replayed; false runs every step op by op.
   bool use_cuda_graphs = true;
   /// Keep the memory each step frees for the next one instead of handing it back to the kernel
-  /// (glibc's malloc, process-wide; no effect elsewhere): a step's large temporaries are otherwise
-  /// mapped and zeroed afresh whenever glibc's adaptive threshold lets them (docs/architecture.md).
-  /// The process then keeps its high-water mark of heap memory.
+  /// (process-wide: glibc's malloc thresholds, and libtorch's CPU allocator wrapped to keep blocks
+  /// over 32 MiB, up to 512 MiB of them): a step's large temporaries are otherwise mapped and
+  /// zeroed afresh (docs/architecture.md). The process then keeps its high-water mark of memory.
   bool retain_freed_memory = true;
   /// Scan every weight tensor for NaN and Inf at load and refuse the model naming the first one
   /// that holds any (InvalidFormat). Off by default: it reads all the weights once more.
