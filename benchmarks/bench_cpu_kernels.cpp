@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
+#include "sampling/sampler.h"
 
 namespace {
 
@@ -272,6 +274,25 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * seqs * context * kv_heads * head_dim * 2 * 4);
 }
 
+// One row of logits over Qwen3's 151,936 ids (normal, standard deviation 4: a few ids carry most of
+// the mass) through the host sampler: greedy (0), temperature 0.7 (1), with top-p 0.9 (2), with
+// top-k 50 (3). Each iteration restores the logits first (the sampler scales them in place).
+void BM_SampleRow(benchmark::State& state) {
+  constexpr int32_t kVocab = 151936;
+  const at::Tensor pristine = at::randn({kVocab}) * 4;
+  std::vector<float> logits(kVocab);
+  izwi::Sampler sampler;
+  izwi::SamplingState s;
+  s.temperature = state.range(0) == 0 ? 0.0f : 0.7f;
+  s.top_p = state.range(0) == 2 ? 0.9f : 1.0f;
+  s.top_k = state.range(0) == 3 ? 50 : 0;
+  s.reseed(1);
+  for (auto _ : state) {
+    std::copy_n(pristine.data_ptr<float>(), kVocab, logits.data());
+    benchmark::DoNotOptimize(sampler.sample(logits.data(), kVocab, s));
+  }
+}
+
 }  // namespace
 
 BENCHMARK(BM_Linear)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); })->UseRealTime();
@@ -303,6 +324,7 @@ BENCHMARK(BM_CodePredictorProducts)
 BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
+BENCHMARK(BM_SampleRow)->DenseRange(0, 3)->UseRealTime();
 BENCHMARK(BM_ForkJoin)->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();

@@ -1,23 +1,55 @@
 #include "sampling/sampler.h"
 
+// GCC 12 warns inside its own AVX-512 headers (GCC bug 105593) where the vector maximum is
+// inlined; the pragma must precede the first include of immintrin.h.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <numeric>
 
 #include "common/check.h"
+#include "kernels/cpu/simd.h"
 #include "sampling/device_sampler.h"  // defined in CUDA builds only; here for ~Sampler
 
 namespace izwi {
 
 namespace {
 
+// The largest of n logits, NaN skipped (-inf when there is none).
+float block_maximum(const float* logits, int32_t n) {
+  float best = -std::numeric_limits<float>::infinity();
+  int32_t i = 0;
+#if IZWI_SIMD_LANES > 0
+  simd::Vec acc = simd::broadcast(best);
+  for (; i + simd::kLanes <= n; i += simd::kLanes) acc = simd::max(simd::load(logits + i), acc);  // keeps acc on NaN
+  float lanes[simd::kLanes];
+  simd::store(lanes, acc);
+  for (float v : lanes) best = std::max(best, v);
+#endif
+  for (; i < n; ++i) {
+    if (logits[i] > best) best = logits[i];
+  }
+  return best;
+}
+
 int32_t argmax(const float* logits, int32_t vocab) {
-  // First maximum wins, as torch.argmax does.
+  // First maximum wins, as torch.argmax does. Blocks whose vector maximum is not above the best so
+  // far are skipped; the others are scanned in order: the same index as one scan of all the ids,
+  // at vector speed (greedy decoding takes the argmax of every row of a step).
+  constexpr int32_t kBlock = 1024;
   int32_t best = 0;
-  for (int32_t i = 1; i < vocab; ++i) {
-    if (logits[i] > logits[best]) best = i;
+  for (int32_t b = 0; b < vocab; b += kBlock) {
+    const int32_t end = std::min(vocab, b + kBlock);
+    if (!(block_maximum(logits + b, end - b) > logits[best])) continue;
+    for (int32_t i = b; i < end; ++i) {
+      if (logits[i] > logits[best]) best = i;
+    }
   }
   return best;
 }
@@ -92,52 +124,81 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
 
   for (int32_t i = 0; i < vocab; ++i) logits[i] /= s.temperature;
 
-  // Candidates sorted by logit, descending; top-k and top-p shrink the prefix that is kept.
+  probs_.resize(static_cast<size_t>(vocab));
   order_.resize(static_cast<size_t>(vocab));
-  std::iota(order_.begin(), order_.end(), 0);
-  auto by_logit = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  int32_t keep = vocab;
-  if (s.top_k > 0 && s.top_k < vocab) {
-    std::nth_element(order_.begin(), order_.begin() + (s.top_k - 1), order_.end(), by_logit);
-    // Logits equal to the k-th stay too: top-k removes only those below it, as transformers'
-    // TopKLogitsWarper and liquid-audio do (ties are common with bf16 logits).
-    const float kth = logits[order_[static_cast<size_t>(s.top_k - 1)]];
-    keep = static_cast<int32_t>(
-        std::partition(order_.begin() + s.top_k, order_.end(), [logits, kth](int32_t i) { return logits[i] >= kth; }) -
-        order_.begin());
+  const bool top_k = s.top_k > 0 && s.top_k < vocab, top_p = s.top_p < 1.0f;
+  if (!top_k && !top_p) {
+    // Temperature alone keeps every id: the draw walks them as they lie, with no sort.
+    const float max_logit = block_maximum(logits, vocab);
+    double total = 0;
+    for (int32_t i = 0; i < vocab; ++i) total += probs_[i] = std::exp(logits[i] - max_logit);
+    std::iota(order_.begin(), order_.end(), 0);
+    return draw(order_.data(), vocab, total, s);
   }
-  std::sort(order_.begin(), order_.begin() + keep, by_logit);
 
-  const float max_logit = logits[order_[0]];
-  probs_.resize(static_cast<size_t>(keep));
-  double total = 0;
-  for (int32_t i = 0; i < keep; ++i) {
-    probs_[i] = std::exp(logits[order_[i]] - max_logit);
-    total += probs_[i];
-  }
-  if (s.top_p < 1.0f) {
-    // Smallest prefix whose mass reaches top_p (always at least one token).
+  // Otherwise the draw walks the candidates by logit, descending (ties by id); top-k keeps the
+  // first k (and the ids tied with the k-th, as transformers' TopKLogitsWarper and liquid-audio
+  // do: ties are common with bf16 logits), top-p the shortest prefix reaching its mass (at least
+  // one id). best(n) puts the ids whose logit is at least the n-th largest into order_, sorted,
+  // and returns how many: a prefix of the walk, found by selecting on the values rather than
+  // sorting every id (a full sort of a 152K vocabulary takes milliseconds).
+  auto by_logit = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  const auto best = [&](int32_t n) {
+    values_.assign(logits, logits + vocab);
+    std::nth_element(values_.begin(), values_.begin() + (n - 1), values_.end(), std::greater<float>());
+    const float threshold = values_[static_cast<size_t>(n - 1)];
+    int32_t count = 0;
+    for (int32_t i = 0; i < vocab; ++i) {
+      if (logits[i] >= threshold) order_[static_cast<size_t>(count++)] = i;
+    }
+    std::sort(order_.begin(), order_.begin() + count, by_logit);
+    return count;
+  };
+  const auto nucleus = [&](int32_t count, double total) {
     double mass = 0;
-    int32_t cut = keep;
-    for (int32_t i = 0; i < keep; ++i) {
-      mass += probs_[i] / total;
-      if (mass >= s.top_p) {
-        cut = i + 1;
+    for (int32_t i = 0; i < count; ++i) {
+      mass += probs_[order_[i]] / total;
+      if (mass >= s.top_p) return i + 1;
+    }
+    return 0;
+  };
+  int32_t keep = 0;
+  if (top_k) {
+    const int32_t pool = best(s.top_k);
+    const float max_logit = logits[order_[0]];
+    double total = 0;
+    for (int32_t i = 0; i < pool; ++i) total += probs_[order_[i]] = std::exp(logits[order_[i]] - max_logit);
+    keep = top_p ? nucleus(pool, total) : pool;
+    if (keep == 0) keep = pool;
+  } else {
+    // Top-p over the whole vocabulary: the best 256 first, eight times as many until they reach
+    // the mass.
+    const float max_logit = block_maximum(logits, vocab);
+    double total = 0;
+    for (int32_t i = 0; i < vocab; ++i) total += probs_[i] = std::exp(logits[i] - max_logit);
+    for (int32_t n = std::min(vocab, 256);; n = static_cast<int32_t>(std::min<int64_t>(vocab, n * int64_t{8}))) {
+      const int32_t count = best(n);
+      keep = nucleus(count, total);
+      if (keep > 0) break;
+      if (n == vocab) {
+        keep = count;
         break;
       }
     }
-    keep = cut;
-    total = 0;
-    for (int32_t i = 0; i < keep; ++i) total += probs_[i];
   }
+  double kept = 0;
+  for (int32_t i = 0; i < keep; ++i) kept += probs_[order_[i]];
+  return draw(order_.data(), keep, kept, s);
+}
 
+int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, SamplingState& s) const {
   std::uniform_real_distribution<double> uniform(0.0, total);
   double target = uniform(s.rng);
-  for (int32_t i = 0; i < keep; ++i) {
-    target -= probs_[i];
-    if (target < 0) return order_[i];
+  for (int32_t i = 0; i < count; ++i) {
+    target -= probs_[ids[i]];
+    if (target < 0) return ids[i];
   }
-  return order_[keep - 1];
+  return ids[count - 1];
 }
 
 }  // namespace izwi

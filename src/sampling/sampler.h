@@ -34,10 +34,13 @@ class Sampler {
 
  private:
   void apply_repetition_penalty(float* logits, int32_t vocab_size, const SamplingState& state);
+  /// A draw among ids[0, count) with probabilities probs_[id] summing to `total`, walked in order.
+  int32_t draw(const int32_t* ids, int32_t count, double total, SamplingState& state) const;
 
   // Scratch reused across calls.
   std::vector<int32_t> order_;
-  std::vector<float> probs_;
+  std::vector<float> probs_;   ///< by id
+  std::vector<float> values_;  ///< a copy of the logits to select on
   std::vector<uint8_t> seen_;
   std::unique_ptr<DeviceSampler> device_;  ///< Created on the first device call (CUDA builds).
 };

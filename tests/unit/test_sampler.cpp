@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
+#include <vector>
 
 #include "izwi/errors.h"
 #include "sampling/sampler.h"
@@ -16,6 +20,30 @@ TEST(Sampler, GreedyTakesTheFirstMaximum) {
   std::vector<float> logits = {0.1f, 2.0f, 2.0f, -1.0f};
   SamplingState s = greedy();
   EXPECT_EQ(sampler.sample(logits.data(), 4, s), 1);
+}
+
+// Greedy over a vocabulary of many vector blocks: the first maximum, NaN skipped, as one scan.
+TEST(Sampler, GreedyOverALargeVocabularyTakesTheFirstMaximum) {
+  Sampler sampler;
+  SamplingState s = greedy();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<float> logits(5003);
+    for (float& l : logits) l = normal(rng);
+    logits[static_cast<size_t>(trial * 97)] = std::nanf("");
+    int32_t expected = 0;
+    for (int32_t i = 1; i < 5003; ++i) {
+      if (logits[static_cast<size_t>(i)] > logits[static_cast<size_t>(expected)]) expected = i;
+    }
+    EXPECT_EQ(sampler.sample(logits.data(), 5003, s), expected) << "trial " << trial;
+  }
+  std::vector<float> tied(5003, -1.0f);
+  tied[3100] = tied[4500] = 10.0f;
+  tied[3099] = std::nanf("");
+  EXPECT_EQ(sampler.sample(tied.data(), 5003, s), 3100);
+  std::vector<float> first(5003, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(sampler.sample(first.data(), 5003, s), 0);
 }
 
 TEST(Sampler, MinTokensSuppressesEosAndStopIds) {
@@ -134,6 +162,39 @@ TEST(Sampler, TopPKeepsTheSmallestPrefixReachingTheMass) {
   }
   EXPECT_GT(counts[1], 0);
   EXPECT_EQ(counts[2] + counts[3], 0);
+}
+
+// Top-p over a vocabulary whose nucleus is wider than the first sorted batch of candidates: the
+// kept set is exactly the shortest prefix by logit that reaches the mass, as a full sort gives.
+TEST(Sampler, TopPOverALargeVocabularyKeepsExactlyTheNucleus) {
+  constexpr int32_t kVocab = 3000;
+  std::vector<float> base(kVocab);
+  // Rank r (probability proportional to exp(-0.002 r)) at a scattered id; 60% of the mass is in
+  // the best ~456.
+  for (int32_t r = 0; r < kVocab; ++r) base[static_cast<size_t>(r * 7919 % kVocab)] = -0.002f * static_cast<float>(r);
+  std::vector<int32_t> by_rank(kVocab);
+  for (int32_t r = 0; r < kVocab; ++r) by_rank[static_cast<size_t>(r)] = r * 7919 % kVocab;
+  double total = 0;
+  for (float l : base) total += std::exp(static_cast<double>(l));
+  int32_t nucleus = 0;
+  for (double mass = 0; mass < 0.6 * total; ++nucleus) mass += std::exp(static_cast<double>(base[by_rank[nucleus]]));
+  ASSERT_GT(nucleus, 400);
+  std::vector<int32_t> rank_of(kVocab);
+  for (int32_t r = 0; r < kVocab; ++r) rank_of[static_cast<size_t>(by_rank[static_cast<size_t>(r)])] = r;
+
+  Sampler sampler;
+  SamplingState s;
+  s.temperature = 1.0f;
+  s.top_p = 0.6f;
+  s.reseed(5);
+  int32_t deepest = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<float> logits = base;
+    const int32_t rank = rank_of[static_cast<size_t>(sampler.sample(logits.data(), kVocab, s))];
+    ASSERT_LT(rank, nucleus);
+    deepest = std::max(deepest, rank);
+  }
+  EXPECT_GE(deepest, nucleus - 20);  // the whole nucleus is drawn from, past the first 256
 }
 
 TEST(Sampler, SampleRowsSamplesEachRowWithItsOwnState) {
