@@ -38,6 +38,25 @@ float block_maximum(const float* logits, int32_t n) {
   return best;
 }
 
+// probs[i] = e^(logits[i] - max_logit) for n ids (0 for -inf); returns their sum.
+double fill_probabilities(const float* logits, int32_t n, float max_logit, float* probs) {
+  int32_t i = 0;
+#if IZWI_SIMD_LANES > 0
+  const simd::Vec shift = simd::broadcast(max_logit);
+  for (; i + simd::kLanes <= n; i += simd::kLanes) {
+    simd::store(probs + i, simd::exp_or_zero(simd::sub(simd::load(logits + i), shift)));
+  }
+#endif
+  for (; i < n; ++i) probs[i] = std::exp(logits[i] - max_logit);
+  double sums[4] = {0, 0, 0, 0};  // independent sums: the adds' latency, not their count, bounds one
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int lane = 0; lane < 4; ++lane) sums[lane] += probs[i + lane];
+  }
+  for (; i < n; ++i) sums[0] += probs[i];
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
 int32_t argmax(const float* logits, int32_t vocab) {
   // First maximum wins, as torch.argmax does. Blocks whose vector maximum is not above the best so
   // far are skipped; the others are scanned in order: the same index as one scan of all the ids,
@@ -129,9 +148,7 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
   const bool top_k = s.top_k > 0 && s.top_k < vocab, top_p = s.top_p < 1.0f;
   if (!top_k && !top_p) {
     // Temperature alone keeps every id: the draw walks them as they lie, with no sort.
-    const float max_logit = block_maximum(logits, vocab);
-    double total = 0;
-    for (int32_t i = 0; i < vocab; ++i) total += probs_[i] = std::exp(logits[i] - max_logit);
+    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs_.data());
     std::iota(order_.begin(), order_.end(), 0);
     return draw(order_.data(), vocab, total, s);
   }
@@ -173,9 +190,7 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
   } else {
     // Top-p over the whole vocabulary: the best 256 first, eight times as many until they reach
     // the mass.
-    const float max_logit = block_maximum(logits, vocab);
-    double total = 0;
-    for (int32_t i = 0; i < vocab; ++i) total += probs_[i] = std::exp(logits[i] - max_logit);
+    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs_.data());
     for (int32_t n = std::min(vocab, 256);; n = static_cast<int32_t>(std::min<int64_t>(vocab, n * int64_t{8}))) {
       const int32_t count = best(n);
       keep = nucleus(count, total);
@@ -194,11 +209,14 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
 int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, SamplingState& s) const {
   std::uniform_real_distribution<double> uniform(0.0, total);
   double target = uniform(s.rng);
+  int32_t last = ids[0];
   for (int32_t i = 0; i < count; ++i) {
+    if (probs_[ids[i]] == 0.0f) continue;
     target -= probs_[ids[i]];
     if (target < 0) return ids[i];
+    last = ids[i];
   }
-  return ids[count - 1];
+  return last;  // rounding left target at or above 0: the last id that can be drawn, never a masked one
 }
 
 }  // namespace izwi

@@ -197,6 +197,27 @@ TEST(Sampler, TopPOverALargeVocabularyKeepsExactlyTheNucleus) {
   EXPECT_GE(deepest, nucleus - 20);  // the whole nucleus is drawn from, past the first 256
 }
 
+// Masked ids (-inf, e.g. suppressed ones) weigh exactly 0 in a draw over a large vocabulary,
+// whose probabilities come from the vector exp.
+TEST(Sampler, MaskedIdsAreNeverDrawn) {
+  constexpr int32_t kVocab = 5003;
+  std::vector<float> base(kVocab, -std::numeric_limits<float>::infinity());
+  base[7] = 0.0f;
+  base[4999] = 0.5f;
+  Sampler sampler;
+  SamplingState s;
+  s.temperature = 1.0f;
+  s.reseed(11);
+  std::map<int32_t, int> counts;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<float> logits = base;
+    ++counts[sampler.sample(logits.data(), kVocab, s)];
+  }
+  EXPECT_EQ(counts.size(), 2u);
+  EXPECT_GT(counts[7], 0);
+  EXPECT_GT(counts[4999], counts[7]);
+}
+
 TEST(Sampler, SampleRowsSamplesEachRowWithItsOwnState) {
   // Rows of a step in any dtype, each with its own controls and stream, as sample() one by one.
   const at::Tensor logits = at::randn({3, 50}, at::TensorOptions().dtype(at::kDouble).device(at::kCPU));

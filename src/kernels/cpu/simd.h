@@ -58,6 +58,10 @@ inline Vec fnmadd(Vec a, Vec b, Vec c) { return _mm512_fnmadd_ps(a, b, c); }
 inline Vec round_nearest(Vec v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 /// v * 2^n for whole numbers n in [-126, 127].
 inline Vec scale_pow2(Vec v, Vec n) { return _mm512_scalef_ps(v, n); }
+/// v where x >= limit, 0 elsewhere (and where x is NaN).
+inline Vec where_at_least(Vec v, Vec x, Vec limit) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, limit, _CMP_GE_OQ), v);
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 
@@ -98,6 +102,7 @@ inline Vec scale_pow2(Vec v, Vec n) {
   const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(v, _mm256_castsi256_ps(exponent));
 }
+inline Vec where_at_least(Vec v, Vec x, Vec limit) { return _mm256_and_ps(_mm256_cmp_ps(x, limit, _CMP_GE_OQ), v); }
 
 #else
 
@@ -124,6 +129,9 @@ inline Vec exp(Vec x) {
   p = fmadd(p, mul(r, r), add(r, broadcast(1.0f)));
   return scale_pow2(p, n);
 }
+
+/// e^x per lane as exp, but 0 below its clamp (e^-inf is 0, as a masked-out logit's weight must be).
+inline Vec exp_or_zero(Vec x) { return where_at_least(exp(x), x, broadcast(-87.3f)); }
 
 /// sin(y)^2 per lane, within a few ulp of libm's for |y| <= 65536 (past that, k * pi below stops
 /// being exact). sin^2 has period pi: y = k pi + r with |r| <= pi / 2 (pi in three parts, Cody and
