@@ -5,11 +5,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 namespace izwi {
+
+namespace detail {
+/// c10::Allocator, plus the plain-memcpy copy_data that libtorch 2.3 and later declare pure
+/// virtual (1.13, this project's Debian libtorch, has none).
+template <typename Base, typename = void>
+struct WithHostCopy : Base {};
+template <typename Base>
+struct WithHostCopy<Base, std::void_t<decltype(&Base::copy_data)>> : Base {
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+};
+}  // namespace detail
 
 /// Wraps c10's default CPU allocator. Blocks of at least kMinBytes are allocated here and, when
 /// freed, kept (up to cap_bytes in all, the oldest freed going first) for the next allocation they
@@ -18,7 +31,7 @@ namespace izwi {
 /// it when freed, so without this a step's logits for 64 sequences over a 152K vocabulary (39 MB)
 /// cost a page fault and the kernel's zeroing per 4 KiB page on every step (in a VM an exit to the
 /// hypervisor each). Implements the raw interface too (libtorch's kernels use it for scratch).
-class LargeBlockCache final : public c10::Allocator {
+class LargeBlockCache final : public detail::WithHostCopy<c10::Allocator> {
  public:
   static constexpr size_t kMinBytes = size_t{32} << 20;
 
