@@ -13,6 +13,7 @@
 
 #include "codec/causal_conv.h"
 #include "io/random_weights.h"
+#include "kernels/cpu/attention_inputs_cpu.h"
 #include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -243,15 +244,44 @@ void BM_SiluMul(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * tokens * width);
 }
 
+// The fused pass from qwen3-0.6b's QKV projection to its attention (per-head q/k norm, RoPE, K/V
+// writes) for `tokens` decode tokens whose slots are spread over a float32 pool of 1024 blocks
+// of 16, as in a 64-request decode step.
+void BM_AttentionInputs(benchmark::State& state) {
+  const int64_t tokens = state.range(0), heads = 16, kv_heads = 8, head_dim = 128, slots = 1024 * 16;
+  const at::Tensor qkv = at::randn({tokens, (heads + 2 * kv_heads) * head_dim});
+  const at::Tensor norm = at::rand({head_dim}), c = at::randn({4096, head_dim / 2}),
+                   s = at::randn({4096, head_dim / 2});
+  const at::Tensor positions = at::full({tokens}, 150, at::kLong);
+  const at::Tensor slot = at::arange(tokens, at::kLong) * (slots / tokens);
+  at::Tensor keys = at::zeros({slots, kv_heads, head_dim}), values = at::zeros_like(keys);
+  at::Tensor q = at::empty({tokens, heads, head_dim});
+  izwi::AttentionInputsParams params;
+  params.q_norm = norm.data_ptr<float>();
+  params.k_norm = norm.data_ptr<float>();
+  params.eps = 1e-6f;
+  params.positions = positions.data_ptr<int64_t>();
+  params.cos = c.data_ptr<float>();
+  params.sin = s.data_ptr<float>();
+  params.slots = slot.data_ptr<int64_t>();
+  const izwi::AttentionInputsShape shape{tokens, heads, kv_heads, head_dim, qkv.size(1)};
+  for (auto _ : state) {
+    izwi::attention_inputs_cpu(qkv.data_ptr<float>(), shape, params, q.data_ptr<float>(), keys.data_ptr<float>(),
+                               values.data_ptr<float>());
+  }
+  state.SetItemsProcessed(state.iterations() * tokens * (heads + 2 * kv_heads) * head_dim);
+}
+
 // Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
 // 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
-// 8, 128).
+// 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype).
 void BM_PagedAttentionDecode(benchmark::State& state) {
   const int64_t seqs = state.range(0), context = state.range(1);
-  const bool qwen = state.range(2) == 1;
+  const bool qwen = state.range(2) == 1, bf16 = state.range(3) == 1;
   const int64_t heads = qwen ? 16 : 12, kv_heads = qwen ? 8 : 4, head_dim = qwen ? 128 : 64, block = 16;
   const int64_t blocks_per_seq = (context + block - 1) / block;
-  const at::Tensor keys = at::randn({seqs * blocks_per_seq, block, kv_heads, head_dim});
+  const at::ScalarType pool_type = bf16 ? at::kBFloat16 : at::kFloat;
+  const at::Tensor keys = at::randn({seqs * blocks_per_seq, block, kv_heads, head_dim}).to(pool_type);
   const at::Tensor values = at::randn_like(keys);
   const at::Tensor q = at::randn({seqs, heads, head_dim});
   at::Tensor out = at::empty_like(q);
@@ -266,12 +296,20 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
     slice.block_table = &tables[s];
     slices.push_back(slice);
   }
+  const izwi::PagedAttentionShape shape{heads, kv_heads, head_dim, block};
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
   for (auto _ : state) {
-    izwi::paged_attention_cpu(q.data_ptr<float>(), keys.data_ptr<float>(), values.data_ptr<float>(),
-                              out.data_ptr<float>(), slices, {heads, kv_heads, head_dim, block},
-                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))));
+    if (bf16) {
+      izwi::paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(keys.data_ptr()),
+                                static_cast<const uint16_t*>(values.data_ptr()), out.data_ptr<float>(), slices, shape,
+                                scale);
+    } else {
+      izwi::paged_attention_cpu(q.data_ptr<float>(), keys.data_ptr<float>(), values.data_ptr<float>(),
+                                out.data_ptr<float>(), slices, shape, scale);
+    }
   }
-  state.SetBytesProcessed(state.iterations() * seqs * context * kv_heads * head_dim * 2 * 4);
+  state.SetBytesProcessed(state.iterations() * seqs * context * kv_heads * head_dim * 2 *
+                          static_cast<int64_t>(keys.element_size()));
 }
 
 // One row of logits over Qwen3's 151,936 ids (normal, standard deviation 4: a few ids carry most of
@@ -329,14 +367,18 @@ BENCHMARK(BM_ForkJoin)->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
+BENCHMARK(BM_AttentionInputs)->Arg(1)->Arg(16)->Arg(64)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)
-    ->Args({1, 256, 0})
-    ->Args({16, 256, 0})
-    ->Args({16, 1024, 0})
-    ->Args({64, 256, 0})
-    ->Args({1, 2048, 0})
-    ->Args({16, 160, 1})
-    ->Args({16, 1024, 1})
+    ->Args({1, 256, 0, 0})
+    ->Args({16, 256, 0, 0})
+    ->Args({16, 1024, 0, 0})
+    ->Args({64, 256, 0, 0})
+    ->Args({1, 2048, 0, 0})
+    ->Args({16, 160, 1, 0})
+    ->Args({16, 1024, 1, 0})
+    ->Args({16, 1024, 1, 1})
+    ->Args({64, 160, 1, 0})
+    ->Args({64, 160, 1, 1})
     ->UseRealTime();
 
 int main(int argc, char** argv) {

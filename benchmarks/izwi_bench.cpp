@@ -98,7 +98,7 @@ StepBreakdown step_breakdown(const izwi::StepProfile& parts) {
   b.step = ms(Op::Step);
   b.linear = ms(Op::Linear);
   b.attention = ms(Op::Attention);
-  b.other_ops = ms(Op::Norm) + ms(Op::Rope) + ms(Op::Activation) + ms(Op::ShortConv);
+  b.other_ops = ms(Op::Norm) + ms(Op::Rope) + ms(Op::AttentionInputs) + ms(Op::Activation) + ms(Op::ShortConv);
   b.rest_of_model = model - b.linear - b.attention - b.other_ops;
   b.engine = b.step - model;
   return b;

@@ -24,6 +24,8 @@ const char* profiled_op_name(ProfiledOp op) {
       return "norm";
     case ProfiledOp::Rope:
       return "rope";
+    case ProfiledOp::AttentionInputs:
+      return "attention_inputs";
     case ProfiledOp::Activation:
       return "activation";
     case ProfiledOp::ShortConv:

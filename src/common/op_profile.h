@@ -22,7 +22,8 @@ enum class ProfiledOp {
   Attention,  ///< paged attention
   Norm,       ///< RMSNorm
   Rope,
-  Activation,  ///< SiLU-mul
+  AttentionInputs,  ///< per-head norm, RoPE and K/V cache writes in one kernel (ops::attention_inputs)
+  Activation,       ///< SiLU-mul
   ShortConv,
   Forward,      ///< the model's forward pass over the step's tokens
   Sample,       ///< output head, sampling and any per-row secondary decoder (code predictor)

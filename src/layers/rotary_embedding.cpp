@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "kernels/ops/rope_op.h"
-
 namespace izwi {
 
 namespace {
@@ -29,21 +27,13 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int
   at::Tensor inv_freq = 1.0 / at::pow(at::scalar_tensor(config.theta, f32), exponents);
   if (config.type == "llama3") inv_freq = llama3_inv_freq(inv_freq, config);
   if (config.type == "linear") inv_freq = inv_freq / config.factor;
-  inv_freq_ = inv_freq.to(device);
-  dtype_ = dtype;
+  angles_.inv_freq = inv_freq.to(device);
+  angles_.dtype = dtype;
   if (max_positions > 0) {
     at::Tensor freqs = at::outer(at::arange(max_positions, f32), inv_freq);
-    cos_ = freqs.cos().to(device, dtype);
-    sin_ = freqs.sin().to(device, dtype);
+    angles_.cos = freqs.cos().to(device, dtype);
+    angles_.sin = freqs.sin().to(device, dtype);
   }
-}
-
-at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const ForwardContext& ctx) const {
-  return ops::rope(ctx.backend, x, ctx.positions, cos_, sin_, inv_freq_, dtype_);
-}
-
-at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& positions) const {
-  return ops::rope(KernelBackend::Torch, x, positions, cos_, sin_, inv_freq_, dtype_);
 }
 
 }  // namespace izwi

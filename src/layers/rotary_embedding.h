@@ -6,7 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "io/hf_config.h"
-#include "layers/step/forward_context.h"
+#include "kernels/ops/rope_op.h"
 
 namespace izwi {
 
@@ -17,18 +17,12 @@ class RotaryEmbedding {
   RotaryEmbedding(const RopeConfig& config, int64_t head_dim, int64_t max_positions, const at::Device& device,
                   at::ScalarType dtype);
 
-  /// Rotates x: [T, heads, head_dim]; row t is at position ctx.positions[t].
-  at::Tensor apply(const at::Tensor& x, const ForwardContext& ctx) const;
-  /// Same with explicit positions [T] (int64), through libtorch ops.
-  at::Tensor apply(const at::Tensor& x, const at::Tensor& positions) const;
-  /// The inverse frequencies (head_dim / 2), for tests.
-  const at::Tensor& inv_freq() const { return inv_freq_; }
+  /// The tables (cos / sin [max_positions, head_dim / 2]) or inverse frequencies, for the kernels
+  /// that rotate on the way (ops::attention_inputs).
+  const ops::RopeAngles& angles() const { return angles_; }
 
  private:
-  at::Tensor inv_freq_;
-  at::ScalarType dtype_;
-  at::Tensor cos_;  ///< [max_positions, head_dim / 2]
-  at::Tensor sin_;
+  ops::RopeAngles angles_;
 };
 
 }  // namespace izwi

@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "layers/paged_attention.h"
+#include "kernels/ops/paged_attention_op.h"
+#include "layers/rms_norm.h"
 
 namespace izwi {
 
@@ -13,28 +14,26 @@ SelfAttention::SelfAttention(WeightSource& source, const std::string& prefix, co
       Linear::load_stacked(source, {prefix + "." + spec.q_name, prefix + "." + spec.k_name, prefix + "." + spec.v_name},
                            {q_out, kv_out, kv_out}, spec.hidden_size, spec.qkv_bias);
   o_proj_ = Linear::load(source, prefix + "." + spec.o_name, spec.hidden_size, q_out, spec.output_bias);
+  heads_.heads = spec.num_heads;
+  heads_.kv_heads = spec.num_kv_heads;
+  heads_.head_dim = spec.head_dim;
   if (spec.qk_norm_eps) {
-    q_norm_ = RMSNorm::load(source, prefix + "." + spec.q_norm_name + ".weight", spec.head_dim, *spec.qk_norm_eps);
-    k_norm_ = RMSNorm::load(source, prefix + "." + spec.k_norm_name + ".weight", spec.head_dim, *spec.qk_norm_eps);
+    heads_.q_norm =
+        RMSNorm::load(source, prefix + "." + spec.q_norm_name + ".weight", spec.head_dim, *spec.qk_norm_eps).weight;
+    heads_.k_norm =
+        RMSNorm::load(source, prefix + "." + spec.k_norm_name + ".weight", spec.head_dim, *spec.qk_norm_eps).weight;
+    heads_.norm_eps = *spec.qk_norm_eps;
   }
 }
 
 at::Tensor SelfAttention::operator()(const at::Tensor& x, const RotaryEmbedding& rope, LayerCache& cache,
                                      const ForwardContext& ctx) const {
-  const int64_t T = x.size(0), q_out = spec_.num_heads * spec_.head_dim, kv_out = spec_.num_kv_heads * spec_.head_dim;
-  const at::Tensor qkv = qkv_proj_(x, ctx);
-  at::Tensor q = qkv.narrow(1, 0, q_out).view({T, spec_.num_heads, spec_.head_dim});
-  at::Tensor k = qkv.narrow(1, q_out, kv_out).view({T, spec_.num_kv_heads, spec_.head_dim});
-  at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({T, spec_.num_kv_heads, spec_.head_dim});
-  if (q_norm_) {
-    q = (*q_norm_)(q, ctx);
-    k = (*k_norm_)(k, ctx);
-  }
-  q = rope.apply(q, ctx);
-  k = rope.apply(k, ctx);
-  at::Tensor attn =
-      paged_attention(q, k, v, cache, ctx, 1.0 / std::sqrt(static_cast<double>(spec_.head_dim)), spec_.sliding_window);
-  return o_proj_(attn.reshape({T, q_out}), ctx);
+  const at::Tensor q = ops::attention_inputs(ctx.backend, qkv_proj_(x, ctx), heads_, rope.angles(), ctx.positions,
+                                             ctx.slot_mapping, cache.key, cache.value);
+  const at::Tensor attended =
+      ops::paged_attention(ctx.backend, q, cache.key, cache.value, ctx.seqs, ctx.device_seqs, ctx.block_size,
+                           1.0 / std::sqrt(static_cast<double>(spec_.head_dim)), spec_.sliding_window);
+  return o_proj_(attended.reshape({x.size(0), spec_.num_heads * spec_.head_dim}), ctx);
 }
 
 LayerCacheSpec SelfAttention::cache_spec() const {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "io/weight_source.h"
+#include "kernels/ops/attention_inputs_op.h"
 #include "layers/linear.h"
-#include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
 #include "layers/step/cache_buffers.h"
 #include "layers/step/forward_context.h"
@@ -43,8 +43,8 @@ class SelfAttention {
 
  private:
   SelfAttentionSpec spec_;
-  Linear qkv_proj_, o_proj_;  ///< q, k and v stacked into one matrix
-  std::optional<RMSNorm> q_norm_, k_norm_;
+  Linear qkv_proj_, o_proj_;   ///< q, k and v stacked into one matrix
+  ops::AttentionHeads heads_;  ///< with the per-head q/k norm weights where the checkpoint has them
 };
 
 }  // namespace izwi

@@ -198,13 +198,6 @@ template <int... I>
 constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_sequence<int, I...>) {
   return {{&tile_kernel_dot<I + 1>...}};
 }
-
-// float32 -> bf16, rounding to nearest even (NaN stays NaN: its high bits are kept).
-inline uint32_t to_bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
-}
 #endif
 
 int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
@@ -227,8 +220,8 @@ void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat 
         const float* low = first + offset(k);
         const float* high = k + 1 < in ? first + offset(k + 1) : nullptr;
         for (int64_t t = 0; t < n; ++t) {
-          const uint32_t high_bits = high != nullptr ? to_bf16(high[t * x.token_stride]) : 0u;
-          dst[(k / 2) * n + t] = to_bf16(low[t * x.token_stride]) | (high_bits << 16);
+          const uint32_t high_bits = high != nullptr ? float_to_bf16(high[t * x.token_stride]) : 0u;
+          dst[(k / 2) * n + t] = float_to_bf16(low[t * x.token_stride]) | (high_bits << 16);
         }
       }
       continue;

@@ -10,16 +10,7 @@ void rope_cpu(float* x, const int64_t* positions, const float* cos_table, const 
   at::parallel_for(0, tokens * heads, 256, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t pos = positions[row / heads];
-      const float* c = cos_table + pos * half;
-      const float* s = sin_table + pos * half;
-      float* x1 = x + row * head_dim;
-      float* x2 = x1 + half;
-#pragma omp simd
-      for (int64_t i = 0; i < half; ++i) {
-        const float a = x1[i], b = x2[i];
-        x1[i] = a * c[i] - b * s[i];
-        x2[i] = b * c[i] + a * s[i];
-      }
+      rope_row(x + row * head_dim, cos_table + pos * half, sin_table + pos * half, half);
     }
   });
 }

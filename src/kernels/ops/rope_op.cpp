@@ -9,10 +9,10 @@
 
 namespace izwi::ops {
 
-at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const at::Tensor& cos,
-                const at::Tensor& sin, const at::Tensor& inv_freq, at::ScalarType dtype) {
+at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles) {
   const OpTimer timer(ProfiledOp::Rope, x.size(0));
-  const bool tables = cos.defined() && cos.scalar_type() == at::kFloat;
+  const at::Tensor &cos = angles.cos, &sin = angles.sin, &inv_freq = angles.inv_freq;
+  const bool tables = angles.float32_tables();
   if (backend == KernelBackend::Cpu && tables && x.scalar_type() == at::kFloat && x.is_cpu()) {
     at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
     rope_cpu(y.data_ptr<float>(), positions.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(),
@@ -41,8 +41,8 @@ at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& po
     s = sin.index_select(0, positions).unsqueeze(1);
   } else {
     const at::Tensor freqs = at::outer(positions.to(at::kFloat), inv_freq);
-    c = freqs.cos().to(dtype).unsqueeze(1);
-    s = freqs.sin().to(dtype).unsqueeze(1);
+    c = freqs.cos().to(angles.dtype).unsqueeze(1);
+    s = freqs.sin().to(angles.dtype).unsqueeze(1);
   }
   const at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
   return at::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);

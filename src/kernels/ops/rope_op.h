@@ -8,12 +8,21 @@
 
 namespace izwi::ops {
 
+/// A rotary embedding's angles: the tables cos / sin [max_positions, head_dim / 2] when they are
+/// defined, else inv_freq [head_dim / 2] (float32), the angles then cast to `dtype` as the tables
+/// would be.
+struct RopeAngles {
+  at::Tensor cos;
+  at::Tensor sin;
+  at::Tensor inv_freq;
+  at::ScalarType dtype = at::kFloat;
+  /// Whether the float32 tables are there (what the fused kernels read).
+  bool float32_tables() const { return cos.defined() && cos.scalar_type() == at::kFloat; }
+};
+
 /// x [T, heads, head_dim] rotated by the angles of `positions` [T] (int64), into a new tensor.
-/// Angles come from the tables cos / sin [max_positions, head_dim / 2] when they are defined,
-/// else from inv_freq [head_dim / 2] (float32) and are cast to `dtype` as the tables would be.
 /// Cpu and Cuda: one in-place pass over a copy for float32 x and tables (Cuda also from
 /// inv_freq); otherwise libtorch ops.
-at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const at::Tensor& cos,
-                const at::Tensor& sin, const at::Tensor& inv_freq, at::ScalarType dtype);
+at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles);
 
 }  // namespace izwi::ops
