@@ -45,12 +45,14 @@ if ! printf '#include <%s>\n' "$macros" | c++ -E -x c++ "${torch_includes[@]}" -
   echo '#define C10_CUDA_BUILD_SHARED_LIBS' >"$out/shim/$macros"
   torch_includes+=(-isystem "$out/shim")
 fi
-# Every engine source with a CUDA branch: the op dispatch points, the step staging, device sampling.
+# Every engine source with a CUDA branch: the op dispatch points, the step staging, device sampling;
+# with -fopenmp, as the project compiles every source (the CPU kernels' inline row functions use
+# OpenMP's simd pragmas).
 mapfile -t cuda_branches < <(grep -rl --include='*.cpp' 'IZWI_WITH_CUDA' "$root/src" | sort)
 [ "${#cuda_branches[@]}" -gt 0 ] || { echo "no source under src/ has an IZWI_WITH_CUDA branch" >&2; exit 1; }
 for source in "${cuda_branches[@]}"; do
   echo "c++ -DIZWI_WITH_CUDA=1 -c $(basename "$source")"
-  c++ -c -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=1 -DIZWI_WITH_CUDA=1 \
+  c++ -c -std=c++17 -fopenmp -Wall -Wextra -Werror -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=1 -DIZWI_WITH_CUDA=1 \
     -I"$root/include" -I"$root/src" "${torch_includes[@]}" "${cuda_includes[@]}" "$source" -o "$out/$(basename "$source").o"
 done
 echo "cuda_kernels_compile: ${#cuda_branches[@]} engine sources compile with IZWI_WITH_CUDA"
