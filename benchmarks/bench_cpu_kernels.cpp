@@ -272,6 +272,26 @@ void BM_AttentionInputs(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * tokens * (heads + 2 * kv_heads) * head_dim);
 }
 
+// A 64-request step's rows of Qwen3 logits through the sampling dispatch point, greedy (0) or at
+// temperature 0.7 (1): the rows spread over the threads. Each iteration restores the logits.
+void BM_SampleRows(benchmark::State& state) {
+  constexpr int64_t kRows = 64, kVocab = 151936;
+  const at::Tensor pristine = at::randn({kRows, kVocab}) * 4;
+  at::Tensor logits = at::empty_like(pristine);
+  std::vector<izwi::SamplingState> states(kRows);
+  std::vector<izwi::SamplingState*> rows;
+  for (int64_t r = 0; r < kRows; ++r) {
+    states[r].temperature = state.range(0) == 0 ? 0.0f : 0.7f;
+    states[r].reseed(static_cast<uint64_t>(r));
+    rows.push_back(&states[r]);
+  }
+  izwi::Sampler sampler;
+  for (auto _ : state) {
+    logits.copy_(pristine);
+    benchmark::DoNotOptimize(sampler.sample_rows(logits, rows, izwi::KernelBackend::Cpu));
+  }
+}
+
 // Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
 // 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
 // 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype).
@@ -363,6 +383,7 @@ BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
 BENCHMARK(BM_SampleRow)->DenseRange(0, 3)->UseRealTime();
+BENCHMARK(BM_SampleRows)->DenseRange(0, 1)->UseRealTime();
 BENCHMARK(BM_ForkJoin)->UseRealTime();
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();

@@ -6,6 +6,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -75,7 +77,7 @@ int32_t argmax(const float* logits, int32_t vocab) {
 
 }  // namespace
 
-Sampler::Sampler() = default;
+Sampler::Sampler() : scratch_(1) {}
 Sampler::~Sampler() = default;
 
 std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
@@ -91,33 +93,54 @@ std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::v
 #endif
   const at::Tensor host = logits.to(at::kCPU, at::kFloat).contiguous();
   const int32_t vocab = static_cast<int32_t>(host.size(1));
+  float* rows = host.data_ptr<float>();
   std::vector<int32_t> ids(states.size());
-  for (size_t r = 0; r < states.size(); ++r) {
-    ids[r] = sample(host[static_cast<int64_t>(r)].data_ptr<float>(), vocab, *states[r]);
+  // Rows are independent (each draws from its own state's generator), so the threads take them in
+  // turn, each with its own scratch: at 64 requests and a temperature, 64 whole-vocabulary draws
+  // per step. A state given for two rows keeps them on one thread, in order.
+  std::vector<SamplingState*> distinct(states);
+  std::sort(distinct.begin(), distinct.end());
+  const bool parallel = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
+  scratch_.resize(std::max(scratch_.size(), static_cast<size_t>(at::get_num_threads())));
+  const auto sample_range = [&](int64_t begin, int64_t end) {
+    Scratch& scratch = scratch_[parallel ? static_cast<size_t>(at::get_thread_num()) : 0];
+    for (int64_t r = begin; r < end; ++r) ids[r] = sample_with(rows + r * vocab, vocab, *states[r], scratch);
+  };
+  if (parallel) {
+    at::parallel_for(0, static_cast<int64_t>(states.size()), 1, sample_range);
+  } else {
+    sample_range(0, static_cast<int64_t>(states.size()));
   }
   return ids;
 }
 
-void Sampler::apply_repetition_penalty(float* logits, int32_t vocab, const SamplingState& s) {
+int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& state) {
+  return sample_with(logits, vocab, state, scratch_[0]);
+}
+
+void Sampler::apply_repetition_penalty(float* logits, int32_t vocab, const SamplingState& s, Scratch& scratch) {
+  std::vector<uint8_t>& seen = scratch.seen;
   if (s.repetition_penalty == 1.0f || s.history == nullptr) return;
   // Each distinct id is penalised once, as HF's gather/scatter does.
-  seen_.resize(static_cast<size_t>(vocab), 0);
+  seen.resize(static_cast<size_t>(vocab), 0);
   const auto begin = s.history->begin() + static_cast<std::ptrdiff_t>(std::min(s.history_begin, s.history->size()));
   for (auto it = begin; it != s.history->end(); ++it) {
     const int32_t id = *it;
-    if (id < 0 || id >= vocab || seen_[id]) continue;
-    seen_[id] = 1;
+    if (id < 0 || id >= vocab || seen[id]) continue;
+    seen[id] = 1;
     float& l = logits[id];
     l = l < 0 ? l * s.repetition_penalty : l / s.repetition_penalty;
   }
   for (auto it = begin; it != s.history->end(); ++it) {
-    if (*it >= 0 && *it < vocab) seen_[*it] = 0;
+    if (*it >= 0 && *it < vocab) seen[*it] = 0;
   }
 }
 
-int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
+int32_t Sampler::sample_with(float* logits, int32_t vocab, SamplingState& s, Scratch& scratch) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  apply_repetition_penalty(logits, vocab, s);
+  apply_repetition_penalty(logits, vocab, s, scratch);
+  std::vector<int32_t>& order = scratch.order;
+  std::vector<float>& probs = scratch.probs;
   for (int32_t id : s.suppressed) {
     if (id >= 0 && id < vocab) logits[id] = kNegInf;
   }
@@ -143,38 +166,39 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
 
   for (int32_t i = 0; i < vocab; ++i) logits[i] /= s.temperature;
 
-  probs_.resize(static_cast<size_t>(vocab));
-  order_.resize(static_cast<size_t>(vocab));
+  probs.resize(static_cast<size_t>(vocab));
+  order.resize(static_cast<size_t>(vocab));
   const bool top_k = s.top_k > 0 && s.top_k < vocab, top_p = s.top_p < 1.0f;
   if (!top_k && !top_p) {
     // Temperature alone keeps every id: the draw walks them as they lie, with no sort.
-    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs_.data());
-    std::iota(order_.begin(), order_.end(), 0);
-    return draw(order_.data(), vocab, total, s);
+    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs.data());
+    std::iota(order.begin(), order.end(), 0);
+    return draw(order.data(), vocab, total, s, scratch);
   }
 
   // Otherwise the draw walks the candidates by logit, descending (ties by id); top-k keeps the
   // first k (and the ids tied with the k-th, as transformers' TopKLogitsWarper and liquid-audio
   // do: ties are common with bf16 logits), top-p the shortest prefix reaching its mass (at least
-  // one id). best(n) puts the ids whose logit is at least the n-th largest into order_, sorted,
+  // one id). best(n) puts the ids whose logit is at least the n-th largest into order, sorted,
   // and returns how many: a prefix of the walk, found by selecting on the values rather than
   // sorting every id (a full sort of a 152K vocabulary takes milliseconds).
   auto by_logit = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   const auto best = [&](int32_t n) {
-    values_.assign(logits, logits + vocab);
-    std::nth_element(values_.begin(), values_.begin() + (n - 1), values_.end(), std::greater<float>());
-    const float threshold = values_[static_cast<size_t>(n - 1)];
+    scratch.values.assign(logits, logits + vocab);
+    std::nth_element(scratch.values.begin(), scratch.values.begin() + (n - 1), scratch.values.end(),
+                     std::greater<float>());
+    const float threshold = scratch.values[static_cast<size_t>(n - 1)];
     int32_t count = 0;
     for (int32_t i = 0; i < vocab; ++i) {
-      if (logits[i] >= threshold) order_[static_cast<size_t>(count++)] = i;
+      if (logits[i] >= threshold) order[static_cast<size_t>(count++)] = i;
     }
-    std::sort(order_.begin(), order_.begin() + count, by_logit);
+    std::sort(order.begin(), order.begin() + count, by_logit);
     return count;
   };
   const auto nucleus = [&](int32_t count, double total) {
     double mass = 0;
     for (int32_t i = 0; i < count; ++i) {
-      mass += probs_[order_[i]] / total;
+      mass += probs[order[i]] / total;
       if (mass >= s.top_p) return i + 1;
     }
     return 0;
@@ -182,15 +206,15 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
   int32_t keep = 0;
   if (top_k) {
     const int32_t pool = best(s.top_k);
-    const float max_logit = logits[order_[0]];
+    const float max_logit = logits[order[0]];
     double total = 0;
-    for (int32_t i = 0; i < pool; ++i) total += probs_[order_[i]] = std::exp(logits[order_[i]] - max_logit);
+    for (int32_t i = 0; i < pool; ++i) total += probs[order[i]] = std::exp(logits[order[i]] - max_logit);
     keep = top_p ? nucleus(pool, total) : pool;
     if (keep == 0) keep = pool;
   } else {
     // Top-p over the whole vocabulary: the best 256 first, eight times as many until they reach
     // the mass.
-    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs_.data());
+    const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs.data());
     for (int32_t n = std::min(vocab, 256);; n = static_cast<int32_t>(std::min<int64_t>(vocab, n * int64_t{8}))) {
       const int32_t count = best(n);
       keep = nucleus(count, total);
@@ -202,17 +226,18 @@ int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& s) {
     }
   }
   double kept = 0;
-  for (int32_t i = 0; i < keep; ++i) kept += probs_[order_[i]];
-  return draw(order_.data(), keep, kept, s);
+  for (int32_t i = 0; i < keep; ++i) kept += probs[order[i]];
+  return draw(order.data(), keep, kept, s, scratch);
 }
 
-int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, SamplingState& s) const {
+int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, SamplingState& s, const Scratch& scratch) {
+  const std::vector<float>& probs = scratch.probs;
   std::uniform_real_distribution<double> uniform(0.0, total);
   double target = uniform(s.rng);
   int32_t last = ids[0];
   for (int32_t i = 0; i < count; ++i) {
-    if (probs_[ids[i]] == 0.0f) continue;
-    target -= probs_[ids[i]];
+    if (probs[ids[i]] == 0.0f) continue;
+    target -= probs[ids[i]];
     if (target < 0) return ids[i];
     last = ids[i];
   }

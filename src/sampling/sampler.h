@@ -28,20 +28,26 @@ class Sampler {
 
   /// One id per row of `logits` [rows, vocab] (any device, any float dtype), row r sampled with
   /// *states[r]. Cuda backend with logits on a CUDA device: sampled there (sampling/device_sampler.h)
-  /// and only the ids come back. Otherwise the rows are copied to the host and sampled there.
+  /// and only the ids come back. Otherwise the rows are copied to the host and sampled there, spread
+  /// over the CPU threads (at::parallel_for); each row's draw depends only on its own state.
   std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                    KernelBackend backend);
 
  private:
-  void apply_repetition_penalty(float* logits, int32_t vocab_size, const SamplingState& state);
-  /// A draw among ids[0, count) with probabilities probs_[id] summing to `total`, walked in order.
-  int32_t draw(const int32_t* ids, int32_t count, double total, SamplingState& state) const;
+  /// Buffers one row's sampling reuses across calls; one per thread that samples rows.
+  struct Scratch {
+    std::vector<int32_t> order;
+    std::vector<float> probs;   ///< by id
+    std::vector<float> values;  ///< a copy of the logits to select on
+    std::vector<uint8_t> seen;
+  };
+  static int32_t sample_with(float* logits, int32_t vocab_size, SamplingState& state, Scratch& scratch);
+  static void apply_repetition_penalty(float* logits, int32_t vocab_size, const SamplingState& state, Scratch& scratch);
+  /// A draw among ids[0, count) with probabilities scratch.probs[id] summing to `total`, walked in
+  /// order.
+  static int32_t draw(const int32_t* ids, int32_t count, double total, SamplingState& state, const Scratch& scratch);
 
-  // Scratch reused across calls.
-  std::vector<int32_t> order_;
-  std::vector<float> probs_;   ///< by id
-  std::vector<float> values_;  ///< a copy of the logits to select on
-  std::vector<uint8_t> seen_;
+  std::vector<Scratch> scratch_;           ///< [0] for sample(); [i] for thread i's rows in sample_rows
   std::unique_ptr<DeviceSampler> device_;  ///< Created on the first device call (CUDA builds).
 };
 

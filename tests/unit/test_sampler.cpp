@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -240,6 +242,56 @@ TEST(Sampler, SampleRowsSamplesEachRowWithItsOwnState) {
       EXPECT_EQ(ids[static_cast<size_t>(r)], sampler.sample(row.data(), 50, single[static_cast<size_t>(r)]))
           << "row " << r << ", step " << step;
     }
+  }
+}
+
+// A step's rows are spread over the CPU threads, each with its own scratch: every row still draws
+// what it draws alone, whatever its controls, and a state given for two rows draws for them in turn.
+TEST(Sampler, SampleRowsOverTheThreadsDrawsWhatEachRowDrawsAlone) {
+  // Two threads at least (libtorch starts this process with one), put back afterwards.
+  struct Threads {
+    int before = at::get_num_threads();
+    Threads() { at::set_num_threads(std::max(before, 2)); }
+    ~Threads() { at::set_num_threads(before); }
+  } threads;
+  constexpr int64_t kRows = 64, kVocab = 3000;
+  const at::Tensor logits = at::randn({kRows, kVocab}) * 3;
+  const std::vector<int32_t> history = {5, 17, 17, 2999, 40};
+  std::vector<SamplingState> batched(kRows), single(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (SamplingState* s : {&batched[r], &single[r]}) {
+      s->temperature = r % 5 == 0 ? 0.0f : 0.9f;
+      s->top_k = r % 3 == 1 ? 40 : 0;
+      s->top_p = r % 4 == 2 ? 0.8f : 1.0f;
+      if (r % 7 == 3) {
+        s->repetition_penalty = 1.3f;
+        s->history = &history;
+      }
+      s->reseed(static_cast<uint64_t>(1000 + r));
+    }
+  }
+  std::vector<SamplingState*> rows;
+  for (SamplingState& s : batched) rows.push_back(&s);
+  Sampler sampler, alone;
+  for (int step = 0; step < 5; ++step) {
+    // float32 logits on the CPU are sampled in place: a copy each time.
+    const std::vector<int32_t> ids = sampler.sample_rows(logits.clone(), rows, KernelBackend::Cpu);
+    for (int64_t r = 0; r < kRows; ++r) {
+      std::vector<float> row(logits[r].data_ptr<float>(), logits[r].data_ptr<float>() + kVocab);
+      EXPECT_EQ(ids[static_cast<size_t>(r)], alone.sample(row.data(), kVocab, single[static_cast<size_t>(r)]))
+          << "row " << r << ", step " << step;
+    }
+  }
+
+  SamplingState shared, replay;
+  shared.temperature = replay.temperature = 1.0f;
+  shared.reseed(7);
+  replay.reseed(7);
+  const std::vector<int32_t> ids =
+      sampler.sample_rows(logits.narrow(0, 0, 2).clone(), {&shared, &shared}, KernelBackend::Cpu);
+  for (int64_t r = 0; r < 2; ++r) {
+    std::vector<float> row(logits[r].data_ptr<float>(), logits[r].data_ptr<float>() + kVocab);
+    EXPECT_EQ(ids[static_cast<size_t>(r)], alone.sample(row.data(), kVocab, replay)) << "shared state, row " << r;
   }
 }
 
