@@ -39,7 +39,8 @@ void attention_inputs(const float* qkv, const AttentionInputsShape& shape, const
   // A grain of a few tokens' heads: one decode token (a few dozen heads of 128) stays on the
   // calling thread, where a fork/join would cost more than the work.
   at::parallel_for(0, shape.tokens * heads_per_token, 256, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(static_cast<size_t>(D));
+    // Only bf16 keys are rotated on the side before rounding; float32 ones in their slot.
+    std::vector<float> scratch(std::is_same_v<KV, float> ? 0 : static_cast<size_t>(D));
     for (int64_t row = begin; row < end; ++row) {
       const int64_t t = row / heads_per_token, j = row % heads_per_token;
       const float* head = qkv + t * shape.qkv_stride + j * D;
