@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
+#include <numeric>
+#include <random>
 
 #include <algorithm>
 #include <atomic>
@@ -294,21 +296,29 @@ void BM_SampleRows(benchmark::State& state) {
 
 // Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
 // 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
-// 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype).
+// 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype), a fifth
+// of 1 scatters the blocks over a larger pool.
 void BM_PagedAttentionDecode(benchmark::State& state) {
   const int64_t seqs = state.range(0), context = state.range(1);
   const bool qwen = state.range(2) == 1, bf16 = state.range(3) == 1;
   const int64_t heads = qwen ? 16 : 12, kv_heads = qwen ? 8 : 4, head_dim = qwen ? 128 : 64, block = 16;
   const int64_t blocks_per_seq = (context + block - 1) / block;
   const at::ScalarType pool_type = bf16 ? at::kBFloat16 : at::kFloat;
-  const at::Tensor keys = at::randn({seqs * blocks_per_seq, block, kv_heads, head_dim}).to(pool_type);
+  // Scattered: the blocks lie at random over a pool 8 times as large, as an engine's allocator
+  // leaves them once requests have come and gone; otherwise each sequence's blocks are adjacent.
+  const int64_t pool_blocks = (state.range(4) == 1 ? 8 : 1) * seqs * blocks_per_seq;
+  const at::Tensor keys = at::randn({pool_blocks, block, kv_heads, head_dim}).to(pool_type);
+  std::vector<int32_t> placement(static_cast<size_t>(pool_blocks));
+  std::iota(placement.begin(), placement.end(), 0);
+  if (state.range(4) == 1) std::shuffle(placement.begin(), placement.end(), std::mt19937(7));
   const at::Tensor values = at::randn_like(keys);
   const at::Tensor q = at::randn({seqs, heads, head_dim});
   at::Tensor out = at::empty_like(q);
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(seqs));
   std::vector<izwi::SeqSlice> slices;
   for (int64_t s = 0; s < seqs; ++s) {
-    for (int64_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(static_cast<int32_t>(s * blocks_per_seq + b));
+    for (int64_t b = 0; b < blocks_per_seq; ++b)
+      tables[s].push_back(placement[static_cast<size_t>(s * blocks_per_seq + b)]);
     izwi::SeqSlice slice;
     slice.offset = s;
     slice.length = 1;
@@ -390,16 +400,18 @@ BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_AttentionInputs)->Arg(1)->Arg(16)->Arg(64)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)
-    ->Args({1, 256, 0, 0})
-    ->Args({16, 256, 0, 0})
-    ->Args({16, 1024, 0, 0})
-    ->Args({64, 256, 0, 0})
-    ->Args({1, 2048, 0, 0})
-    ->Args({16, 160, 1, 0})
-    ->Args({16, 1024, 1, 0})
-    ->Args({16, 1024, 1, 1})
-    ->Args({64, 160, 1, 0})
-    ->Args({64, 160, 1, 1})
+    ->Args({1, 256, 0, 0, 0})
+    ->Args({16, 256, 0, 0, 0})
+    ->Args({16, 1024, 0, 0, 0})
+    ->Args({64, 256, 0, 0, 0})
+    ->Args({1, 2048, 0, 0, 0})
+    ->Args({16, 160, 1, 0, 0})
+    ->Args({16, 1024, 1, 0, 0})
+    ->Args({16, 1024, 1, 1, 0})
+    ->Args({64, 160, 1, 0, 0})
+    ->Args({64, 160, 1, 1, 0})
+    ->Args({64, 160, 1, 0, 1})
+    ->Args({64, 160, 1, 1, 1})
     ->UseRealTime();
 
 int main(int argc, char** argv) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <vector>
@@ -210,18 +211,22 @@ namespace {
 // pools, the bf16 values widened: the kernel reads exactly those).
 TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
   at::manual_seed(2);
+  const int threads_before = at::get_num_threads();
   for (auto [head_dim, window] : {std::pair<int64_t, int64_t>{16, 0}, {24, 0}, {64, 0}, {128, 0}, {16, 3}, {24, 5}}) {
-    for (const bool bf16 : {false, true}) {
+    for (const auto [bf16, threads] : {std::pair<bool, int>{false, 1}, {true, 1}, {false, 2}, {true, 2}}) {
+      at::set_num_threads(threads);
       const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
       const at::Tensor stored_keys = at::randn({12, block, kv_heads, head_dim}).to(bf16 ? at::kBFloat16 : at::kFloat);
       const at::Tensor stored_values = at::randn_like(stored_keys);
       const at::Tensor key_pool = stored_keys.to(at::kFloat), value_pool = stored_values.to(at::kFloat);
-      // Two sequences with scattered blocks: 3 new rows after 6 cached, and 1 new row after 9.
-      std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}};
-      std::vector<SeqSlice> seqs(2);
+      // Three sequences with scattered blocks: 3 new rows after 6 cached, then two decode rows
+      // (after 9 and 13); on one thread and on two.
+      std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}, {6, 8, 1, 10}};
+      std::vector<SeqSlice> seqs(3);
       seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6, seqs[0].block_table = &tables[0];
       seqs[1].offset = 3, seqs[1].length = 1, seqs[1].start_pos = 9, seqs[1].block_table = &tables[1];
-      const at::Tensor q = at::randn({4, heads, head_dim});
+      seqs[2].offset = 4, seqs[2].length = 1, seqs[2].start_pos = 13, seqs[2].block_table = &tables[2];
+      const at::Tensor q = at::randn({5, heads, head_dim});
       at::Tensor out = at::empty_like(q);
       const float scale = 0.3f;
       const PagedAttentionShape shape{heads, kv_heads, head_dim, block, window};
@@ -246,13 +251,15 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
             const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
             const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
             EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
-                << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32");
+                << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32") << " threads "
+                << threads;
           }
         }
         EXPECT_LE(context, 12 * block);
       }
     }
   }
+  at::set_num_threads(threads_before);
 }
 
 }  // namespace
