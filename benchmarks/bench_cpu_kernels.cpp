@@ -4,12 +4,12 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
-#include <numeric>
-#include <random>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
