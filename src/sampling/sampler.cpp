@@ -173,7 +173,7 @@ int32_t Sampler::sample_with(float* logits, int32_t vocab, SamplingState& s, Scr
     // Temperature alone keeps every id: the draw walks them as they lie, with no sort.
     const double total = fill_probabilities(logits, vocab, block_maximum(logits, vocab), probs.data());
     std::iota(order.begin(), order.end(), 0);
-    return draw(order.data(), vocab, total, s, scratch);
+    return draw(order.data(), vocab, total, probs, s);
   }
 
   // Otherwise the draw walks the candidates by logit, descending (ties by id); top-k keeps the
@@ -227,11 +227,11 @@ int32_t Sampler::sample_with(float* logits, int32_t vocab, SamplingState& s, Scr
   }
   double kept = 0;
   for (int32_t i = 0; i < keep; ++i) kept += probs[order[i]];
-  return draw(order.data(), keep, kept, s, scratch);
+  return draw(order.data(), keep, kept, probs, s);
 }
 
-int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, SamplingState& s, const Scratch& scratch) {
-  const std::vector<float>& probs = scratch.probs;
+int32_t Sampler::draw(const int32_t* ids, int32_t count, double total, const std::vector<float>& probs,
+                      SamplingState& s) {
   std::uniform_real_distribution<double> uniform(0.0, total);
   double target = uniform(s.rng);
   int32_t last = ids[0];

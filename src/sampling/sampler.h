@@ -43,9 +43,9 @@ class Sampler {
   };
   static int32_t sample_with(float* logits, int32_t vocab_size, SamplingState& state, Scratch& scratch);
   static void apply_repetition_penalty(float* logits, int32_t vocab_size, const SamplingState& state, Scratch& scratch);
-  /// A draw among ids[0, count) with probabilities scratch.probs[id] summing to `total`, walked in
-  /// order.
-  static int32_t draw(const int32_t* ids, int32_t count, double total, SamplingState& state, const Scratch& scratch);
+  /// A draw among ids[0, count) with probabilities probs[id] summing to `total`, walked in order.
+  static int32_t draw(const int32_t* ids, int32_t count, double total, const std::vector<float>& probs,
+                      SamplingState& state);
 
   std::vector<Scratch> scratch_;           ///< [0] for sample(); [i] for thread i's rows in sample_rows
   std::unique_ptr<DeviceSampler> device_;  ///< Created on the first device call (CUDA builds).
