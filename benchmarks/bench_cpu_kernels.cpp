@@ -297,7 +297,10 @@ void BM_SampleRows(benchmark::State& state) {
 // Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
 // 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
 // 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype), a fifth
-// of 1 scatters the blocks over a larger pool.
+// of 1 scatters the blocks over a larger pool; a sixth gives the number of layers, each with its
+// own pools, attended in turn: beyond one, nothing of a layer's pools is left in L3 when its turn
+// comes again, as in a decode step (one layer's pools at 64 x 160 positions, 84 MB in float32,
+// are partly cached between iterations).
 void BM_PagedAttentionDecode(benchmark::State& state) {
   const int64_t seqs = state.range(0), context = state.range(1);
   const bool qwen = state.range(2) == 1, bf16 = state.range(3) == 1;
@@ -307,11 +310,15 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   // Scattered: the blocks lie at random over a pool 8 times as large, as an engine's allocator
   // leaves them once requests have come and gone; otherwise each sequence's blocks are adjacent.
   const int64_t pool_blocks = (state.range(4) == 1 ? 8 : 1) * seqs * blocks_per_seq;
-  const at::Tensor keys = at::randn({pool_blocks, block, kv_heads, head_dim}).to(pool_type);
+  const int64_t layers = state.range(5);
+  std::vector<at::Tensor> key_pools, value_pools;
+  for (int64_t l = 0; l < layers; ++l) {
+    key_pools.push_back(at::randn({pool_blocks, block, kv_heads, head_dim}).to(pool_type));
+    value_pools.push_back(at::randn_like(key_pools.back()));
+  }
   std::vector<int32_t> placement(static_cast<size_t>(pool_blocks));
   std::iota(placement.begin(), placement.end(), 0);
   if (state.range(4) == 1) std::shuffle(placement.begin(), placement.end(), std::mt19937(7));
-  const at::Tensor values = at::randn_like(keys);
   const at::Tensor q = at::randn({seqs, heads, head_dim});
   at::Tensor out = at::empty_like(q);
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(seqs));
@@ -329,17 +336,20 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   const izwi::PagedAttentionShape shape{heads, kv_heads, head_dim, block};
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
   for (auto _ : state) {
-    if (bf16) {
-      izwi::paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(keys.data_ptr()),
-                                static_cast<const uint16_t*>(values.data_ptr()), out.data_ptr<float>(), slices, shape,
-                                scale);
-    } else {
-      izwi::paged_attention_cpu(q.data_ptr<float>(), keys.data_ptr<float>(), values.data_ptr<float>(),
-                                out.data_ptr<float>(), slices, shape, scale);
+    for (int64_t l = 0; l < layers; ++l) {
+      const at::Tensor &keys = key_pools[l], &values = value_pools[l];
+      if (bf16) {
+        izwi::paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(keys.data_ptr()),
+                                  static_cast<const uint16_t*>(values.data_ptr()), out.data_ptr<float>(), slices, shape,
+                                  scale);
+      } else {
+        izwi::paged_attention_cpu(q.data_ptr<float>(), keys.data_ptr<float>(), values.data_ptr<float>(),
+                                  out.data_ptr<float>(), slices, shape, scale);
+      }
     }
   }
-  state.SetBytesProcessed(state.iterations() * seqs * context * kv_heads * head_dim * 2 *
-                          static_cast<int64_t>(keys.element_size()));
+  state.SetBytesProcessed(state.iterations() * layers * seqs * context * kv_heads * head_dim * 2 *
+                          static_cast<int64_t>(key_pools[0].element_size()));
 }
 
 // One row of logits over Qwen3's 151,936 ids (normal, standard deviation 4: a few ids carry most of
@@ -400,18 +410,20 @@ BENCHMARK(BM_Rope)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_SiluMul)->Arg(1)->Arg(64)->UseRealTime();
 BENCHMARK(BM_AttentionInputs)->Arg(1)->Arg(16)->Arg(64)->UseRealTime();
 BENCHMARK(BM_PagedAttentionDecode)
-    ->Args({1, 256, 0, 0, 0})
-    ->Args({16, 256, 0, 0, 0})
-    ->Args({16, 1024, 0, 0, 0})
-    ->Args({64, 256, 0, 0, 0})
-    ->Args({1, 2048, 0, 0, 0})
-    ->Args({16, 160, 1, 0, 0})
-    ->Args({16, 1024, 1, 0, 0})
-    ->Args({16, 1024, 1, 1, 0})
-    ->Args({64, 160, 1, 0, 0})
-    ->Args({64, 160, 1, 1, 0})
-    ->Args({64, 160, 1, 0, 1})
-    ->Args({64, 160, 1, 1, 1})
+    ->Args({1, 256, 0, 0, 0, 1})
+    ->Args({16, 256, 0, 0, 0, 1})
+    ->Args({16, 1024, 0, 0, 0, 1})
+    ->Args({64, 256, 0, 0, 0, 1})
+    ->Args({1, 2048, 0, 0, 0, 1})
+    ->Args({16, 160, 1, 0, 0, 1})
+    ->Args({16, 1024, 1, 0, 0, 1})
+    ->Args({16, 1024, 1, 1, 0, 1})
+    ->Args({64, 160, 1, 0, 0, 1})
+    ->Args({64, 160, 1, 1, 0, 1})
+    ->Args({64, 160, 1, 0, 1, 1})
+    ->Args({64, 160, 1, 1, 1, 1})
+    ->Args({64, 160, 1, 0, 0, 12})
+    ->Args({64, 160, 1, 1, 0, 12})
     ->UseRealTime();
 
 int main(int argc, char** argv) {
