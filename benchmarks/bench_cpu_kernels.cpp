@@ -235,8 +235,8 @@ void BM_ReadInChunks(benchmark::State& state) {
 
 // The linear products of one qwen3-0.6b decode step at batch 1 (bf16 weights, packed): per layer
 // q/k/v 4096 x 1024, o 1024 x 2048, gate/up 6144 x 1024, down 1024 x 3072, 28 layers, then the
-// tied head 151936 x 1024; 1192 MB, the bytes izwi-bench divides by. Against izwi-bench's linear
-// time per step, this is what the engine adds around the same calls.
+// tied head 151936 x 1024; 1192 MB, the bytes izwi-bench divides by. izwi-bench's linear time per
+// step minus this one is what the engine adds around the same calls.
 void BM_Qwen3DecodeLinears(benchmark::State& state) {
   constexpr int64_t kShapes[4][2] = {{4096, 1024}, {1024, 2048}, {6144, 1024}, {1024, 3072}};
   std::vector<BenchWeight> weights;
