@@ -86,6 +86,23 @@ void BM_Linear(benchmark::State& state) {
   set_flop_counter(state, 2.0 * out * in * tokens);
 }
 
+// The panel kernels' arrangement of row-major inputs alone (PanelKernels::pack_inputs, every tile
+// on the calling thread), as each product runs it before multiplying. Args: tokens, in, bf16.
+void BM_ArrangeInputs(benchmark::State& state) {
+  const int64_t tokens = state.range(0), in = state.range(1);
+  const WeightFormat format = state.range(2) != 0 ? WeightFormat::BF16 : WeightFormat::F32;
+  const izwi::PanelKernels& kernels = izwi::active_panel_kernels();
+  const at::Tensor x = at::randn({tokens, in});
+  std::vector<float> arranged(static_cast<size_t>(tokens * in));
+  const int64_t tiles = izwi::tile_count(tokens, kernels.max_tile_tokens);
+  for (auto _ : state) {
+    kernels.pack_inputs(izwi::PanelInputs{x.data_ptr<float>(), in, nullptr}, tokens, in, format, arranged.data(), 0,
+                        tiles);
+    benchmark::DoNotOptimize(arranged.data());
+  }
+  set_byte_counter(state, static_cast<double>(tokens * in * sizeof(float)));
+}
+
 // `tokens` through a stack of `layers` distinct [out, in] matrices, 256 MB and more in total:
 // every byte comes from DRAM, as in a decode step. Args: layers, out, in, bf16, packed, tokens.
 void BM_LinearStackFromDram(benchmark::State& state) {
@@ -423,6 +440,15 @@ void BM_SampleRow(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_Linear)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); })->UseRealTime();
+// Products whose weights stay in L2 (0.5-1.5 MB over two cores): what each product pays besides its
+// multiplications (arranging the inputs, the fork and join) shows here, as in the speech models'
+// small products.
+BENCHMARK(BM_Linear)
+    ->Name("BM_LinearInL2")
+    ->ArgsProduct({{512}, {768}, {16, 64}, {0, 1}, {1}})
+    ->ArgsProduct({{1024}, {256}, {16, 64}, {0, 1}, {1}})
+    ->UseRealTime();
+BENCHMARK(BM_ArrangeInputs)->ArgsProduct({{16, 64}, {768, 2048}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_LinearStackFromDram)
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (int64_t packed : {0, 1}) {

@@ -7,9 +7,12 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/reference.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/paged_attention_cpu.h"
 #include "kernels/cpu/panel_linear_cpu.h"
@@ -77,6 +80,56 @@ TEST(CpuKernels, PackedLinearMatchesLibtorchForEveryKernelVariant) {
           gather_packed_rows(packed.data_ptr(), format, in, ids.data_ptr<int64_t>(), 3, rows.data_ptr<float>(),
                              *kernels);
           EXPECT_TRUE(at::equal(rows, stored.index_select(0, ids).to(at::kFloat))) << where;
+        }
+      }
+    }
+  }
+}
+
+// Every variant's arrangement of row-major inputs, bit for bit: tile i of n tokens from t0 * in on,
+// float (k, t) at k * n + t; for the avx512_bf16 variant's bf16 weights the word (p, t) at p * n + t
+// holding columns 2p and 2p + 1 rounded as float_to_bf16 rounds (ties, NaN, infinities, subnormals,
+// an odd last column paired with zero). Rows sit `stride` floats apart, wider than `in`.
+TEST(CpuKernels, PackInputsArrangesEveryTileBitForBit) {
+  at::manual_seed(1);
+  const std::vector<float> special = {0.0f,        -0.0f,  INFINITY, -INFINITY, NAN, 1e-40f, -3e-39f,
+                                      1.00390625f,  // exactly between two bf16 values: rounds to even
+                                      1.01171875f, 3.4e38f};
+  for (const PanelKernels* kernels : supported_panel_kernels()) {
+    for (int64_t tokens : {1, 5, 14, 16, 29}) {
+      for (int64_t in : {1, 2, 15, 16, 17, 33, 67}) {
+        const int64_t stride = in + 3;
+        at::Tensor rows = at::randn({tokens, stride});
+        float* data = rows.data_ptr<float>();
+        for (size_t i = 0; i < special.size() && static_cast<int64_t>(i) < tokens * stride; ++i) {
+          data[(static_cast<int64_t>(i) * 7) % (tokens * stride)] = special[i];
+        }
+        for (WeightFormat format : {WeightFormat::F32, WeightFormat::BF16}) {
+          const bool pairs = format == WeightFormat::BF16 && kernels->bf16_group == 2;
+          std::vector<float> packed(static_cast<size_t>(tokens * in + 1), -1.0f);
+          const int64_t tiles = tile_count(tokens, kernels->max_tile_tokens);
+          kernels->pack_inputs(PanelInputs{data, stride, nullptr}, tokens, in, format, packed.data(), 0, tiles);
+          const std::string where = std::string(kernels->name) + " tokens " + std::to_string(tokens) + " in " +
+                                    std::to_string(in) + (format == WeightFormat::BF16 ? " bf16" : " f32");
+          for (int64_t i = 0; i < tiles; ++i) {
+            const int64_t t0 = tile_start(tokens, tiles, i), n = tile_start(tokens, tiles, i + 1) - t0;
+            const float* tile = packed.data() + t0 * in;
+            for (int64_t t = 0; t < n; ++t) {
+              const float* row = data + (t0 + t) * stride;
+              for (int64_t k = 0; k < in; k += pairs ? 2 : 1) {
+                uint32_t expected, got;
+                if (pairs) {
+                  expected = float_to_bf16(row[k]) | (k + 1 < in ? uint32_t{float_to_bf16(row[k + 1])} << 16 : 0u);
+                  std::memcpy(&got, tile + (k / 2) * n + t, sizeof(got));
+                } else {
+                  std::memcpy(&expected, row + k, sizeof(expected));
+                  std::memcpy(&got, tile + k * n + t, sizeof(got));
+                }
+                ASSERT_EQ(got, expected) << where << " token " << t0 + t << " column " << k;
+              }
+            }
+          }
+          EXPECT_EQ(packed.back(), -1.0f) << where << ": wrote past the arrangement";
         }
       }
     }
