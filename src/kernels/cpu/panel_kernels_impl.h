@@ -202,10 +202,11 @@ constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_
 
 int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
 
+#if IZWI_SIMD_LANES > 0
+// Transposes kLanes rows of kLanes 32-bit elements in registers: afterwards r[j] holds element j
+// of every row, in row order.
 #if IZWI_SIMD_LANES == 16
-// Transposes 16 rows of 16 32-bit elements in registers: afterwards r[j] holds element j of every
-// row, in row order.
-inline void transpose16(__m512 r[16]) {
+inline void transpose(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -228,7 +229,28 @@ inline void transpose16(__m512 r[16]) {
     r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
   }
 }
+#else
+inline void transpose(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
+#endif
 
+#if defined(IZWI_PANEL_DOT_KERNEL)
 // float_to_bf16 of 16 floats, each result in the low half of its 32-bit lane.
 inline __m512i to_bf16_bits(__m512 v) {
   const __m512i bits = _mm512_castps_si512(v);
@@ -237,26 +259,28 @@ inline __m512i to_bf16_bits(__m512 v) {
       _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16);
   return _mm512_mask_mov_epi32(rounded, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(0x7FC0));
 }
+#endif
 
 // Arranges a tile of n tokens whose rows are `words` consecutive 32-bit words (`row(t, w0, m)`
 // returns row t's words [w0, w0 + m) in a vector, zero past m): word w of token t goes to
-// dst[w * n + t]. 16 words of every token at a time, transposed in registers: the copy one element
-// at a time cost as much as a small product's multiplication.
+// dst[w * n + t]. A vector of words of every token at a time, transposed in registers: the copy one
+// element at a time cost as much as a small product's multiplication.
 template <typename Row>
 void arrange_rows(int64_t n, int64_t words, float* dst, const Row& row) {
-  for (int64_t w0 = 0; w0 < words; w0 += 16) {
-    const int64_t m = std::min<int64_t>(16, words - w0);
-    __m512 r[16];
-    for (int t = 0; t < 16; ++t) r[t] = t < n ? row(t, w0, m) : _mm512_setzero_ps();
-    transpose16(r);
+  static_assert(kMaxTileTokens <= kLanes, "a tile's tokens must fit one transposed block");
+  for (int64_t w0 = 0; w0 < words; w0 += kLanes) {
+    const int64_t m = std::min<int64_t>(kLanes, words - w0);
+    simd::Vec r[kLanes];
+    for (int t = 0; t < kLanes; ++t) r[t] = t < n ? row(t, w0, m) : simd::zero();
+    transpose(r);
     for (int64_t j = 0; j < m; ++j) simd::store_first(dst + (w0 + j) * n, r[j], n);
   }
 }
 #endif
 
 // Tile i (tokens [t0, t0 + n)) is stored from packed + t0 * in, element (k, t) at k * n + t; for
-// bf16 pairs, pair (p, t) at p * n + t in 32-bit words from the same start. With AVX-512, rows of
-// consecutive columns (no column offsets) go through arrange_rows. Otherwise, where the tokens are
+// bf16 pairs, pair (p, t) at p * n + t in 32-bit words from the same start. With a vector unit, rows
+// of consecutive columns (no column offsets) go through arrange_rows. Otherwise, where the tokens are
 // consecutive in memory (token_stride 1, a channels-first input), each column's n inputs are one
 // contiguous run; else each token's row is read in turn.
 void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat format, float* packed,
@@ -266,10 +290,9 @@ void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat 
   for (int64_t i = tile_begin; i < tile_end; ++i) {
     const int64_t t0 = tile_start(tokens, tiles, i), n = tile_start(tokens, tiles, i + 1) - t0;
     const float* first = x.data + t0 * x.token_stride;
-#if IZWI_SIMD_LANES == 16
+#if IZWI_SIMD_LANES > 0
     // Rows of consecutive columns (every row-major input): whole vectors of each row, transposed.
     if (x.column_offsets == nullptr) {
-      static_assert(kMaxTileTokens <= 16, "a tile's tokens must fit one transposed block");
 #if defined(IZWI_PANEL_DOT_KERNEL)
       if (format == WeightFormat::BF16) {
         // Word p of a row is its columns 2p and 2p + 1 as bf16 (low, high): the row rounded to
