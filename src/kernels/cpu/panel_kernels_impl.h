@@ -203,53 +203,6 @@ constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_
 int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
 
 #if IZWI_SIMD_LANES > 0
-// Transposes kLanes rows of kLanes 32-bit elements in registers: afterwards r[j] holds element j
-// of every row, in row order.
-#if IZWI_SIMD_LANES == 16
-inline void transpose(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
-  }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
-  }
-}
-#else
-inline void transpose(__m256 r[8]) {
-  __m256 t[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
-  }
-  for (int i = 0; i < 8; ++i) r[i] = t[i];
-}
-#endif
-
 #if defined(IZWI_PANEL_DOT_KERNEL)
 // float_to_bf16 of 16 floats, each result in the low half of its 32-bit lane.
 inline __m512i to_bf16_bits(__m512 v) {
@@ -272,7 +225,7 @@ void arrange_rows(int64_t n, int64_t words, float* dst, const Row& row) {
     const int64_t m = std::min<int64_t>(kLanes, words - w0);
     simd::Vec r[kLanes];
     for (int t = 0; t < kLanes; ++t) r[t] = t < n ? row(t, w0, m) : simd::zero();
-    transpose(r);
+    simd::transpose(r);
     for (int64_t j = 0; j < m; ++j) simd::store_first(dst + (w0 + j) * n, r[j], n);
   }
 }

@@ -63,6 +63,30 @@ inline Vec where_at_least(Vec v, Vec x, Vec limit) {
   return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, limit, _CMP_GE_OQ), v);
 }
 
+/// The transpose's steps (transpose below): interleaving and pair shuffles within each 128-bit
+/// lane, then the exchange of whole lanes. After the first two steps r[4q + c] holds, in its lane
+/// l, column 4l + c of rows 4q..4q + 3; the exchange gathers lane l of r[c], r[4 + c], r[8 + c]
+/// and r[12 + c] into r[4l + c] (with 8 lanes, lane l of r[c] and r[4 + c]).
+inline Vec interleave_low(Vec a, Vec b) { return _mm512_unpacklo_ps(a, b); }
+inline Vec interleave_high(Vec a, Vec b) { return _mm512_unpackhi_ps(a, b); }
+template <int kImm>
+Vec shuffle_pairs(Vec a, Vec b) {
+  return _mm512_shuffle_ps(a, b, kImm);
+}
+inline void exchange_lanes(Vec r[16]) {
+  Vec t[16];
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+  }
+}
+
 #elif defined(__AVX2__) && defined(__FMA__)
 
 #define IZWI_SIMD_LANES 8
@@ -103,6 +127,20 @@ inline Vec scale_pow2(Vec v, Vec n) {
   return _mm256_mul_ps(v, _mm256_castsi256_ps(exponent));
 }
 inline Vec where_at_least(Vec v, Vec x, Vec limit) { return _mm256_and_ps(_mm256_cmp_ps(x, limit, _CMP_GE_OQ), v); }
+inline Vec interleave_low(Vec a, Vec b) { return _mm256_unpacklo_ps(a, b); }
+inline Vec interleave_high(Vec a, Vec b) { return _mm256_unpackhi_ps(a, b); }
+template <int kImm>
+Vec shuffle_pairs(Vec a, Vec b) {
+  return _mm256_shuffle_ps(a, b, kImm);
+}
+inline void exchange_lanes(Vec r[8]) {
+  Vec t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
 
 #else
 
@@ -112,6 +150,23 @@ constexpr int kLanes = 0;
 #endif
 
 #if IZWI_SIMD_LANES > 0
+/// Transposes kLanes rows of kLanes floats (or other 32-bit elements) in registers: afterwards
+/// r[j] holds element j of every row, in row order.
+inline void transpose(Vec r[kLanes]) {
+  Vec t[kLanes];
+  for (int i = 0; i < kLanes; i += 2) {
+    t[i] = interleave_low(r[i], r[i + 1]);
+    t[i + 1] = interleave_high(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < kLanes; i += 4) {
+    r[i] = shuffle_pairs<0x44>(t[i], t[i + 2]);
+    r[i + 1] = shuffle_pairs<0xEE>(t[i], t[i + 2]);
+    r[i + 2] = shuffle_pairs<0x44>(t[i + 1], t[i + 3]);
+    r[i + 3] = shuffle_pairs<0xEE>(t[i + 1], t[i + 3]);
+  }
+  exchange_lanes(r);
+}
+
 /// e^x per lane (Cephes' expf: within 2 ulp of std::exp over its range). Inputs are clamped to
 /// [-87.3, 88]: below, the result is about 1e-38 instead of a denormal or zero; above, about 1.7e38
 /// instead of infinity.
