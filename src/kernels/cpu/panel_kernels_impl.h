@@ -216,8 +216,9 @@ inline __m512i to_bf16_bits(__m512 v) {
 
 // Arranges a tile of n tokens whose rows are `words` consecutive 32-bit words (`row(t, w0, m)`
 // returns row t's words [w0, w0 + m) in a vector, zero past m): word w of token t goes to
-// dst[w * n + t]. A vector of words of every token at a time, transposed in registers: the copy one
-// element at a time cost as much as a small product's multiplication.
+// dst[w * n + t]. A vector of words of every token at a time, transposed in registers: copied one
+// element at a time, the arrangement took a tenth of a small product's time on the calling thread
+// while the other threads waited.
 template <typename Row>
 void arrange_rows(int64_t n, int64_t words, float* dst, const Row& row) {
   static_assert(kMaxTileTokens <= kLanes, "a tile's tokens must fit one transposed block");
