@@ -108,7 +108,11 @@ TEST(CpuKernels, PackInputsArrangesEveryTileBitForBit) {
           const bool pairs = format == WeightFormat::BF16 && kernels->bf16_group == 2;
           std::vector<float> packed(static_cast<size_t>(tokens * in + 1), -1.0f);
           const int64_t tiles = tile_count(tokens, kernels->max_tile_tokens);
-          kernels->pack_inputs(PanelInputs{data, stride, nullptr}, tokens, in, format, packed.data(), 0, tiles);
+          // One tile at a time, last first: a tile that wrote past its own room would spoil the
+          // tile after it, as threads packing neighbouring tiles at once would.
+          for (int64_t i = tiles - 1; i >= 0; --i) {
+            kernels->pack_inputs(PanelInputs{data, stride, nullptr}, tokens, in, format, packed.data(), i, i + 1);
+          }
           const std::string where = std::string(kernels->name) + " tokens " + std::to_string(tokens) + " in " +
                                     std::to_string(in) + (format == WeightFormat::BF16 ? " bf16" : " f32");
           for (int64_t i = 0; i < tiles; ++i) {

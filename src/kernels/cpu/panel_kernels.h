@@ -7,9 +7,13 @@
 // Panel layout: W [out, in] is cut into panels of `panel_rows` consecutive rows (the last one
 // padded with zero rows); panel p holds W[p * panel_rows + i][k] at offset k * panel_rows + i, so
 // the kernel reads each panel front to back as one stream and multiplies a vector of outputs by a
-// broadcast input: no horizontal sums anywhere. The avx512_bf16 variant keeps bf16 weights in
-// pairs of columns instead (offset (k / 2) * 2 * panel_rows + 2 * i + k % 2, `in` padded to even),
-// the operand layout of its dot-product instruction.
+// broadcast input: no horizontal sums anywhere. bf16 weights differ in one of two ways. The
+// avx512_bf16 variant keeps them in pairs of columns (offset (k / 2) * 2 * panel_rows + 2 * i +
+// k % 2, `in` padded to even), the operand layout of its dot-product instruction. The other vector
+// variants pair rows i and i + panel_rows / 2 in one 32-bit word (offset k * panel_rows +
+// 2 * (i % half) + i / half): a shift and a mask widen both halves of a panel row, where widening
+// each half took a shuffle and a shift, and those competed with the multiplications for the FMA
+// ports of AVX2 cores.
 
 #include <cstdint>
 #include <string>
@@ -67,6 +71,7 @@ struct PanelKernels {
   const char* name;         ///< "avx512_bf16", "avx512", "avx2" or "portable"
   int64_t panel_rows;       ///< rows per panel; packing and product must agree on it
   int64_t bf16_group;       ///< columns kept together per row for bf16 weights: 1, or 2 (avx512_bf16)
+  bool bf16_row_pairs;      ///< bf16 rows i and i + panel_rows / 2 share a 32-bit word (see above)
   int64_t max_tile_tokens;  ///< tokens per tile at most (tile_count)
   /// Rearranges tiles [tile_begin, tile_end) of x into `packed` (tokens x in floats' room for all
   /// tiles) so that each tile of tokens reads its inputs column by column from consecutive

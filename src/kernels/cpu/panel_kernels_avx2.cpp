@@ -4,7 +4,7 @@
 namespace izwi {
 
 const PanelKernels& panel_kernels_avx2() {
-  static const PanelKernels kernels{"avx2", kPanelRows, kBf16Group, kMaxTileTokens, &pack_inputs, &run};
+  static const PanelKernels kernels{"avx2", kPanelRows, kBf16Group, kBf16RowPairs, kMaxTileTokens, &pack_inputs, &run};
   return kernels;
 }
 

@@ -4,7 +4,8 @@
 namespace izwi {
 
 const PanelKernels& panel_kernels_avx512() {
-  static const PanelKernels kernels{"avx512", kPanelRows, kBf16Group, kMaxTileTokens, &pack_inputs, &run};
+  static const PanelKernels kernels{"avx512",       kPanelRows,   kBf16Group, kBf16RowPairs,
+                                    kMaxTileTokens, &pack_inputs, &run};
   return kernels;
 }
 

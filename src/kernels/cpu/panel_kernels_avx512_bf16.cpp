@@ -6,7 +6,8 @@
 namespace izwi {
 
 const PanelKernels& panel_kernels_avx512_bf16() {
-  static const PanelKernels kernels{"avx512_bf16", kPanelRows, kBf16Group, kMaxTileTokens, &pack_inputs, &run};
+  static const PanelKernels kernels{"avx512_bf16",  kPanelRows,   kBf16Group, kBf16RowPairs,
+                                    kMaxTileTokens, &pack_inputs, &run};
   return kernels;
 }
 

@@ -55,6 +55,8 @@ constexpr int64_t kBf16Group = 2;
 #else
 constexpr int64_t kBf16Group = 1;
 #endif
+constexpr bool kBf16RowPairs = IZWI_SIMD_LANES > 0 && kBf16Group == 1;
+static_assert(!kBf16RowPairs || kVectors == 2, "row pairs widen a panel row into exactly two vectors");
 
 template <WeightFormat F>
 constexpr size_t element_bytes() {
@@ -62,12 +64,15 @@ constexpr size_t element_bytes() {
 }
 
 #if IZWI_SIMD_LANES > 0
+// Panel row k's weights as kVectors vectors (bf16 rows in pairs: panel_kernels.h).
 template <WeightFormat F>
-inline simd::Vec load_weights(const void* panel, int64_t offset) {
+inline void load_weights(const void* panel, int64_t k, simd::Vec (&w)[kVectors]) {
   if constexpr (F == WeightFormat::F32) {
-    return simd::load(static_cast<const float*>(panel) + offset);
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v)
+      w[v] = simd::load(static_cast<const float*>(panel) + k * kPanelRows + v * kLanes);
   } else {
-    return simd::load_bf16(static_cast<const uint16_t*>(panel) + offset);
+    simd::load_bf16_pairs(static_cast<const uint16_t*>(panel) + k * kPanelRows, w[0], w[1]);
   }
 }
 
@@ -97,8 +102,7 @@ void tile_kernel(const void* panel, int64_t depth, const float* x, const int64_t
       prefetch.next += kRowBytes;
     }
     simd::Vec w[kVectors];
-#pragma GCC unroll 2
-    for (int v = 0; v < kVectors; ++v) w[v] = load_weights<F>(panel, k * kPanelRows + v * kLanes);
+    load_weights<F>(panel, k, w);
     const float* input = kColumns ? x + columns[k] : x + k * MR;
 #pragma GCC unroll 16
     for (int t = 0; t < MR; ++t) {
@@ -203,6 +207,18 @@ constexpr std::array<DotTileKernel, sizeof...(I)> dot_tile_kernels(std::integer_
 int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
 
 #if IZWI_SIMD_LANES > 0
+// Stores the first n lanes of v at run, the next of a tile's runs that are written front to back
+// and end at `end`: a whole vector where the tile's room holds it (the lanes past n land where
+// the next run goes), a masked store only near the end. AVX2's masked store is microcoded on AMD
+// before Zen 4 (about 40 micro-ops on Zen 3) and made the arrangement 8x slower there.
+inline void store_run(float* run, simd::Vec v, int64_t n, const float* end) {
+  if (run + kLanes <= end) {
+    simd::store(run, v);
+  } else {
+    simd::store_first(run, v, n);
+  }
+}
+
 #if defined(IZWI_PANEL_DOT_KERNEL)
 // float_to_bf16 of 16 floats, each result in the low half of its 32-bit lane.
 inline __m512i to_bf16_bits(__m512 v) {
@@ -222,12 +238,13 @@ inline __m512i to_bf16_bits(__m512 v) {
 template <typename Row>
 void arrange_rows(int64_t n, int64_t words, float* dst, const Row& row) {
   static_assert(kMaxTileTokens <= kLanes, "a tile's tokens must fit one transposed block");
+  const float* end = dst + words * n;
   for (int64_t w0 = 0; w0 < words; w0 += kLanes) {
     const int64_t m = std::min<int64_t>(kLanes, words - w0);
     simd::Vec r[kLanes];
     for (int t = 0; t < kLanes; ++t) r[t] = t < n ? row(t, w0, m) : simd::zero();
     simd::transpose(r);
-    for (int64_t j = 0; j < m; ++j) simd::store_first(dst + (w0 + j) * n, r[j], n);
+    for (int64_t j = 0; j < m; ++j) store_run(dst + (w0 + j) * n, r[j], n, end);
   }
 }
 #endif
@@ -286,12 +303,12 @@ void pack_inputs(const PanelInputs& x, int64_t tokens, int64_t in, WeightFormat 
     (void)format;
     float* dst = packed + t0 * in;
     if (x.token_stride == 1) {
-      // A column's run of a tile is a few dozen bytes: one masked vector copy (a tile never has
-      // more tokens than a vector has lanes), not a call to memcpy.
+      // A column's run of a tile is a few dozen bytes: one vector copy (a tile never has more
+      // tokens than a vector has lanes), not a call to memcpy.
       for (int64_t k = 0; k < in; ++k) {
 #if IZWI_SIMD_LANES > 0
         static_assert(kMaxTileTokens <= kLanes, "a tile's run must fit one vector");
-        simd::store_first(dst + k * n, simd::load_first(first + offset(k), n), n);
+        store_run(dst + k * n, simd::load_first(first + offset(k), n), n, dst + in * n);
 #else
         std::memcpy(dst + k * n, first + offset(k), static_cast<size_t>(n) * sizeof(float));
 #endif

@@ -20,28 +20,35 @@ constexpr int64_t kMinTokensPerBlock = 64;
 // microseconds; copying 64K floats about as much).
 constexpr int64_t kMinArrangedPerThread = int64_t{64} << 10;
 
-// Columns kept together per row for `format` (kernels/cpu/panel_kernels.h).
-int64_t group_of(WeightFormat format, const PanelKernels& kernels) {
-  return format == WeightFormat::BF16 ? kernels.bf16_group : 1;
-}
+// Where a panel of one weight format keeps W[row][k] (kernels/cpu/panel_kernels.h).
+struct PanelLayout {
+  int64_t rows;    ///< rows per panel
+  int64_t group;   ///< columns kept together per row
+  bool row_pairs;  ///< rows i and i + rows / 2 side by side
 
-// Offset of W[row][k] inside its panel, for panels of `rows` rows and groups of `group` columns.
-inline int64_t panel_offset(int64_t i, int64_t k, int64_t rows, int64_t group) {
-  return (k / group) * rows * group + i * group + k % group;
+  int64_t padded_in(int64_t in) const { return (in + group - 1) / group * group; }
+  /// Offset of the panel's row i, column k.
+  int64_t offset(int64_t i, int64_t k) const {
+    const int64_t slot = row_pairs ? 2 * (i % (rows / 2)) + i / (rows / 2) : i * group;
+    return (k / group) * rows * group + slot + k % group;
+  }
+};
+
+PanelLayout layout_of(WeightFormat format, const PanelKernels& kernels) {
+  const bool bf16 = format == WeightFormat::BF16;
+  return {kernels.panel_rows, bf16 ? kernels.bf16_group : 1, bf16 && kernels.bf16_row_pairs};
 }
 
 template <typename Bits>
-void pack_typed(const Bits* weight, int64_t out, int64_t in, Bits* packed, int64_t rows, int64_t group) {
-  const int64_t panels = (out + rows - 1) / rows, padded_in = (in + group - 1) / group * group;
+void pack_typed(const Bits* weight, int64_t out, int64_t in, Bits* packed, const PanelLayout& layout) {
+  const int64_t rows = layout.rows, panels = (out + rows - 1) / rows, padded_in = layout.padded_in(in);
   at::parallel_for(0, panels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t panel = begin; panel < end; ++panel) {
       Bits* dst = packed + panel * rows * padded_in;
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t row = panel * rows + i;
         const Bits* src = weight + row * in;
-        for (int64_t k = 0; k < padded_in; ++k) {
-          dst[panel_offset(i, k, rows, group)] = row < out && k < in ? src[k] : Bits{0};
-        }
+        for (int64_t k = 0; k < padded_in; ++k) dst[layout.offset(i, k)] = row < out && k < in ? src[k] : Bits{0};
       }
     }
   });
@@ -55,30 +62,30 @@ inline float bits_to_float(uint32_t bits) {
 inline float bits_to_float(uint16_t bits) { return bf16_to_float(bits); }
 
 template <typename Bits>
-void gather_typed(const Bits* packed, int64_t in, const int64_t* ids, int64_t n, float* dst, int64_t rows,
-                  int64_t group) {
-  const int64_t padded_in = (in + group - 1) / group * group;
+void gather_typed(const Bits* packed, int64_t in, const int64_t* ids, int64_t n, float* dst,
+                  const PanelLayout& layout) {
+  const int64_t rows = layout.rows, padded_in = layout.padded_in(in);
   for (int64_t j = 0; j < n; ++j) {
     const Bits* panel = packed + (ids[j] / rows) * rows * padded_in;
     const int64_t i = ids[j] % rows;
-    for (int64_t k = 0; k < in; ++k) dst[j * in + k] = bits_to_float(panel[panel_offset(i, k, rows, group)]);
+    for (int64_t k = 0; k < in; ++k) dst[j * in + k] = bits_to_float(panel[layout.offset(i, k)]);
   }
 }
 
 }  // namespace
 
 int64_t packed_elements(int64_t out, int64_t in, WeightFormat format, const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
-  return (out + rows - 1) / rows * rows * ((in + group - 1) / group * group);
+  const PanelLayout layout = layout_of(format, kernels);
+  return (out + layout.rows - 1) / layout.rows * layout.rows * layout.padded_in(in);
 }
 
 void pack_panels(const void* weight, WeightFormat format, int64_t out, int64_t in, void* packed,
                  const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
+  const PanelLayout layout = layout_of(format, kernels);
   if (format == WeightFormat::F32) {
-    pack_typed(static_cast<const uint32_t*>(weight), out, in, static_cast<uint32_t*>(packed), rows, group);
+    pack_typed(static_cast<const uint32_t*>(weight), out, in, static_cast<uint32_t*>(packed), layout);
   } else {
-    pack_typed(static_cast<const uint16_t*>(weight), out, in, static_cast<uint16_t*>(packed), rows, group);
+    pack_typed(static_cast<const uint16_t*>(weight), out, in, static_cast<uint16_t*>(packed), layout);
   }
 }
 
@@ -118,7 +125,8 @@ void linear_packed_cpu(const PanelInputs& x, int64_t tokens, int64_t in, const v
   PanelProduct product{x.data, tokens, in, packed, format, out, bias, y};
   if (in_place) {
     product.column_offsets = x.column_offsets;
-  } else if (tokens > 1 || group_of(format, kernels) > 1 || x.token_stride != in || x.column_offsets != nullptr) {
+  } else if (tokens > 1 || layout_of(format, kernels).group > 1 || x.token_stride != in ||
+             x.column_offsets != nullptr) {
     const int64_t tiles = tile_count(tokens, kernels.max_tile_tokens);
     // A tile's arrangement is a copy of tokens x in floats: split among the threads when there is
     // enough of it to pay for a fork.
@@ -140,11 +148,11 @@ void linear_packed_cpu(const float* x, int64_t tokens, int64_t in, const void* p
 
 void gather_packed_rows(const void* packed, WeightFormat format, int64_t in, const int64_t* ids, int64_t n, float* dst,
                         const PanelKernels& kernels) {
-  const int64_t rows = kernels.panel_rows, group = group_of(format, kernels);
+  const PanelLayout layout = layout_of(format, kernels);
   if (format == WeightFormat::F32) {
-    gather_typed(static_cast<const uint32_t*>(packed), in, ids, n, dst, rows, group);
+    gather_typed(static_cast<const uint32_t*>(packed), in, ids, n, dst, layout);
   } else {
-    gather_typed(static_cast<const uint16_t*>(packed), in, ids, n, dst, rows, group);
+    gather_typed(static_cast<const uint16_t*>(packed), in, ids, n, dst, layout);
   }
 }
 

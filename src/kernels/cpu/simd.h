@@ -37,6 +37,13 @@ inline Vec load_bf16(const uint16_t* p) {
   const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
 }
+/// 2 * kLanes bfloat16 values whose 32-bit word i holds value i (low half) and value i + kLanes
+/// (high half), widened to two vectors: a shift and a mask, no widening shuffle.
+inline void load_bf16_pairs(const uint16_t* p, Vec& low, Vec& high) {
+  const __m512i raw = _mm512_loadu_si512(p);
+  low = _mm512_castsi512_ps(_mm512_slli_epi32(raw, 16));
+  high = _mm512_castsi512_ps(_mm512_and_si512(raw, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
 inline void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 /// The first n (<= kLanes) floats at p, the other lanes zero; and their store. No byte past the
 /// n-th is touched.
@@ -100,6 +107,11 @@ inline Vec load(const float* p) { return _mm256_loadu_ps(p); }
 inline Vec load_bf16(const uint16_t* p) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+}
+inline void load_bf16_pairs(const uint16_t* p, Vec& low, Vec& high) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  low = _mm256_castsi256_ps(_mm256_slli_epi32(raw, 16));
+  high = _mm256_castsi256_ps(_mm256_and_si256(raw, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 inline void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 inline __m256i first_lanes(int64_t n) {
