@@ -210,7 +210,7 @@ int64_t tiles_of(int64_t tokens) { return tile_count(tokens, kMaxTileTokens); }
 // Stores the first n lanes of v at run, the next of a tile's runs that are written front to back
 // and end at `end`: a whole vector where the tile's room holds it (the lanes past n land where
 // the next run goes), a masked store only near the end. AVX2's masked store is microcoded on AMD
-// before Zen 4 (about 40 micro-ops on Zen 3) and made the arrangement 8x slower there.
+// before Zen 4 (about 40 micro-ops on Zen 3) and made the arrangement 3-4x slower there.
 inline void store_run(float* run, simd::Vec v, int64_t n, const float* end) {
   if (run + kLanes <= end) {
     simd::store(run, v);
