@@ -265,54 +265,64 @@ namespace {
 
 // Paged attention on both kernel variants (vectorised head dims and any other), over float32 and
 // bf16 pools, against a straightforward causal softmax attention over gathered keys (for bf16
-// pools, the bf16 values widened: the kernel reads exactly those).
+// pools, the bf16 values widened: the kernel reads exactly those). A prefill chunk beside 2 decode
+// rows, and beside 9: those many take all KV heads of a row in one work item (at least 4 per
+// thread), the 2 take one head each.
 TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
   at::manual_seed(2);
   const int threads_before = at::get_num_threads();
   for (auto [head_dim, window] : {std::pair<int64_t, int64_t>{16, 0}, {24, 0}, {64, 0}, {128, 0}, {16, 3}, {24, 5}}) {
     for (const auto [bf16, threads] : {std::pair<bool, int>{false, 1}, {true, 1}, {false, 2}, {true, 2}}) {
-      at::set_num_threads(threads);
-      const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
-      const at::Tensor stored_keys = at::randn({12, block, kv_heads, head_dim}).to(bf16 ? at::kBFloat16 : at::kFloat);
-      const at::Tensor stored_values = at::randn_like(stored_keys);
-      const at::Tensor key_pool = stored_keys.to(at::kFloat), value_pool = stored_values.to(at::kFloat);
-      // Three sequences with scattered blocks: 3 new rows after 6 cached, then two decode rows
-      // (after 9 and 13); on one thread and on two.
-      std::vector<std::vector<int32_t>> tables = {{7, 2, 9}, {0, 11, 4}, {6, 8, 1, 10}};
-      std::vector<SeqSlice> seqs(3);
-      seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6, seqs[0].block_table = &tables[0];
-      seqs[1].offset = 3, seqs[1].length = 1, seqs[1].start_pos = 9, seqs[1].block_table = &tables[1];
-      seqs[2].offset = 4, seqs[2].length = 1, seqs[2].start_pos = 13, seqs[2].block_table = &tables[2];
-      const at::Tensor q = at::randn({5, heads, head_dim});
-      at::Tensor out = at::empty_like(q);
-      const float scale = 0.3f;
-      const PagedAttentionShape shape{heads, kv_heads, head_dim, block, window};
-      if (bf16) {
-        paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(stored_keys.data_ptr()),
-                            static_cast<const uint16_t*>(stored_values.data_ptr()), out.data_ptr<float>(), seqs, shape,
-                            scale);
-      } else {
-        paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
-                            out.data_ptr<float>(), seqs, shape, scale);
-      }
-      for (const SeqSlice& s : seqs) {
-        const int64_t context = s.start_pos + s.length;
-        std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
-        const at::Tensor idx = at::tensor(ids, at::kLong);
-        const at::Tensor k = key_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
-        const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
-        for (int64_t r = 0; r < s.length; ++r) {
-          for (int64_t h = 0; h < heads; ++h) {
-            const int64_t end = s.start_pos + r + 1, first = window > 0 ? std::max<int64_t>(0, end - window) : 0;
-            const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
-            const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
-            const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
-            EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
-                << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32") << " threads "
-                << threads;
-          }
+      for (const int64_t decode_rows : {2, 9}) {
+        at::set_num_threads(threads);
+        const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
+        const at::Tensor stored_keys = at::randn({12, block, kv_heads, head_dim}).to(bf16 ? at::kBFloat16 : at::kFloat);
+        const at::Tensor stored_values = at::randn_like(stored_keys);
+        const at::Tensor key_pool = stored_keys.to(at::kFloat), value_pool = stored_values.to(at::kFloat);
+        // Scattered blocks: 3 new rows after 6 cached, then the decode rows after 22, 20, .. cached
+        // (more positions than the value pass takes in one chunk).
+        std::vector<std::vector<int32_t>> tables = {{7, 2, 9}};
+        std::vector<SeqSlice> seqs(1);
+        seqs[0].offset = 0, seqs[0].length = 3, seqs[0].start_pos = 6;
+        for (int64_t i = 0; i < decode_rows; ++i) {
+          tables.emplace_back();
+          for (int64_t b = 0; b < 6; ++b) tables.back().push_back(static_cast<int32_t>((5 * i + 7 * b + 3) % 12));
+          SeqSlice decode;
+          decode.offset = 3 + i, decode.length = 1, decode.start_pos = 22 - 2 * (i % 9);
+          seqs.push_back(decode);
         }
-        EXPECT_LE(context, 12 * block);
+        for (size_t i = 0; i < seqs.size(); ++i) seqs[i].block_table = &tables[i];
+        const at::Tensor q = at::randn({3 + decode_rows, heads, head_dim});
+        at::Tensor out = at::empty_like(q);
+        const float scale = 0.3f;
+        const PagedAttentionShape shape{heads, kv_heads, head_dim, block, window};
+        if (bf16) {
+          paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(stored_keys.data_ptr()),
+                              static_cast<const uint16_t*>(stored_values.data_ptr()), out.data_ptr<float>(), seqs,
+                              shape, scale);
+        } else {
+          paged_attention_cpu(q.data_ptr<float>(), key_pool.data_ptr<float>(), value_pool.data_ptr<float>(),
+                              out.data_ptr<float>(), seqs, shape, scale);
+        }
+        for (const SeqSlice& s : seqs) {
+          const int64_t context = s.start_pos + s.length;
+          std::vector<int64_t> ids(s.block_table->begin(), s.block_table->end());
+          const at::Tensor idx = at::tensor(ids, at::kLong);
+          const at::Tensor k = key_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+          const at::Tensor v = value_pool.index_select(0, idx).reshape({-1, kv_heads, head_dim});
+          for (int64_t r = 0; r < s.length; ++r) {
+            for (int64_t h = 0; h < heads; ++h) {
+              const int64_t end = s.start_pos + r + 1, first = window > 0 ? std::max<int64_t>(0, end - window) : 0;
+              const at::Tensor kh = k.select(1, h / group).narrow(0, first, end - first);
+              const at::Tensor vh = v.select(1, h / group).narrow(0, first, end - first);
+              const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
+              EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
+                  << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32") << " threads "
+                  << threads << " decode rows " << decode_rows << " row at " << s.offset + r << " head " << h;
+            }
+          }
+          EXPECT_LE(context, static_cast<int64_t>(s.block_table->size()) * block);
+        }
       }
     }
   }
