@@ -288,7 +288,7 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
           tables.emplace_back();
           for (int64_t b = 0; b < 6; ++b) tables.back().push_back(static_cast<int32_t>((5 * i + 7 * b + 3) % 12));
           SeqSlice decode;
-          decode.offset = 3 + i, decode.length = 1, decode.start_pos = 22 - 2 * (i % 9);
+          decode.offset = 3 + i, decode.length = 1, decode.start_pos = 22 - 2 * i;
           seqs.push_back(decode);
         }
         for (size_t i = 0; i < seqs.size(); ++i) seqs[i].block_table = &tables[i];
