@@ -200,11 +200,44 @@ void BM_ReadBandwidth(benchmark::State& state) {
   state.counters["GB/s"] = gbps;
 }
 
-// The FMA peak izwi-tts-bench divides by (all threads).
+// Runs a benchmark body on `threads` OpenMP threads, then restores the process's count.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int threads) : saved_(at::get_num_threads()) { at::set_num_threads(threads); }
+  ~ScopedThreads() { at::set_num_threads(saved_); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// The FMA peak izwi-bench and izwi-tts-bench divide by, on `threads` threads (Arg; 0 = all):
+// one thread against all of them says whether this machine's vCPUs add up to whole cores.
 void BM_FmaPeak(benchmark::State& state) {
+  const ScopedThreads threads(state.range(0) > 0 ? static_cast<int>(state.range(0)) : at::get_num_threads());
   double gflops = 0;
   for (auto _ : state) gflops = izwi::measure_fma_peak_gflops();
   state.counters["GFLOP/s"] = gflops;
+}
+
+// The same packed product per thread on 1 and on more threads: Args rows per thread, in, tokens,
+// bf16, threads (out = rows x threads). With whole cores the time stays the same and GFLOP/s grows
+// with the threads; "per thread" says how much of one thread's rate each keeps.
+void BM_LinearPerThread(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(4));
+  const ScopedThreads scoped(threads);
+  const int64_t out = state.range(0) * threads, in = state.range(1), tokens = state.range(2);
+  const BenchWeight w(out, in, state.range(3) != 0, true);
+  const at::Tensor x = at::randn({tokens, in});
+  at::Tensor y = at::empty({tokens, out});
+  for (auto _ : state) {
+    w.apply(x, y);
+    benchmark::DoNotOptimize(y.data_ptr<float>());
+  }
+  set_flop_counter(state, 2.0 * out * in * tokens);
+  state.counters["GFLOP/s per thread"] = benchmark::Counter(
+      2.0 * out * in * tokens * static_cast<double>(state.iterations()) / 1e9 / threads, benchmark::Counter::kIsRate);
 }
 
 void BM_LinearTorch(benchmark::State& state) {
@@ -478,7 +511,9 @@ BENCHMARK(BM_CodePredictorProducts)
 BENCHMARK(BM_ReadInChunks)->Arg(2048)->Arg(6144)->Arg(12288)->Arg(393216)->UseRealTime();
 BENCHMARK(BM_Qwen3DecodeLinears)->UseRealTime();
 BENCHMARK(BM_ReadBandwidth)->UseRealTime()->Iterations(5);
-BENCHMARK(BM_FmaPeak)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_FmaPeak)->Arg(0)->Arg(1)->UseRealTime()->Iterations(3);
+// 256 x 256 per thread: 256 KiB of float32 weights, in each core's L2 (512 KiB and up).
+BENCHMARK(BM_LinearPerThread)->ArgsProduct({{256}, {256}, {16, 64}, {0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_LinearTorch)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, false); })->UseRealTime();
 BENCHMARK(BM_SampleRow)->DenseRange(0, 3)->UseRealTime();
 BENCHMARK(BM_SampleRows)->DenseRange(0, 1)->UseRealTime();
