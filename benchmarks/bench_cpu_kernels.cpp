@@ -393,14 +393,14 @@ void BM_SampleRows(benchmark::State& state) {
   }
 }
 
-// Decode attention: `seqs` sequences, one query each, over `context` cached positions, with the
-// 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument of 1, qwen3-0.6b's (16,
-// 8, 128); a fourth argument of 1 keeps the pools in bf16 (EngineConfig::kv_cache_dtype), a fifth
-// of 1 scatters the blocks over a larger pool; a sixth gives the number of layers, each with its
-// own pools, attended in turn: beyond one, nothing of a layer's pools is left in L3 when its turn
-// comes again, as in a decode step (one layer's pools at 64 x 160 positions, 84 MB in float32,
-// are partly cached between iterations).
-void BM_PagedAttentionDecode(benchmark::State& state) {
+// Paged attention for `seqs` sequences of `context` cached positions whose last `rows` positions
+// are the queries, with the 100m preset's heads (12 query, 4 KV, 64 wide) or, with a third argument
+// of 1, qwen3-0.6b's (16, 8, 128); a fourth argument of 1 keeps the pools in bf16
+// (EngineConfig::kv_cache_dtype), a fifth of 1 scatters the blocks over a larger pool; a sixth gives
+// the number of layers, each with its own pools, attended in turn: beyond one, nothing of a layer's
+// pools is left in L3 when its turn comes again, as in a decode step (one layer's pools at 64 x 160
+// positions, 84 MB in float32, are partly cached between iterations).
+void paged_attention_bench(benchmark::State& state, int64_t rows) {
   const int64_t seqs = state.range(0), context = state.range(1);
   const bool qwen = state.range(2) == 1, bf16 = state.range(3) == 1;
   const int64_t heads = qwen ? 16 : 12, kv_heads = qwen ? 8 : 4, head_dim = qwen ? 128 : 64, block = 16;
@@ -418,7 +418,7 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   std::vector<int32_t> placement(static_cast<size_t>(pool_blocks));
   std::iota(placement.begin(), placement.end(), 0);
   if (state.range(4) == 1) std::shuffle(placement.begin(), placement.end(), std::mt19937(7));
-  const at::Tensor q = at::randn({seqs, heads, head_dim});
+  const at::Tensor q = at::randn({seqs * rows, heads, head_dim});
   at::Tensor out = at::empty_like(q);
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(seqs));
   std::vector<izwi::SeqSlice> slices;
@@ -426,9 +426,9 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
     for (int64_t b = 0; b < blocks_per_seq; ++b)
       tables[s].push_back(placement[static_cast<size_t>(s * blocks_per_seq + b)]);
     izwi::SeqSlice slice;
-    slice.offset = s;
-    slice.length = 1;
-    slice.start_pos = context - 1;
+    slice.offset = s * rows;
+    slice.length = rows;
+    slice.start_pos = context - rows;
     slice.block_table = &tables[s];
     slices.push_back(slice);
   }
@@ -450,6 +450,14 @@ void BM_PagedAttentionDecode(benchmark::State& state) {
   set_byte_counter(state, static_cast<double>(layers * seqs * context * kv_heads * head_dim * 2 *
                                               static_cast<int64_t>(key_pools[0].element_size())));
 }
+
+// Decode: one query per sequence (Args as paged_attention_bench's).
+void BM_PagedAttentionDecode(benchmark::State& state) { paged_attention_bench(state, 1); }
+
+// A prefill chunk: every position of each sequence is a query, as a prompt's prefill attends
+// (causal; Args as paged_attention_bench's). The rows reread their head's keys and values from
+// L2, so this is the attention's arithmetic rather than its reads.
+void BM_PagedAttentionPrefill(benchmark::State& state) { paged_attention_bench(state, state.range(1)); }
 
 // One row of logits over Qwen3's 151,936 ids (normal, standard deviation 4: a few ids carry most of
 // the mass) through the host sampler: greedy (0), temperature 0.7 (1), with top-p 0.9 (2), with
@@ -538,6 +546,7 @@ BENCHMARK(BM_PagedAttentionDecode)
     ->Args({64, 160, 1, 0, 0, 12})
     ->Args({64, 160, 1, 1, 0, 12})
     ->UseRealTime();
+BENCHMARK(BM_PagedAttentionPrefill)->ArgsProduct({{1}, {512}, {0, 1}, {0, 1}, {0}, {1}})->UseRealTime();
 
 int main(int argc, char** argv) {
   at::set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));

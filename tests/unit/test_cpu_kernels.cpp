@@ -267,15 +267,17 @@ namespace {
 // bf16 pools, against a straightforward causal softmax attention over gathered keys (for bf16
 // pools, the bf16 values widened: the kernel reads exactly those). A prefill chunk beside 2 decode
 // rows, and beside 9: those many take all KV heads of a row in one work item (at least 4 per
-// thread), the 2 take one head each.
+// thread), the 2 take one head each. Groups of 1, 3 and 10 query heads per KV head: one head's
+// items score up to 3 (AVX2) or 6 (AVX-512) query rows against four keys at once and accumulate
+// values for up to 8, so 10 takes several passes of each, the last one short.
 TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
   at::manual_seed(2);
   const int threads_before = at::get_num_threads();
   for (auto [head_dim, window] : {std::pair<int64_t, int64_t>{16, 0}, {24, 0}, {64, 0}, {128, 0}, {16, 3}, {24, 5}}) {
     for (const auto [bf16, threads] : {std::pair<bool, int>{false, 1}, {true, 1}, {false, 2}, {true, 2}}) {
-      for (const int64_t decode_rows : {2, 9}) {
+      for (const auto [decode_rows, group] : {std::pair<int64_t, int64_t>{2, 3}, {9, 3}, {2, 10}, {9, 1}}) {
         at::set_num_threads(threads);
-        const int64_t heads = 6, kv_heads = 2, block = 4, group = heads / kv_heads;
+        const int64_t kv_heads = 2, heads = kv_heads * group, block = 4;
         const at::Tensor stored_keys = at::randn({12, block, kv_heads, head_dim}).to(bf16 ? at::kBFloat16 : at::kFloat);
         const at::Tensor stored_values = at::randn_like(stored_keys);
         const at::Tensor key_pool = stored_keys.to(at::kFloat), value_pool = stored_values.to(at::kFloat);
@@ -318,7 +320,8 @@ TEST(CpuKernels, PagedAttentionMatchesDenseCausalAttention) {
               const at::Tensor p = at::softmax(at::mv(kh, q[s.offset + r][h]) * scale, 0);
               EXPECT_LT(max_abs_diff(out[s.offset + r][h], at::mv(vh.t(), p)), 1e-5)
                   << "head_dim " << head_dim << " window " << window << (bf16 ? " bf16" : " f32") << " threads "
-                  << threads << " decode rows " << decode_rows << " row at " << s.offset + r << " head " << h;
+                  << threads << " decode rows " << decode_rows << " group " << group << " row at " << s.offset + r
+                  << " head " << h;
             }
           }
           EXPECT_LE(context, static_cast<int64_t>(s.block_table->size()) * block);

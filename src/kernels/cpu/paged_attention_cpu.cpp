@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/simd.h"
@@ -86,11 +87,140 @@ inline simd::Vec load_kv(const uint16_t* p) { return simd::load_bf16(p); }
 // each head's output rows are accumulated over them in registers.
 constexpr int64_t kValueChunk = 16;
 
-// Head dims that are NV whole vectors: each key and value row of a head is held in NV registers.
-// q, out: the item's kv_heads * group query rows; scores: kv_heads * group rows of `context`.
+// Query rows scored together against four keys: 4 accumulators and one query vector each, plus
+// the key vector, in the registers.
+constexpr int kScoreRows = (simd::kRegisters - 1) / 5;
+
+// The scores of G query rows q (D apart) against the keys at rows[0 .. count), scaled, into
+// scores[g * context + p] (rows past count repeat a valid one and are not stored). The four dot
+// products of a row accumulate side by side and are summed together at the end: scored one key at
+// a time, each score was a chain of dependent FMAs and a horizontal sum of its own, and the sums
+// were a third of a cached prefill's attention.
+template <int NV, int G, typename KV>
+void score_four(const float* q, const KV* const (&rows)[4], int64_t count, float scale, float* scores,
+                int64_t context) {
+  constexpr int64_t L = simd::kLanes;
+  constexpr int64_t D = NV * L;
+  simd::Vec acc[G][4];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) acc[g][p] = simd::zero();
+  }
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) {
+    simd::Vec qv[G];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) qv[g] = simd::load(q + g * D + L * v);
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const simd::Vec k = load_kv(rows[p] + L * v);
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) acc[g][p] = simd::fmadd(qv[g], k, acc[g][p]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) {
+    float sums[4];
+    simd::reduce_add4(acc[g], sums);
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      if (p < count) scores[g * context + p] = sums[p] * scale;
+    }
+  }
+}
+
+// score_four for `query_rows` (1 .. kScoreRows) query rows.
+template <int NV, typename KV, int... G>
+void score_four_rows(int64_t query_rows, const float* q, const KV* const (&rows)[4], int64_t count, float scale,
+                     float* scores, int64_t context, std::integer_sequence<int, G...> /*counts*/) {
+  ((query_rows == G + 1 ? score_four<NV, G + 1>(q, rows, count, scale, scores, context) : void()), ...);
+}
+
+// Query rows that share a value pass at most, and the registers their accumulators may take (the
+// rest hold the broadcast weight and a value vector).
+constexpr int kValueRows = 8;
+constexpr int kValueRegisters = simd::kRegisters - 2;
+
+// Vectors of the head dim (a power of two up to nv) that `rows` query rows accumulate in one pass.
+int64_t slab_vectors(int64_t nv, int64_t rows) {
+  int64_t slab = nv;
+  while (slab > 1 && slab * rows > kValueRegisters) slab /= 2;
+  return slab;
+}
+
+// One value pass: out[r * D + ...] (+)= sum over positions j in [j0, j1) of p[r * context + j] times
+// the slab at `offset` from the item's first head in each position's value row.
+template <typename KV>
+struct ValuePass {
+  const PagedRows<KV>& values;
+  int64_t offset;
+  const float* p;
+  int64_t context, j0, j1;
+  float* out;
+  int64_t D;
+  int64_t prefetch_elements;  ///< the pool rows' elements to prefetch ahead, or 0
+};
+
+template <int S, int R, typename KV>
+void value_slab(const ValuePass<KV>& pass) {
+  constexpr int64_t L = simd::kLanes;
+  simd::Vec acc[R][S];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int v = 0; v < S; ++v) acc[r][v] = simd::load(pass.out + r * pass.D + L * v);
+  }
+  for (int64_t j = pass.j0; j < pass.j1; ++j) {
+    if (pass.prefetch_elements > 0 && j + kPrefetchAhead < pass.context) {
+      prefetch_row(pass.values.at(j + kPrefetchAhead), pass.prefetch_elements);
+    }
+    const KV* row = pass.values.at(j) + pass.offset;
+    simd::Vec val[S];
+#pragma GCC unroll 16
+    for (int v = 0; v < S; ++v) val[v] = load_kv(row + L * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const simd::Vec p = simd::broadcast(pass.p[r * pass.context + j]);
+#pragma GCC unroll 16
+      for (int v = 0; v < S; ++v) acc[r][v] = simd::fmadd(p, val[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int v = 0; v < S; ++v) simd::store(pass.out + r * pass.D + L * v, acc[r][v]);
+  }
+}
+
+// value_slab for `rows` (1 .. kValueRows) query rows and slabs of S vectors; only the pairs whose
+// accumulators fit the registers are compiled (slab_vectors never asks for the others).
+template <int S, typename KV, int... R>
+void value_slab_rows(int64_t rows, const ValuePass<KV>& pass, std::integer_sequence<int, R...> /*counts*/) {
+  const auto run = [&](auto r) {
+    if constexpr (decltype(r)::value * S <= kValueRegisters) {
+      if (rows == decltype(r)::value) value_slab<S, decltype(r)::value>(pass);
+    }
+  };
+  (run(std::integral_constant<int, R + 1>{}), ...);
+}
+
+// value_slab_rows for slabs of `slab` = 2^k vectors (k < sizeof...(K), 1 .. 16).
+template <typename KV, int... K>
+void value_pass(int64_t slab, int64_t rows, const ValuePass<KV>& pass, std::integer_sequence<int, K...> /*powers*/) {
+  ((slab == (1 << K) ? value_slab_rows<(1 << K)>(rows, pass, std::make_integer_sequence<int, kValueRows>{}) : void()),
+   ...);
+}
+
+// Decode rows of all KV heads, for head dims of NV whole vectors: each key and value row of a head
+// is held in NV registers. q, out: the item's kv_heads * group query rows; scores: kv_heads * group
+// rows of `context`. Their rows come from DRAM and are read front to back, one position at a time:
+// scored four positions at a time, head by head (score_four), 64 sequences of the 100m preset
+// attended 1.3-1.7x slower (BM_PagedAttentionDecode/64/256).
 template <int NV, typename KV>
-void attend_simd(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t kv_heads,
-                 int64_t group, int64_t context, float scale, float* scores, float* out) {
+[[gnu::noinline]] void attend_whole_rows(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values,
+                                         int64_t kv_heads, int64_t group, int64_t context, float scale, float* scores,
+                                         float* out) {
   constexpr int64_t L = simd::kLanes;
   constexpr int64_t D = NV * L;
   // Keys position by position: the item's heads lie side by side in a pool row, one stream.
@@ -115,10 +245,8 @@ void attend_simd(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>&
   // query heads as half the registers hold accumulate over the chunk.
   constexpr int64_t kHeads = simd::kRegisters / 2 / NV > 0 ? simd::kRegisters / 2 / NV : 1;
   std::fill(out, out + kv_heads * group * D, 0.0f);
-  // One head reads its rows as its own stream: one chunk of all of them (no reloaded accumulators).
-  const int64_t chunk = kv_heads == 1 ? context : kValueChunk;
-  for (int64_t j0 = 0; j0 < context; j0 += chunk) {
-    const int64_t j1 = std::min(context, j0 + chunk);
+  for (int64_t j0 = 0; j0 < context; j0 += kValueChunk) {
+    const int64_t j1 = std::min(context, j0 + kValueChunk);
     for (int64_t i = 0; i < kv_heads; ++i) {
       for (int64_t g0 = 0; g0 < group; g0 += kHeads) {
         const int64_t heads = std::min(kHeads, group - g0);
@@ -155,6 +283,54 @@ void attend_simd(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>&
   }
 }
 
+// One KV head's query rows (prefill rows, small decode batches), for head dims of NV whole vectors:
+// the keys four positions at a time (score_four), the values in slabs (value_pass). q, out: the
+// item's group query rows; scores: group rows of `context`.
+template <int NV, typename KV>
+[[gnu::noinline]] void attend_one_head(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values,
+                                       int64_t group, int64_t context, float scale, float* scores, float* out) {
+  constexpr int64_t L = simd::kLanes;
+  constexpr int64_t D = NV * L;
+  for (int64_t j = 0; j < context; j += 4) {
+    const int64_t count = std::min<int64_t>(4, context - j);
+    for (int64_t a = j + kPrefetchAhead; a < std::min(context, j + kPrefetchAhead + 4); ++a) {
+      prefetch_row(keys.at(a), D);
+    }
+    const KV* const rows[4] = {keys.at(j), keys.at(j + std::min<int64_t>(1, count - 1)),
+                               keys.at(j + std::min<int64_t>(2, count - 1)), keys.at(j + count - 1)};
+    for (int64_t g0 = 0; g0 < group; g0 += kScoreRows) {
+      score_four_rows<NV>(std::min<int64_t>(kScoreRows, group - g0), q + g0 * D, rows, count, scale,
+                          scores + g0 * context + j, context, std::make_integer_sequence<int, kScoreRows>{});
+    }
+  }
+  softmax_rows(scores, group, context);
+  std::fill(out, out + group * D, 0.0f);
+  const int64_t rows_per_pass = std::min<int64_t>(group, kValueRows);
+  for (int64_t g0 = 0; g0 < group; g0 += rows_per_pass) {
+    const int64_t rows = std::min(rows_per_pass, group - g0);
+    const int64_t slab = slab_vectors(NV, rows);
+    for (int64_t v0 = 0; v0 < NV; v0 += slab) {
+      value_pass(slab, rows,
+                 ValuePass<KV>{values, v0 * L, scores + g0 * context, context, 0, context, out + g0 * D + v0 * L, D,
+                               g0 == 0 && v0 == 0 ? D : 0},
+                 std::make_integer_sequence<int, 5>{});
+    }
+  }
+}
+
+// One head's items and whole-row items go their own ways (attend_one_head, attend_whole_rows), each
+// compiled on its own: inlined together into the work loop, the whole-row kernel took about 7%
+// longer per 64-request decode step of the 100m preset in izwi-bench (five alternating pairs).
+template <int NV, typename KV>
+void attend_head_dim(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t kv_heads,
+                     int64_t group, int64_t context, float scale, float* scores, float* out) {
+  if (kv_heads == 1) {
+    attend_one_head<NV, KV>(q, keys, values, group, context, scale, scores, out);
+  } else {
+    attend_whole_rows<NV, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+  }
+}
+
 // The vector kernel for head dims of 1, 2, 4, 8 or 16 whole vectors; false for any other.
 template <typename KV>
 bool attend_vectorised(const float* q, const PagedRows<KV>& keys, const PagedRows<KV>& values, int64_t kv_heads,
@@ -162,19 +338,19 @@ bool attend_vectorised(const float* q, const PagedRows<KV>& keys, const PagedRow
   if (D % simd::kLanes != 0) return false;
   switch (D / simd::kLanes) {
     case 1:
-      attend_simd<1, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+      attend_head_dim<1, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
       return true;
     case 2:
-      attend_simd<2, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+      attend_head_dim<2, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
       return true;
     case 4:
-      attend_simd<4, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+      attend_head_dim<4, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
       return true;
     case 8:
-      attend_simd<8, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+      attend_head_dim<8, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
       return true;
     case 16:
-      attend_simd<16, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
+      attend_head_dim<16, KV>(q, keys, values, kv_heads, group, context, scale, scores, out);
       return true;
     default:
       return false;

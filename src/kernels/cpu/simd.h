@@ -57,6 +57,16 @@ inline Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 inline Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
 inline Vec fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline float reduce_add(Vec v) { return _mm512_reduce_add_ps(v); }
+/// out[i] = reduce_add(v[i]) for four vectors at once: their halves added, then the AVX2 sums.
+inline void reduce_add4(const Vec (&v)[4], float* out) {
+  __m256 h[4];
+  for (int i = 0; i < 4; ++i) {
+    h[i] = _mm256_add_ps(_mm512_castps512_ps256(v[i]),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[i]), 1)));
+  }
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(h[0], h[1]), _mm256_hadd_ps(h[2], h[3]));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
 inline Vec sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
 inline Vec div(Vec a, Vec b) { return _mm512_div_ps(a, b); }
 inline Vec min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
@@ -127,6 +137,12 @@ inline float reduce_add(Vec v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+/// out[i] = reduce_add(v[i]) for four vectors at once: three pairwise sums across them, then the
+/// two halves, where four reductions one by one take four times the shuffles.
+inline void reduce_add4(const Vec (&v)[4], float* out) {
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
 }
 inline Vec sub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
 inline Vec div(Vec a, Vec b) { return _mm256_div_ps(a, b); }
