@@ -149,17 +149,17 @@ int64_t slab_vectors(int64_t nv, int64_t rows) {
   return slab;
 }
 
-// One value pass: out[r * D + ...] (+)= sum over positions j in [j0, j1) of p[r * context + j] times
-// the slab at `offset` from the item's first head in each position's value row.
+// One value pass of a head: out[r * D + ...] (+)= sum over positions j < context of
+// p[r * context + j] times the slab at `offset` in the head's value row at j.
 template <typename KV>
 struct ValuePass {
   const PagedRows<KV>& values;
   int64_t offset;
   const float* p;
-  int64_t context, j0, j1;
+  int64_t context;
   float* out;
   int64_t D;
-  int64_t prefetch_elements;  ///< the pool rows' elements to prefetch ahead, or 0
+  bool prefetch;  ///< prefetch the head's rows ahead (the first pass over them)
 };
 
 template <int S, int R, typename KV>
@@ -171,10 +171,8 @@ void value_slab(const ValuePass<KV>& pass) {
 #pragma GCC unroll 16
     for (int v = 0; v < S; ++v) acc[r][v] = simd::load(pass.out + r * pass.D + L * v);
   }
-  for (int64_t j = pass.j0; j < pass.j1; ++j) {
-    if (pass.prefetch_elements > 0 && j + kPrefetchAhead < pass.context) {
-      prefetch_row(pass.values.at(j + kPrefetchAhead), pass.prefetch_elements);
-    }
+  for (int64_t j = 0; j < pass.context; ++j) {
+    if (pass.prefetch && j + kPrefetchAhead < pass.context) prefetch_row(pass.values.at(j + kPrefetchAhead), pass.D);
     const KV* row = pass.values.at(j) + pass.offset;
     simd::Vec val[S];
 #pragma GCC unroll 16
@@ -310,10 +308,10 @@ template <int NV, typename KV>
     const int64_t rows = std::min(rows_per_pass, group - g0);
     const int64_t slab = slab_vectors(NV, rows);
     for (int64_t v0 = 0; v0 < NV; v0 += slab) {
-      value_pass(slab, rows,
-                 ValuePass<KV>{values, v0 * L, scores + g0 * context, context, 0, context, out + g0 * D + v0 * L, D,
-                               g0 == 0 && v0 == 0 ? D : 0},
-                 std::make_integer_sequence<int, 5>{});
+      value_pass(
+          slab, rows,
+          ValuePass<KV>{values, v0 * L, scores + g0 * context, context, out + g0 * D + v0 * L, D, g0 == 0 && v0 == 0},
+          std::make_integer_sequence<int, 5>{});
     }
   }
 }
