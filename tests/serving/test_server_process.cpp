@@ -45,7 +45,10 @@ int port_after(ChildProcess& child, const std::string& marker) {
 }
 
 TEST(ServerProcess, SigtermLetsTheRunningStreamFinishThenExitsZero) {
-  ChildProcess server = start_server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--port", "0"});
+  // A grace far beyond the stream's length: on 2 cores shared with other tests' servers and a
+  // browser, libgomp's spin-waits stretched these 300 tokens past the default 10 s (0.1 s alone).
+  ChildProcess server =
+      start_server({"--model", "q=" + testing::fixture_dir("qwen3-tiny"), "--port", "0", "--shutdown-grace", "60"});
   const int port = port_after(server, "listening on http://127.0.0.1:");
   ASSERT_GT(port, 0);
   httplib::Client client("127.0.0.1", port);
