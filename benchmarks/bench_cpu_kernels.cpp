@@ -235,9 +235,10 @@ void BM_LinearPerThread(benchmark::State& state) {
     w.apply(x, y);
     benchmark::DoNotOptimize(y.data_ptr<float>());
   }
-  set_flop_counter(state, 2.0 * out * in * tokens);
-  state.counters["GFLOP/s per thread"] = benchmark::Counter(
-      2.0 * out * in * tokens * static_cast<double>(state.iterations()) / 1e9 / threads, benchmark::Counter::kIsRate);
+  const double flop = 2.0 * out * in * tokens;
+  set_flop_counter(state, flop);
+  state.counters["GFLOP/s per thread"] =
+      benchmark::Counter(flop * static_cast<double>(state.iterations()) / 1e9 / threads, benchmark::Counter::kIsRate);
 }
 
 void BM_LinearTorch(benchmark::State& state) {
