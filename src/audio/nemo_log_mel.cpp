@@ -69,7 +69,8 @@ NemoLogMelConfig NemoLogMelConfig::parse(const JsonFields& p) {
   // NeMo takes sizes in seconds (window_size, window_stride) or in samples (n_window_*).
   const double window_size = p.get_or<double>("window_size", 0.02);
   const double window_stride = p.get_or<double>("window_stride", 0.01);
-  require_finite_non_negative(origin, {{"window_size", window_size}, {"window_stride", window_stride}});
+  // In seconds: a window or hop over a second is no speech frontend (and a huge one overflows the cast).
+  require_real_in_range(origin, {{"window_size", window_size, 0, 1}, {"window_stride", window_stride, 0, 1}});
   c.win_length = p.has("window_size") || !p.has("n_window_size") ? to_samples(window_size, c.sample_rate)
                                                                  : p.get<int64_t>("n_window_size");
   c.hop = p.has("window_stride") || !p.has("n_window_stride") ? to_samples(window_stride, c.sample_rate)
@@ -91,10 +92,10 @@ NemoLogMelConfig NemoLogMelConfig::parse(const JsonFields& p) {
   c.preemphasis = no_preemphasis ? 0.0 : p.get_or<double>("preemph", c.preemphasis);
   c.f_min = p.get_or<double>("lowfreq", 0.0);
   c.f_max = p.get_or<double>("highfreq", static_cast<double>(c.sample_rate / 2));
-  require_finite_non_negative(origin, {{"lowfreq", c.f_min}, {"highfreq", c.f_max}});
-  if (!std::isfinite(c.preemphasis) || !std::isfinite(c.pad_value)) {
-    fail(ErrorCode::InvalidFormat, "{}: fields 'preemph' and 'pad_value' must be finite", origin);
-  }
+  const double nyquist = static_cast<double>(c.sample_rate) / 2;
+  require_real_in_range(
+      origin, {{"lowfreq", c.f_min, 0, nyquist}, {"highfreq", c.f_max, 0, nyquist}, {"preemph", c.preemphasis, 0, 1}});
+  if (!std::isfinite(c.pad_value)) fail(ErrorCode::InvalidFormat, "{}: field 'pad_value' must be finite", origin);
   if (c.f_max <= c.f_min) {
     fail(ErrorCode::InvalidFormat, "{}: field 'highfreq' ({}) must be above 'lowfreq' ({})", origin, c.f_max, c.f_min);
   }
@@ -107,7 +108,7 @@ NemoLogMelConfig NemoLogMelConfig::parse(const JsonFields& p) {
     c.log_guard = guard == "tiny" ? FLT_MIN : FLT_EPSILON;  // torch.finfo(float32)
   } else {
     c.log_guard = p.get_or<double>("log_zero_guard_value", c.log_guard);
-    require_finite_non_negative(origin, {{"log_zero_guard_value", c.log_guard}});
+    require_real_in_range(origin, {{"log_zero_guard_value", c.log_guard, 0, 1}});
   }
   // What this implementation computes; NeMo's other options are reported, not ignored. Dither is
   // a training-time augmentation and does not apply.

@@ -88,10 +88,8 @@ MimiConfig MimiConfig::parse(const JsonFields& f) {
                             {"head_dim", t.head_dim, 2, kMaxHeadDim},
                             {"sliding_window", t.sliding_window, 1, kMaxPositions}});
   for (const int64_t r : c.upsampling_ratios) require_in_range(origin, {{"upsampling_ratios", r, 1, kMaxUpsampleRate}});
-  require_finite_non_negative(origin, {{"norm_eps", t.norm_eps}});
-  if (!(t.rope_theta > 0) || !std::isfinite(t.rope_theta)) {
-    fail(ErrorCode::InvalidFormat, "{}: field 'rope_theta' must be finite and positive, got {}", origin, t.rope_theta);
-  }
+  require_real_in_range(
+      origin, {{"norm_eps", t.norm_eps, 0, kMaxNormEps}, {"rope_theta", t.rope_theta, 0, kMaxRopeTheta, true}});
   if (t.num_heads % t.num_kv_heads != 0 || t.head_dim % 2 != 0) {
     fail(ErrorCode::InvalidFormat,
          "{}: {} heads, {} key/value heads and head_dim {} do not fit (whole groups, even head_dim)", origin,

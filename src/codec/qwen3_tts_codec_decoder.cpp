@@ -49,10 +49,8 @@ Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const 
                             {"sliding_window", t.sliding_window, 1, kMaxPositions},
                             {"upsample_rates (stages)", static_cast<int64_t>(c.upsample_rates.size()), 1, 8},
                             {"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 0, 8}});
-  require_finite_non_negative(origin, {{"rms_norm_eps", t.norm_eps}});
-  if (!(t.rope_theta > 0) || !std::isfinite(t.rope_theta)) {
-    fail(ErrorCode::InvalidFormat, "{}: field 'rope_theta' must be finite and positive, got {}", origin, t.rope_theta);
-  }
+  require_real_in_range(
+      origin, {{"rms_norm_eps", t.norm_eps, 0, kMaxNormEps}, {"rope_theta", t.rope_theta, 0, kMaxRopeTheta, true}});
   if (c.codebook_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'codebook_dim' must be even", origin);
   if (t.num_heads % t.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,

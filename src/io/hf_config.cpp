@@ -1,6 +1,5 @@
 #include "io/hf_config.h"
 
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 
@@ -38,29 +37,25 @@ RopeConfig read_rope_config(const JsonFields& config) {
       rope.low_freq_factor = params->get<double>("low_freq_factor");
       rope.high_freq_factor = params->get<double>("high_freq_factor");
       rope.original_max_positions = params->get<int64_t>("original_max_position_embeddings");
+      // The llama3 scaling divides by all three: zero or a negative value bends every frequency.
+      require_in_range(params->origin(),
+                       {{"original_max_position_embeddings", rope.original_max_positions, 1, kMaxPositions}});
+      require_real_in_range(params->origin(), {{"factor", rope.factor, 0, kMaxRopeFactor, true},
+                                               {"low_freq_factor", rope.low_freq_factor, 0, kMaxRopeFactor, true},
+                                               {"high_freq_factor", rope.high_freq_factor, 0, kMaxRopeFactor, true}});
       if (rope.high_freq_factor <= rope.low_freq_factor) {
         fail(ErrorCode::InvalidFormat, "{}: high_freq_factor must exceed low_freq_factor", params->origin());
       }
     } else if (rope.type == "linear") {
       rope.factor = params->get<double>("factor");
+      require_real_in_range(params->origin(), {{"factor", rope.factor, 0, kMaxRopeFactor, true}});
     } else if (rope.type != "default") {
       fail(ErrorCode::Unsupported, "{}: rope_type '{}' is not supported (default, linear, llama3)", params->origin(),
            rope.type);
     }
   }
-  if (!(rope.theta > 0) || !std::isfinite(rope.theta)) {
-    fail(ErrorCode::InvalidFormat, "{}: rope_theta {} must be positive and finite", config.origin(), rope.theta);
-  }
-  if (!(rope.factor > 0) || !std::isfinite(rope.factor)) {
-    fail(ErrorCode::InvalidFormat, "{}: rope factor {} must be positive and finite", config.origin(), rope.factor);
-  }
+  require_real_in_range(config.origin(), {{"rope_theta", rope.theta, 0, kMaxRopeTheta, true}});
   return rope;
-}
-
-void require_positive(const std::string& origin, std::initializer_list<std::pair<const char*, int64_t>> fields) {
-  for (const auto& [name, value] : fields) {
-    if (value <= 0) fail(ErrorCode::InvalidFormat, "{}: field '{}' must be positive, got {}", origin, name, value);
-  }
 }
 
 namespace {
@@ -87,11 +82,12 @@ void require_in_range(const std::string& origin, std::initializer_list<FieldRang
   }
 }
 
-void require_finite_non_negative(const std::string& origin,
-                                 std::initializer_list<std::pair<const char*, double>> fields) {
-  for (const auto& [name, value] : fields) {
-    if (!std::isfinite(value) || value < 0) {
-      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be finite and non-negative", origin, name, value);
+void require_real_in_range(const std::string& origin, std::initializer_list<RealFieldRange> fields) {
+  for (const RealFieldRange& f : fields) {
+    const bool above = f.above_lo ? f.value > f.lo : f.value >= f.lo;  // false for NaN
+    if (!above || !(f.value <= f.hi)) {
+      fail(ErrorCode::InvalidFormat, "{}: field '{}' is {}, it must be {} {} and at most {}", origin, f.name, f.value,
+           f.above_lo ? "above" : "at least", f.lo, f.hi);
     }
   }
 }

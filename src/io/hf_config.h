@@ -44,9 +44,6 @@ struct RopeConfig {
 /// Unsupported rope types are reported by name.
 RopeConfig read_rope_config(const JsonFields& config);
 
-/// Throws InvalidFormat naming the first field whose value is not positive.
-void require_positive(const std::string& origin, std::initializer_list<std::pair<const char*, int64_t>> fields);
-
 /// Upper bounds on model sizes, checked before anything is allocated from them. Each is well above
 /// every released checkpoint (Llama 3.1 405B: 126 layers, hidden 16384, 128 heads, intermediate
 /// 53248, vocab 128256, 131072 positions) and small enough that no product of them overflows int64.
@@ -73,10 +70,24 @@ struct FieldRange {
 /// Throws InvalidFormat naming `origin` and the first field outside its range.
 void require_in_range(const std::string& origin, std::initializer_list<FieldRange> fields);
 
-/// Throws InvalidFormat naming `origin` and the first field that is negative or not finite
-/// (epsilons of normalisation layers).
-void require_finite_non_negative(const std::string& origin,
-                                 std::initializer_list<std::pair<const char*, double>> fields);
+/// Upper bounds on real-valued settings: each far above every released checkpoint's value and low
+/// enough that the arithmetic built on it stays finite (an epsilon of 1e30 turns every norm into 0).
+constexpr double kMaxNormEps = 0.1;        ///< rms_norm_eps, norm_eps (released: 1e-12 to 1e-5)
+constexpr double kMaxRopeTheta = 1e12;     ///< rope_theta (released: 1e4 to 1e9)
+constexpr double kMaxRopeFactor = 1024.0;  ///< rope factor, low/high_freq_factor (released: 1 to 64)
+
+/// A real-valued config field and the range its value must lie in: [lo, hi], or (lo, hi] when
+/// `above_lo` (scales that must be positive). NaN lies in no range.
+struct RealFieldRange {
+  const char* name;
+  double value;
+  double lo;
+  double hi;
+  bool above_lo = false;
+};
+
+/// Throws InvalidFormat naming `origin` and the first field outside its range.
+void require_real_in_range(const std::string& origin, std::initializer_list<RealFieldRange> fields);
 
 /// A token id field that may be an integer, a list of integers or null.
 std::vector<int32_t> read_token_ids(const JsonFields& config, const std::string& key);

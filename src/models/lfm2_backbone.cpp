@@ -56,7 +56,7 @@ Lfm2Config Lfm2Config::parse(const JsonFields& f) {
                                 {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
                                 {"max_position_embeddings", c.max_positions, 1, kMaxPositions},
                                 {"conv_L_cache", c.conv_kernel, 1, kMaxConvKernel}});
-  require_finite_non_negative(f.origin(), {{"norm_eps", c.norm_eps}});
+  require_real_in_range(f.origin(), {{"norm_eps", c.norm_eps, 0, kMaxNormEps}});
   if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide",
          f.origin());

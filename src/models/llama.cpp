@@ -33,7 +33,7 @@ LlamaConfig LlamaConfig::parse(const JsonFields& f, bool qk_norm) {
                                 {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
                                 {"head_dim", c.head_dim, 1, kMaxHeadDim},
                                 {"max_position_embeddings", c.max_positions, 1, kMaxPositions}});
-  require_finite_non_negative(f.origin(), {{"rms_norm_eps", c.rms_norm_eps}});
+  require_real_in_range(f.origin(), {{"rms_norm_eps", c.rms_norm_eps, 0, kMaxNormEps}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", f.origin(),
          c.num_heads, c.num_kv_heads);

@@ -33,7 +33,7 @@ VoxtralEncoderConfig VoxtralEncoderConfig::parse(const JsonFields& a, int64_t do
                                 {"head_dim", c.head_dim, 1, kMaxHeadDim},
                                 {"num_mel_bins", c.mel_bins, 1, kMaxMelBins},
                                 {"sliding_window", c.sliding_window, 0, kMaxPositions}});
-  require_finite_non_negative(a.origin(), {{"rms_norm_eps", c.rms_norm_eps}});
+  require_real_in_range(a.origin(), {{"rms_norm_eps", c.rms_norm_eps, 0, kMaxNormEps}});
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads is not a multiple of num_key_value_heads", a.origin());
   }

@@ -24,6 +24,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   const int64_t head_dim = text->get_or<int64_t>("head_dim", heads > 0 ? hidden / heads : 0);
   const int64_t max_positions = text->get<int64_t>("max_position_embeddings");
   const double eps = text->get_or<double>("rms_norm_eps", 1e-5);
+  const int64_t sliding_window = text->get_or<int64_t>("sliding_window", 0);
   require_in_range(text->origin(), {{"vocab_size", vocab, 1, kMaxVocabSize},
                                     {"hidden_size", hidden, 1, kMaxHiddenSize},
                                     {"intermediate_size", intermediate, 1, kMaxIntermediateSize},
@@ -31,13 +32,17 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
                                     {"num_attention_heads", heads, 1, kMaxHeads},
                                     {"num_key_value_heads", kv_heads, 1, kMaxHeads},
                                     {"head_dim", head_dim, 1, kMaxHeadDim},
-                                    {"max_position_embeddings", max_positions, 1, kMaxPositions}});
-  require_finite_non_negative(text->origin(), {{"rms_norm_eps", eps}});
+                                    {"max_position_embeddings", max_positions, 1, kMaxPositions},
+                                    {"sliding_window", sliding_window, 0, kMaxPositions}});
+  require_real_in_range(text->origin(), {{"rms_norm_eps", eps, 0, kMaxNormEps}});
   if (heads % kv_heads != 0 || hidden % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: text_config head counts or hidden_size do not divide", hf.path());
   }
   const int64_t downsample = top.get_or<int64_t>("downsample_factor", 4);
   const int64_t per_token = top.get_or<int64_t>("audio_length_per_tok", 8);
+  const int64_t delay_tokens = top.get_or<int64_t>("default_num_delay_tokens", 6);
+  require_in_range(hf.path(), {{"downsample_factor", downsample, 1, 64},
+                               {"default_num_delay_tokens", delay_tokens, 0, max_positions}});
   if (per_token != 2 * downsample) {
     fail(ErrorCode::Unsupported, "{}: audio_length_per_tok {} != 2 x downsample_factor {}", hf.path(), per_token,
          downsample);
@@ -47,7 +52,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   spec_ = base_spec(hf.model_type(), *text, vocab, hidden, max_positions);
   spec_.accepts_audio = true;
   spec_.audio_sample_rate = 16000;
-  spec_.default_delay_tokens = top.get_or<int32_t>("default_num_delay_tokens", 6);
+  spec_.default_delay_tokens = static_cast<int32_t>(delay_tokens);
 
   // transformers 5.17 saves the decoder under language_model.model.model; older files under language_model.model.
   const std::string p = source.contains("language_model.model.model.embed_tokens.weight")
@@ -59,7 +64,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   attn.num_heads = heads;
   attn.num_kv_heads = kv_heads;
   attn.head_dim = head_dim;
-  attn.sliding_window = text->get_or<int64_t>("sliding_window", 0);
+  attn.sliding_window = sliding_window;
   constexpr int64_t kAdaWidth = 32;
   for (int64_t i = 0; i < num_layers; ++i) {
     const std::string l = fmt::format("{}layers.{}.", p, i);

@@ -1,5 +1,6 @@
 // Config values that do not fit: token ids beyond int32, integers wider than their field, engine
-// sizes without an upper bound, model sizes that would allocate before failing.
+// sizes without an upper bound, model sizes that would allocate before failing, real values
+// (epsilons, rope settings, sampling defaults) outside a plausible range.
 
 #include <gtest/gtest.h>
 
@@ -11,7 +12,9 @@
 #include <functional>
 #include <string>
 
+#include "audio/nemo_log_mel.h"
 #include "codec/codec_decoder.h"
+#include "codec/mimi_config.h"
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
@@ -312,6 +315,128 @@ TEST(HardeningModelConfig, CodecDecoderSizesHaveUpperBounds) {
   write_config(dir, edit([](nlohmann::json& d) { d["rms_norm_eps"] = -1.0; }));
   expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
                {"config.json", "rms_norm_eps"});
+}
+
+// ---- real-valued fields: one range table (RealFieldRange) for every model -------------------
+
+// `edit` applied to a copy of `fixture`'s config.json must make `parse` fail naming the field and
+// the file; the unedited config parses.
+void expect_field_rejected(const std::string& fixture, const std::function<void(const HfConfig&)>& parse,
+                           const std::function<void(nlohmann::json&)>& edit, const std::string& field) {
+  EXPECT_NO_THROW(parse(HfConfig::load(kData + "/" + fixture))) << fixture;
+  TempDir dir;
+  nlohmann::json config = read_json(kData + "/" + fixture + "/config.json");
+  edit(config);
+  expect_error([&] { parse(HfConfig::load(write_config(dir, config))); }, ErrorCode::InvalidFormat,
+               {dir.file("config.json"), "'" + field + "'"});
+}
+
+TEST(HardeningModelConfig, ImplausibleEpsilonsAreRejected) {
+  const auto llama = [](const HfConfig& hf) { LlamaConfig::parse(hf, false); };
+  const auto qwen3 = [](const HfConfig& hf) { LlamaConfig::parse(hf, true); };
+  const auto lfm2 = [](const HfConfig& hf) { Lfm2Config::parse(hf.fields()); };
+  const auto mimi = [](const HfConfig& hf) { MimiConfig::parse(hf.fields()); };
+  for (const double bad : {1e30, 0.5}) {
+    expect_field_rejected(
+        "llama-tiny", llama, [&](nlohmann::json& c) { c["rms_norm_eps"] = bad; }, "rms_norm_eps");
+    expect_field_rejected(
+        "qwen3-tiny", qwen3, [&](nlohmann::json& c) { c["rms_norm_eps"] = bad; }, "rms_norm_eps");
+    expect_field_rejected(
+        "lfm2-tiny", lfm2, [&](nlohmann::json& c) { c["norm_eps"] = bad; }, "norm_eps");
+    expect_field_rejected(
+        "mimi-tiny", mimi, [&](nlohmann::json& c) { c["norm_eps"] = bad; }, "norm_eps");
+  }
+  const std::string message = error_message([] {
+    TempDir dir;
+    nlohmann::json config = read_json(kData + "/llama-tiny/config.json");
+    config["rms_norm_eps"] = 1e30;
+    LlamaConfig::parse(HfConfig::load(write_config(dir, config)), false);
+  });
+  EXPECT_NE(message.find("at most 0.1"), std::string::npos) << message;
+}
+
+TEST(HardeningModelConfig, ImplausibleRopeSettingsAreRejected) {
+  const auto llama = [](const HfConfig& hf) { LlamaConfig::parse(hf, false); };
+  const auto rope = [](const std::string& key, const nlohmann::json& value) {
+    return [=](nlohmann::json& c) { c["rope_parameters"][key] = value; };
+  };
+  ASSERT_EQ(read_json(kData + "/llama-tiny/config.json")["rope_parameters"]["rope_type"], "llama3");
+  expect_field_rejected("llama-tiny", llama, rope("original_max_position_embeddings", 0),
+                        "original_max_position_embeddings");
+  expect_field_rejected("llama-tiny", llama, rope("original_max_position_embeddings", -8192),
+                        "original_max_position_embeddings");
+  expect_field_rejected("llama-tiny", llama, rope("low_freq_factor", 0.0), "low_freq_factor");
+  expect_field_rejected("llama-tiny", llama, rope("factor", 0.0), "factor");
+  expect_field_rejected("llama-tiny", llama, rope("factor", 1e9), "factor");
+  expect_field_rejected("llama-tiny", llama, rope("rope_theta", 1e30), "rope_theta");
+  expect_field_rejected(
+      "llama-tiny", llama,
+      [](nlohmann::json& c) {
+        c["rope_parameters"] = {{"rope_type", "linear"}, {"factor", -2.0}, {"rope_theta", 1e4}};
+      },
+      "factor");
+  expect_field_rejected(
+      "mimi-tiny", [](const HfConfig& hf) { MimiConfig::parse(hf.fields()); },
+      [](nlohmann::json& c) { c["rope_parameters"]["rope_theta"] = 0.0; }, "rope_theta");
+}
+
+TEST(HardeningModelConfig, CodecDecoderEpsilonIsBounded) {
+  TempDir dir;
+  nlohmann::json config = read_json(kData + "/qwen3-tts-codec-decoder-tiny/config.json");
+  (config.contains("decoder_config") ? config["decoder_config"] : config)["rms_norm_eps"] = 1e30;
+  write_config(dir, config);
+  expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+               {"config.json", "'rms_norm_eps'", "at most"});
+}
+
+TEST(HardeningModelConfig, VoxtralImplausibleValuesAreRejected) {
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["rms_norm_eps"] = 1e30; },
+                       {"text_config", "'rms_norm_eps'"});
+  expect_voxtral_error([](nlohmann::json& c) { c["audio_config"]["rms_norm_eps"] = 1e30; },
+                       {"audio_config", "'rms_norm_eps'"});
+  expect_voxtral_error([](nlohmann::json& c) { c["text_config"]["sliding_window"] = -1; },
+                       {"text_config", "'sliding_window'"});
+  expect_voxtral_error(
+      [](nlohmann::json& c) {
+        c["downsample_factor"] = 0;
+        c["audio_length_per_tok"] = 0;
+      },
+      {"config.json", "'downsample_factor'"});
+  expect_voxtral_error([](nlohmann::json& c) { c["default_num_delay_tokens"] = -3; },
+                       {"config.json", "'default_num_delay_tokens'"});
+}
+
+TEST(HardeningModelConfig, NemoPreprocessorValuesAreBounded) {
+  const nlohmann::json base = read_json(kData + "/lfm2-audio-tiny/config.json");
+  const auto parse = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json config = base;
+    edit(config["preprocessor"]);
+    const JsonFields f(config, "cfg.json");
+    NemoLogMelConfig::parse(*f.object("preprocessor"));
+  };
+  EXPECT_NO_THROW(parse([](nlohmann::json&) {}));
+  for (const auto& [field, value] : std::vector<std::pair<std::string, double>>{
+           {"preemph", 5.0}, {"highfreq", 1e9}, {"window_size", 1e30}, {"log_zero_guard_value", 1e30}}) {
+    expect_error([&, field = field, value = value] { parse([&](nlohmann::json& p) { p[field] = value; }); },
+                 ErrorCode::InvalidFormat, {"cfg.json.preprocessor", "'" + field + "'"});
+  }
+}
+
+TEST(HardeningModelConfig, Qwen3TtsSamplingDefaultsAreBounded) {
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{{"top_p", 2.0},
+                                                                                        {"subtalker_top_p", 0.0},
+                                                                                        {"temperature", -1.0},
+                                                                                        {"subtalker_temperature", 1e30},
+                                                                                        {"repetition_penalty", 0.0},
+                                                                                        {"top_k", -5}}) {
+    TempDir dir;
+    dir.write("generation_config.json", nlohmann::json{{field, value}}.dump());
+    expect_error([&] { Qwen3TtsSamplingDefaults::load(dir.path()); }, ErrorCode::InvalidFormat,
+                 {dir.file("generation_config.json"), "'" + field + "'"});
+  }
+  TempDir dir;
+  dir.write("generation_config.json", R"({"top_p": 1.0, "temperature": 0.9, "repetition_penalty": 1.05, "top_k": 50})");
+  EXPECT_FLOAT_EQ(Qwen3TtsSamplingDefaults::load(dir.path()).temperature, 0.9f);
 }
 
 }  // namespace

@@ -9,6 +9,9 @@ namespace izwi {
 
 namespace {
 
+// Temperatures and penalties beyond this only flatten or zero the distribution (released: 0.9 to 1.05).
+constexpr double kMaxSamplingScale = 100;
+
 int32_t token_id(const JsonFields& fields, const std::string& key) {
   const int64_t id = fields.get<int64_t>(key);
   if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
@@ -47,6 +50,14 @@ Qwen3TtsSamplingDefaults Qwen3TtsSamplingDefaults::load(const std::string& model
   d.subtalker_top_k = f.get_or<int32_t>("subtalker_top_k", d.subtalker_top_k);
   d.subtalker_top_p = f.get_or<float>("subtalker_top_p", d.subtalker_top_p);
   d.subtalker_temperature = f.get_or<float>("subtalker_temperature", d.subtalker_temperature);
+  // The request checks apply to these defaults too, but only a check here names the file.
+  require_in_range(path,
+                   {{"top_k", d.top_k, 0, kMaxVocabSize}, {"subtalker_top_k", d.subtalker_top_k, 0, kMaxVocabSize}});
+  require_real_in_range(path, {{"top_p", d.top_p, 0, 1, true},
+                               {"subtalker_top_p", d.subtalker_top_p, 0, 1, true},
+                               {"temperature", d.temperature, 0, kMaxSamplingScale},
+                               {"subtalker_temperature", d.subtalker_temperature, 0, kMaxSamplingScale},
+                               {"repetition_penalty", d.repetition_penalty, 0, kMaxSamplingScale, true}});
   return d;
 }
 
