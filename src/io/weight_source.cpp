@@ -6,7 +6,7 @@ namespace izwi {
 
 at::Tensor WeightSource::checked_read(const std::string& name, const std::vector<int64_t>& shape) {
   at::Tensor t = read(name, shape);
-  if (check_finite_) {
+  if (check_finite_ || t.numel() <= kAlwaysCheckedElements) {
     const int64_t bad = t.numel() - at::isfinite(t).sum().item<int64_t>();
     if (bad > 0) {
       const std::string where = location(name);

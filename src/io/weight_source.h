@@ -30,8 +30,11 @@ class WeightSource {
   /// Throws InvalidFormat listing stored tensors that were neither taken nor skipped.
   virtual void finish() const = 0;
 
-  /// When on, every tensor taken is scanned for NaN and Inf (one pass over the weights at load)
-  /// and the first that holds one fails with InvalidFormat naming it.
+  /// Tensors of at most this many elements (norm scales, biases, conv kernels: a small share of
+  /// the bytes, but one NaN there spreads through every activation) are always scanned for NaN and
+  /// Inf as they load; InvalidFormat names the first that holds one.
+  static constexpr int64_t kAlwaysCheckedElements = int64_t{1} << 20;
+  /// When on, every tensor taken is scanned, the large matrices too (one more pass over the weights).
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
 
