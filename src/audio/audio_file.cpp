@@ -128,8 +128,9 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
          info.frames, frames);
   }
   if (frames == 0) fail(ErrorCode::InvalidFormat, "audio file '{}' contains no decodable samples", name);
-  if (const auto bad = first_non_finite(audio.samples.data(), audio.samples.size())) {
-    fail(ErrorCode::InvalidFormat, "audio file '{}' holds a non-finite sample at frame {}", name, *bad / channels);
+  if (const auto bad = first_unusable_sample(audio.samples.data(), audio.samples.size())) {
+    fail(ErrorCode::InvalidFormat, "audio file '{}' holds an unusable sample at frame {}: {}", name, *bad / channels,
+         unusable_sample_reason(audio.samples[*bad]));
   }
   return audio;
 }

@@ -7,11 +7,16 @@
 
 namespace izwi {
 
-std::optional<size_t> first_non_finite(const float* samples, size_t count) {
+std::optional<size_t> first_unusable_sample(const float* samples, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    if (!std::isfinite(samples[i])) return i;
+    if (!(std::abs(samples[i]) <= kMaxSampleMagnitude)) return i;  // false for NaN
   }
   return std::nullopt;
+}
+
+std::string unusable_sample_reason(float sample) {
+  if (!std::isfinite(sample)) return fmt::format("not finite ({})", sample);
+  return fmt::format("{}, beyond ±{}", sample, kMaxSampleMagnitude);
 }
 
 void check_sample_rate(int rate, std::string_view parameter, std::string_view context) {
@@ -44,8 +49,8 @@ void check_samples(const float* samples, size_t count, std::string_view context,
     return;
   }
   if (samples == nullptr) fail(ErrorCode::InvalidArgument, "{}: samples is null", context);
-  if (const auto bad = first_non_finite(samples, count)) {
-    fail(ErrorCode::InvalidArgument, "{}: samples[{}] is not finite ({})", context, *bad, samples[*bad]);
+  if (const auto bad = first_unusable_sample(samples, count)) {
+    fail(ErrorCode::InvalidArgument, "{}: samples[{}] is {}", context, *bad, unusable_sample_reason(samples[*bad]));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "izwi/audio.h"
@@ -19,8 +20,15 @@ constexpr int kMaxSampleRate = 768000;
 /// Whether a zero-length chunk is acceptable: streaming pushes may be empty, whole inputs not.
 enum class EmptySamples { Reject, Allow };
 
-/// Index of the first NaN or infinite sample, if any.
-std::optional<size_t> first_non_finite(const float* samples, size_t count);
+/// Largest sample magnitude izwi accepts. Full scale is 1 (32768 in int16-scaled floats); a float
+/// file holding 1e30 is corrupt, and its squares overflow every log-mel frontend to Inf.
+constexpr float kMaxSampleMagnitude = 65536.0f;
+
+/// Index of the first sample that is NaN, infinite or beyond kMaxSampleMagnitude, if any.
+std::optional<size_t> first_unusable_sample(const float* samples, size_t count);
+
+/// The reason first_unusable_sample gave `sample`: "not finite (nan)" or "1e+30, beyond ±65536".
+std::string unusable_sample_reason(float sample);
 
 /// Throws InvalidArgument "<context>: <parameter> <rate> must be positive" unless rate > 0, and
 /// "<context>: <parameter> <rate> Hz is outside [1000, 768000] Hz" outside the supported range.
@@ -33,7 +41,8 @@ size_t max_resampled_samples(size_t count, int from_rate, int to_rate);
 /// than kMaxAudioSamples.
 void check_resampled_length(size_t count, int from_rate, int to_rate, std::string_view context);
 
-/// Throws InvalidArgument naming `context` for null, empty (when rejected) or non-finite samples.
+/// Throws InvalidArgument naming `context` for null, empty (when rejected) or unusable samples
+/// (first_unusable_sample).
 void check_samples(const float* samples, size_t count, std::string_view context,
                    EmptySamples empty = EmptySamples::Reject);
 

@@ -3,14 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "audio/sample_checks.h"
 #include "audio/streaming_resampler.h"
 #include "common/error_message.h"
+#include "common/float_wav.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/errors.h"
@@ -90,6 +93,32 @@ TEST(HardeningAudio, ResampledLengthIsBounded) {
             ErrorCode::ResourceExhausted);
   EXPECT_NO_THROW(check_resampled_length(kMaxAudioSamples, 16000, 16000, "resample"));
   EXPECT_NO_THROW(check_resampled_length(kMaxAudioSamples, 48000, 16000, "resample"));
+}
+
+// A float file of 1e30 samples is finite but not audio: every log-mel squares it to Inf, and an
+// x-vector of nulls came out. The reader refuses it naming the file and the frame.
+TEST(HardeningAudio, HugeFloatSamplesAreRejectedNamingFileAndFrame) {
+  TempDir dir;
+  for (const float bad : {1e30f, -70000.0f, std::nanf("")}) {
+    const std::string path = dir.write("loud.wav", testing::float_wav_bytes({0.1f, 0.2f, bad, 0.3f}, 24000));
+    for (auto fn :
+         std::vector<std::function<void()>>{[&] { read_audio(path); }, [&] { load_audio_mono(path, 24000); }}) {
+      const std::string message = error_message(fn);
+      EXPECT_EQ(error_code_of(fn), ErrorCode::InvalidFormat) << message;
+      EXPECT_NE(message.find("loud.wav' holds an unusable sample at frame 2"), std::string::npos) << message;
+    }
+  }
+  const std::string edge =
+      dir.write("edge.wav", testing::float_wav_bytes({kMaxSampleMagnitude, -kMaxSampleMagnitude}, 24000));
+  EXPECT_EQ(read_audio(edge).samples, (std::vector<float>{kMaxSampleMagnitude, -kMaxSampleMagnitude}));
+}
+
+TEST(HardeningAudio, HugeSamplesInMemoryAreRejected) {
+  const std::vector<float> loud = {0.5f, 1e30f};
+  auto fn = [&] { resample(loud, 16000, 24000); };
+  EXPECT_EQ(error_code_of(fn), ErrorCode::InvalidArgument);
+  EXPECT_NE(error_message(fn).find("resample: samples[1] is 1e+30, beyond"), std::string::npos) << error_message(fn);
+  EXPECT_EQ(first_unusable_sample(loud.data(), 1), std::nullopt);
 }
 
 }  // namespace
