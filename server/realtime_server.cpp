@@ -10,53 +10,21 @@
 #include <thread>
 
 #include "common/check.h"
+#include "common/logging.h"
 #include "server/api_error.h"
+#include "server/realtime_handshake.h"
 
 namespace izwi::server {
 
 namespace {
 
-using WsServer = websocketpp::server<websocketpp::config::asio>;
-constexpr const char* kPath = "/v1/realtime";
+using WsServer = websocketpp::server<CheckedConfig<websocketpp::config::asio, websocketpp::transport::asio::endpoint>>;
 constexpr const char* kProtocol = "realtime";
 constexpr const char* kKeyProtocolPrefix = "openai-insecure-api-key.";
-constexpr size_t kMaxMessageBytes = 16u << 20;  // one append; clients send 20..100 ms at a time
+// A message past this closes the connection (1009, "message too big"); an append up to it that
+// carries more than RealtimeSession's per-append limit is answered with an error event.
+constexpr size_t kMaxMessageBytes = 16u << 20;
 constexpr auto kCloseWait = std::chrono::seconds(2);
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/// The percent-decoded value of `name` in the query of `resource` ("/path?a=1&b=2"); "" if absent.
-std::string query_parameter(const std::string& resource, const std::string& name) {
-  const size_t question = resource.find('?');
-  if (question == std::string::npos) return {};
-  size_t start = question + 1;
-  while (start <= resource.size()) {
-    size_t end = resource.find('&', start);
-    if (end == std::string::npos) end = resource.size();
-    const std::string pair = resource.substr(start, end - start);
-    if (pair.rfind(name + "=", 0) == 0) {
-      std::string value;
-      for (size_t i = name.size() + 1; i < pair.size(); ++i) {
-        const int hi = pair[i] == '%' && i + 2 < pair.size() ? hex_value(pair[i + 1]) : -1;
-        const int lo = hi >= 0 ? hex_value(pair[i + 2]) : -1;
-        if (lo >= 0) {
-          value += static_cast<char>(hi * 16 + lo);
-          i += 2;
-        } else {
-          value += pair[i] == '+' ? ' ' : pair[i];
-        }
-      }
-      return value;
-    }
-    start = end + 1;
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -82,15 +50,7 @@ struct RealtimeServer::State {
 
   bool validate(websocketpp::connection_hdl hdl) {
     const WsServer::connection_ptr connection = ws.get_con_from_hdl(hdl);
-    const std::string resource = connection->get_resource();
-    std::optional<ApiError> error;
-    if (resource.substr(0, resource.find('?')) != kPath) {
-      error = ApiError(
-          404, "no WebSocket route " + resource.substr(0, resource.find('?')) + "; live transcription is " + kPath, {},
-          "unknown_url");
-    } else if (!authorized(*connection)) {
-      error = ApiError(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key");
-    }
+    const std::optional<ApiError> error = route_error(connection->get_resource(), authorized(*connection));
     if (!error) {
       const std::vector<std::string>& protocols = connection->get_requested_subprotocols();
       if (std::find(protocols.begin(), protocols.end(), kProtocol) != protocols.end()) {
@@ -99,7 +59,7 @@ struct RealtimeServer::State {
       return true;
     }
     connection->set_status(static_cast<websocketpp::http::status_code::value>(error->status()));
-    connection->set_body(error->body().dump());
+    connection->set_body(error->body().dump());  // ASCII: handshake_problem refused other targets
     connection->append_header("Content-Type", "application/json");
     return false;
   }
@@ -124,6 +84,46 @@ struct RealtimeServer::State {
   }
 
   void close(websocketpp::connection_hdl hdl) { sessions.erase(hdl); }
+
+  /// Runs a handler of the connection `hdl`; what it throws is logged and ends that connection
+  /// only (an open one closes with 1011, a handshake is refused with 500), never the loop every
+  /// other connection shares.
+  template <typename Handler>
+  auto guarded(websocketpp::connection_hdl hdl, const char* what, Handler handler) noexcept -> decltype(handler()) {
+    try {
+      return handler();
+    } catch (const std::exception& e) {
+      logger()->error("realtime: the {} handler failed, ending its connection: {}", what, e.what());
+    } catch (...) {
+      logger()->error("realtime: the {} handler failed, ending its connection", what);
+    }
+    try {
+      sessions.erase(hdl);
+      std::error_code ignored;
+      const WsServer::connection_ptr connection = ws.get_con_from_hdl(hdl, ignored);
+      if (connection && connection->get_state() == websocketpp::session::state::open) {
+        connection->close(websocketpp::close::status::internal_endpoint_error, "internal error", ignored);
+      } else if (connection && connection->get_state() == websocketpp::session::state::connecting) {
+        connection->set_status(websocketpp::http::status_code::internal_server_error);
+      }
+    } catch (...) {  // the connection is gone already
+    }
+    return decltype(handler())();
+  }
+
+  /// The asio loop; an exception that still escapes a handler is logged and the loop goes on.
+  void run() {
+    for (;;) {
+      try {
+        ws.run();
+        return;
+      } catch (const std::exception& e) {
+        logger()->error("realtime: an exception escaped the WebSocket loop: {}", e.what());
+      } catch (...) {
+        logger()->error("realtime: an exception escaped the WebSocket loop");
+      }
+    }
+  }
 };
 
 RealtimeServer::RealtimeServer(const std::string& host, int port, std::string api_key, SessionFactory make_session)
@@ -136,12 +136,14 @@ RealtimeServer::RealtimeServer(const std::string& host, int port, std::string ap
   s.ws.set_max_message_size(kMaxMessageBytes);
   s.ws.init_asio();
   s.ws.set_reuse_addr(true);
-  s.ws.set_validate_handler([&s](websocketpp::connection_hdl hdl) { return s.validate(hdl); });
-  s.ws.set_open_handler([&s](websocketpp::connection_hdl hdl) { s.open(hdl); });
-  s.ws.set_message_handler(
-      [&s](websocketpp::connection_hdl hdl, const WsServer::message_ptr& message) { s.message(hdl, message); });
-  s.ws.set_close_handler([&s](websocketpp::connection_hdl hdl) { s.close(hdl); });
-  s.ws.set_fail_handler([&s](websocketpp::connection_hdl hdl) { s.close(hdl); });
+  s.ws.set_validate_handler(
+      [&s](websocketpp::connection_hdl hdl) { return s.guarded(hdl, "validate", [&] { return s.validate(hdl); }); });
+  s.ws.set_open_handler([&s](websocketpp::connection_hdl hdl) { s.guarded(hdl, "open", [&] { s.open(hdl); }); });
+  s.ws.set_message_handler([&s](websocketpp::connection_hdl hdl, const WsServer::message_ptr& message) {
+    s.guarded(hdl, "message", [&] { s.message(hdl, message); });
+  });
+  s.ws.set_close_handler([&s](websocketpp::connection_hdl hdl) { s.guarded(hdl, "close", [&] { s.close(hdl); }); });
+  s.ws.set_fail_handler([&s](websocketpp::connection_hdl hdl) { s.guarded(hdl, "fail", [&] { s.close(hdl); }); });
   std::error_code error;
   s.ws.listen(host, std::to_string(port), error);
   if (!error) s.ws.start_accept(error);
@@ -149,7 +151,7 @@ RealtimeServer::RealtimeServer(const std::string& host, int port, std::string ap
     fail(ErrorCode::InvalidArgument, "cannot listen for WebSockets on {}:{}: {}", host, port, error.message());
   }
   s.port = s.ws.get_local_endpoint(error).port();
-  std::packaged_task<void()> run([&s] { s.ws.run(); });
+  std::packaged_task<void()> run([&s] { s.run(); });
   s.finished = run.get_future();
   s.thread = std::thread(std::move(run));
 }

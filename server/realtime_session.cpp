@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/base64.h"
+#include "common/logging.h"
 #include "server/json_fields.h"
 
 namespace izwi::server {
@@ -16,6 +17,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kMinRate = 8000;
 constexpr int32_t kMaxRate = 192000;
+// OpenAI's limit on the audio of one input_audio_buffer.append.
+constexpr size_t kMaxAppendBase64 = 15u << 20;
+// The audio one item takes before it must be committed or cleared: a client appending faster
+// than real time would otherwise grow the engine's backlog (and one step's buffers) without end.
+constexpr int64_t kMaxItemSeconds = 600;
+// Committed items a session may have transcribing at once, so that one client cannot take the
+// whole realtime pool (Admission) or hold more than this many items' audio.
+constexpr size_t kMaxItemsInFlight = 8;
 
 /// Little-endian PCM16 in base64 (the `audio` of input_audio_buffer.append) as floats in [-1, 1).
 std::vector<float> decode_pcm16(const std::string& base64) {
@@ -154,15 +163,35 @@ nlohmann::json RealtimeSession::session_json() const {
 }
 
 void RealtimeSession::append(const nlohmann::json& event) {
-  const std::vector<float> samples = decode_pcm16(required_string(event, "audio"));
+  const std::string audio = required_string(event, "audio");
+  if (audio.size() > kMaxAppendBase64) {
+    bad_param("audio", "an append carries at most 15 MiB of base64 audio, not {} bytes: send it in pieces",
+              audio.size());
+  }
+  const std::vector<float> samples = decode_pcm16(audio);
   if (model_ == nullptr) {
     bad_param("model", "no transcription model chosen: name one in the URL (?model=) or a session update");
   }
+  const size_t held = open_ ? open_->samples : 0;
+  if (held + samples.size() > static_cast<size_t>(kMaxItemSeconds * sample_rate_)) {
+    throw ApiError(400,
+                   fmt::format("the input audio buffer holds {:.1f} s and takes at most {} s: commit (or clear) it "
+                               "before appending more",
+                               static_cast<double>(held) / sample_rate_, kMaxItemSeconds),
+                   "audio", "input_audio_buffer_full");
+  }
   if (!open_) {
     reap();
+    if (closing_.size() >= kMaxItemsInFlight) {
+      throw ApiError(429,
+                     fmt::format("{} committed items are still being transcribed, the most one session has: wait for "
+                                 "their completion before appending more",
+                                 closing_.size()),
+                     {}, "rate_limit_exceeded");
+    }
     auto item = std::make_unique<Item>();
     item->model = model_;
-    item->ticket = admission_.enter();
+    item->ticket = admission_.enter(Admission::Pool::Realtime);
     item->id = fmt::format("item_{:06}", next_item_++);
     TranscriptionOptions options;
     options.continue_after_audio = true;  // the text still delayed behind the audio's end
@@ -196,8 +225,24 @@ void RealtimeSession::clear() {
   send_event({{"type", "input_audio_buffer.cleared"}});
 }
 
-// On the item's own thread: the engine's chunks as events, until the finished one.
+// On the item's own thread: the engine's chunks as events, until the finished one. Nothing may
+// escape the thread (that would end the process): a failure is the item's `failed` event.
 void RealtimeSession::read_item(Item& item, int32_t sample_rate) {
+  try {
+    read_chunks(item, sample_rate);
+  } catch (const std::exception& e) {
+    logger()->error("realtime: item {} failed: {}", item.id, e.what());
+    try {
+      item.stream->abort();
+      send_failed(item, ApiError(500, e.what(), {}, "internal_error"));
+    } catch (...) {  // the connection is going too
+    }
+  }
+  item.ticket.reset();
+  item.done = true;
+}
+
+void RealtimeSession::read_chunks(Item& item, int32_t sample_rate) {
   const Clock::time_point start = Clock::now();
   std::string transcript;
   while (std::optional<StreamChunk> chunk = item.stream->next()) {
@@ -213,11 +258,7 @@ void RealtimeSession::read_item(Item& item, int32_t sample_rate) {
                     {chunk->timings.ttft_ms / 1000.0, std::chrono::duration<double>(Clock::now() - start).count(),
                      chunk->finish_reason, static_cast<double>(item.samples) / sample_rate});
     if (chunk->finish_reason == FinishReason::Error) {
-      const ApiError error(500, chunk->error, {}, "internal_error");
-      send_event({{"type", "conversation.item.input_audio_transcription.failed"},
-                  {"item_id", item.id},
-                  {"content_index", 0},
-                  {"error", error.body().at("error")}});
+      send_failed(item, ApiError(500, chunk->error, {}, "internal_error"));
     } else if (chunk->finish_reason != FinishReason::Abort) {
       send_event({{"type", "conversation.item.input_audio_transcription.completed"},
                   {"item_id", item.id},
@@ -225,8 +266,13 @@ void RealtimeSession::read_item(Item& item, int32_t sample_rate) {
                   {"transcript", transcript}});
     }
   }
-  item.ticket.reset();
-  item.done = true;
+}
+
+void RealtimeSession::send_failed(const Item& item, const ApiError& error) {
+  send_event({{"type", "conversation.item.input_audio_transcription.failed"},
+              {"item_id", item.id},
+              {"content_index", 0},
+              {"error", error.body().at("error")}});
 }
 
 void RealtimeSession::reap() {
@@ -243,7 +289,8 @@ void RealtimeSession::reap() {
 void RealtimeSession::send_event(nlohmann::json event) {
   std::lock_guard<std::mutex> lock(send_mutex_);
   event["event_id"] = fmt::format("event_{:06}", next_event_++);
-  send_(event.dump());
+  // A client's bytes (a model name it asked for, say) need not be UTF-8: those become U+FFFD.
+  send_(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void RealtimeSession::send_error(const ApiError& error, const std::string& client_event_id) {

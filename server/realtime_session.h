@@ -61,6 +61,8 @@ class RealtimeSession {
   void commit();
   void clear();
   void read_item(Item& item, int32_t sample_rate);
+  void read_chunks(Item& item, int32_t sample_rate);
+  void send_failed(const Item& item, const ApiError& error);
   /// Joins the readers of items that have finished.
   void reap();
   void send_event(nlohmann::json event);
