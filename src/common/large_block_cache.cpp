@@ -37,7 +37,7 @@ LargeBlockCache::~LargeBlockCache() {
   for (const auto& [bytes, block] : free_) std::free(block.first);
 }
 
-c10::DataPtr LargeBlockCache::allocate(size_t bytes) const {
+c10::DataPtr LargeBlockCache::allocate_block(size_t bytes) const {
   if (bytes < kMinBytes) return c10::GetDefaultCPUAllocator()->allocate(bytes);
   void* data = nullptr;
   size_t block_bytes = bytes;

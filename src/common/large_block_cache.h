@@ -22,6 +22,19 @@ template <typename Base>
 struct WithHostCopy<Base, std::void_t<decltype(&Base::copy_data)>> : Base {
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 };
+
+/// c10::Allocator::allocate is const in libtorch 1.13 and not in 2.x (the torch wheels): this
+/// overrides whichever the Base declares and forwards to allocate_block, which is const in both.
+template <typename Base, bool = std::is_same_v<decltype(&Base::allocate), c10::DataPtr (Base::*)(std::size_t) const>>
+struct WithAllocate : Base {
+  c10::DataPtr allocate(std::size_t bytes) const override { return allocate_block(bytes); }
+  virtual c10::DataPtr allocate_block(std::size_t bytes) const = 0;
+};
+template <typename Base>
+struct WithAllocate<Base, false> : Base {
+  c10::DataPtr allocate(std::size_t bytes) override { return allocate_block(bytes); }
+  virtual c10::DataPtr allocate_block(std::size_t bytes) const = 0;
+};
 }  // namespace detail
 
 /// Wraps c10's default CPU allocator. Blocks of at least kMinBytes are allocated here and, when
@@ -31,7 +44,7 @@ struct WithHostCopy<Base, std::void_t<decltype(&Base::copy_data)>> : Base {
 /// it when freed, so without this a step's logits for 64 sequences over a 152K vocabulary (39 MB)
 /// cost a page fault and the kernel's zeroing per 4 KiB page on every step (in a VM an exit to the
 /// hypervisor each). Implements the raw interface too (libtorch's kernels use it for scratch).
-class LargeBlockCache final : public detail::WithHostCopy<c10::Allocator> {
+class LargeBlockCache final : public detail::WithHostCopy<detail::WithAllocate<c10::Allocator>> {
  public:
   static constexpr size_t kMinBytes = size_t{32} << 20;
 
@@ -40,7 +53,7 @@ class LargeBlockCache final : public detail::WithHostCopy<c10::Allocator> {
   LargeBlockCache(const LargeBlockCache&) = delete;
   LargeBlockCache& operator=(const LargeBlockCache&) = delete;
 
-  c10::DataPtr allocate(size_t bytes) const override;
+  c10::DataPtr allocate_block(size_t bytes) const override;
   c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 
   /// Bytes of freed blocks held for reuse.

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace izwi {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 constexpr size_t kMiB = size_t{1} << 20;
 
 TEST(LargeBlockCache, ReusesAFreedBlockForRequestsItFits) {
-  const LargeBlockCache cache(512 * kMiB);
+  LargeBlockCache cache(512 * kMiB);
   void* first = nullptr;
   {
     c10::DataPtr block = cache.allocate(40 * kMiB);
@@ -43,7 +44,7 @@ TEST(LargeBlockCache, ReusesAFreedBlockForRequestsItFits) {
     EXPECT_EQ(cache.system_allocations(), 2);
   }
   // ... nor one under half of it (that would hold the rest idle).
-  const LargeBlockCache fresh(512 * kMiB);
+  LargeBlockCache fresh(512 * kMiB);
   void* hundred = fresh.allocate(100 * kMiB).get();
   c10::DataPtr under_half = fresh.allocate(40 * kMiB);
   EXPECT_NE(under_half.get(), hundred);
@@ -70,7 +71,7 @@ TEST(LargeBlockCache, SmallBlocksAreTheDefaultAllocatorsAndTheRawInterfaceWorks)
 }
 
 TEST(LargeBlockCache, KeepsAtMostItsCapFreeingTheOldestFirst) {
-  const LargeBlockCache cache(100 * kMiB);
+  LargeBlockCache cache(100 * kMiB);
   void* oldest = nullptr;
   void* newer = nullptr;
   {
@@ -88,6 +89,26 @@ TEST(LargeBlockCache, KeepsAtMostItsCapFreeingTheOldestFirst) {
   // A block larger than the whole cap is never kept.
   cache.allocate(120 * kMiB);
   EXPECT_EQ(cache.cached_bytes(), 0u);
+}
+
+// libtorch 2.x declares allocate without const (1.13, this project's Debian libtorch, with it):
+// the adapter overrides that form as well and forwards it to allocate_block.
+struct MutableAllocateBase {
+  virtual ~MutableAllocateBase() = default;
+  virtual c10::DataPtr allocate(std::size_t bytes) = 0;
+};
+char fixed_blocks[16];
+struct FixedBlocks final : detail::WithAllocate<MutableAllocateBase> {
+  c10::DataPtr allocate_block(std::size_t bytes) const override {
+    return {fixed_blocks + bytes, c10::Device(c10::kCPU)};
+  }
+};
+
+TEST(LargeBlockCache, AllocateOverridesTheNonConstFormOfLibtorch2) {
+  static_assert(!std::is_abstract_v<FixedBlocks>);
+  FixedBlocks blocks;
+  MutableAllocateBase& base = blocks;
+  EXPECT_EQ(base.allocate(3).get(), fixed_blocks + 3);
 }
 
 // Installed, it serves libtorch's CPU tensors: a step's large temporary gets last step's memory.
