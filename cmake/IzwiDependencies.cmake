@@ -1,8 +1,13 @@
-# Third-party packages. All come from Debian (cmake/install_deps.sh installs them).
+# Third-party packages. All come from Debian (cmake/install_deps.sh installs them), libtorch from
+# Debian or from the torch package a CUDA user installs (docs/gpu.md).
+if(IZWI_WITH_CUDA)
+  include(IzwiCudaArchitectures)  # before torch's config, which reads TORCH_CUDA_ARCH_LIST
+endif()
 find_package(Torch REQUIRED)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
+include(IzwiFmtFirst)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(OpenMP REQUIRED)
 find_package(PkgConfig REQUIRED)
