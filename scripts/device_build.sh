@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds izwi with CUDA on a GPU machine that has nvcc and python3 with a CUDA torch but no package
-# archive: the Debian packages cmake/device_deps.sh downloaded into .device-deps/ are unpacked
-# (dpkg -x, nothing installed) into .device-prefix/, and CMake finds libtorch through the torch
-# package. Usage: scripts/device_build.sh [build dir, default build-cuda] [extra cmake arguments...]
-# docs/gpu.md describes the whole procedure.
+# Builds izwi with CUDA on a GPU machine that has nvcc, cmake and python3 with a CUDA torch but no
+# package archive: the Debian packages cmake/device_deps.sh downloaded into .device-deps/ are
+# unpacked (dpkg -x, nothing installed) into .device-prefix/, and CMake finds libtorch through the
+# torch package. Usage: scripts/device_build.sh [build dir, default build-cuda] [extra cmake arguments...]
+# DEVICE_BUILD_TARGETS (space-separated) builds only those targets; JOBS sets the build's jobs
+# (default: every core). docs/gpu.md describes the whole procedure.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,20 +48,23 @@ torch_prefix="${IZWI_TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils
 echo "device_build: libtorch from $torch_prefix"
 
 # 3. Configure. Debian's package configs live under the multiarch directory, which CMake searches
-#    only when it knows the architecture. Without node (the tokenizer parity tests' reference at
+#    only when it knows the architecture. The server's packages are not in the .deb set (it is not
+#    built). Without node (the tokenizer parity tests' reference at
 #    run time) the configure still passes; those tests then fail, the CUDA ones do not need it.
 cmake -S "$root" -B "$build" "${generator[@]}" \
   -DCMAKE_BUILD_TYPE=Release \
   -DIZWI_WITH_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="80;90" \
   -DCMAKE_LIBRARY_ARCHITECTURE="$arch" \
   -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake;$torch_prefix" \
   -DCMAKE_INCLUDE_PATH="$prefix/usr/include" \
   -DCMAKE_LIBRARY_PATH="$libdir" \
   -DCMAKE_BUILD_RPATH="$libdir" \
   -DIZWI_NODE="$(command -v node || echo /bin/false)" \
+  -DIZWI_BUILD_SERVER=OFF \
   "$@"
 
 # 4. Build with every core.
-cmake --build "$build" -j "$(nproc)"
+targets=()
+for target in ${DEVICE_BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$build" -j "${JOBS:-$(nproc)}" "${targets[@]}"
 echo "device_build: built in $build; run tests with LD_LIBRARY_PATH=$libdir ctest --test-dir $build -R cuda"
