@@ -4,7 +4,8 @@
 //   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128] [--prefill-len 512]
 //              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16]
 //              [--cpu-kernels auto|avx512_bf16|avx512|avx2|portable] [--kv-cache-dtype auto|float32|bfloat16]
-//              [--no-retain-freed-memory] [--json]
+//              [--no-retain-freed-memory] [--device cpu|cuda|mps] [--dtype float32|bfloat16|float16]
+//              [--no-cuda-graphs] [--json]
 //
 // On a CPU a decode step reads every weight once, so at concurrency 1 tokens/s is bounded by
 // bandwidth / weight bytes. The bench measures this machine's streaming read bandwidth right
@@ -14,7 +15,9 @@
 // reports the GFLOP/s the linear kernels reach per concurrency level and in a prefill, timed
 // inside the kernels, as a fraction of that peak. The same profile (common/op_profile.h) splits a
 // decode step into the linear layers, attention, the other ops, the rest of the model and the
-// engine's own work.
+// engine's own work. On a GPU the ops run asynchronously and a decode step replays a CUDA graph,
+// so that split comes from a pass of its own: graphs off and a device wait around every op, which
+// slows the steps (their speed is the measured runs') but times each op's execution.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -40,6 +43,7 @@
 #include "common/op_profile.h"
 #include "common/percentile.h"
 #include "common/shell_quote.h"
+#include "executor/device_profile_fence.h"
 #include "executor/torch_executor.h"
 #include "io/weight_loader.h"
 #include "izwi/engine.h"
@@ -82,6 +86,7 @@ izwi::OpProfileEntry part(const izwi::StepProfile& parts, izwi::ProfiledOp op) {
 // outside the Step timer).
 struct StepBreakdown {
   int64_t steps = 0;
+  int64_t graph_replays = 0;  ///< of those steps, the ones replayed from a CUDA graph (ops untimed)
   double step = 0, linear = 0, attention = 0, other_ops = 0, rest_of_model = 0, engine = 0;
 };
 
@@ -94,6 +99,7 @@ StepBreakdown step_breakdown(const izwi::StepProfile& parts) {
   };
   StepBreakdown b;
   b.steps = part(parts, Op::Step).calls;
+  b.graph_replays = part(parts, Op::GraphReplay).calls;
   const double model = ms(Op::Forward) + ms(Op::Sample);
   b.step = ms(Op::Step);
   b.linear = ms(Op::Linear);
@@ -106,6 +112,7 @@ StepBreakdown step_breakdown(const izwi::StepProfile& parts) {
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"steps", b.steps},
+          {"graph_replays", b.graph_replays},
           {"step_ms", b.step},
           {"linear_ms", b.linear},
           {"attention_ms", b.attention},
@@ -206,7 +213,7 @@ int main(int argc, char** argv) {
   std::string model_dir, concurrency_list = "1,4,16,64", kernels = "fast", weight_dtype = "auto", cpu_kernels = "auto",
                          kv_cache_dtype = "auto", device_name = "cpu", dtype = "float32";
   int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
-  bool json = false, no_retain = false;
+  bool json = false, no_retain = false, no_cuda_graphs = false;
   app.add_option("--model", model_dir, "Model folder")->required();
   app.add_option("--concurrency", concurrency_list, "Concurrent requests per run")->capture_default_str();
   app.add_option("--prompt-len", prompt_len, "Prompt tokens per request")->capture_default_str();
@@ -229,6 +236,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dtype", dtype, "EngineConfig::dtype: float32, bfloat16 or float16")->capture_default_str();
   app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
+  app.add_flag("--no-cuda-graphs", no_cuda_graphs, "EngineConfig::use_cuda_graphs = false");
   app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
 
@@ -245,6 +253,7 @@ int main(int argc, char** argv) {
     config.cpu_kernels = cpu_kernels;
     config.kv_cache_dtype = kv_cache_dtype;
     config.retain_freed_memory = !no_retain;
+    config.use_cuda_graphs = !no_cuda_graphs;
     config.device = device_name;
     config.dtype = dtype;
     config.validate();
@@ -294,6 +303,19 @@ int main(int argc, char** argv) {
         }
       }
     }
+    // Off the CPU: the split of a decode step, from eager steps with a device wait around each op.
+    std::vector<RunResult> op_split;
+    if (!device.is_cpu()) {
+      izwi::EngineConfig eager = config;
+      eager.use_cuda_graphs = false;
+      izwi::Engine engine(model_dir, eager);
+      izwi::set_op_profile_fence(izwi::device_profile_fence(device));
+      for (const int32_t c : {*std::min_element(levels.begin(), levels.end()), max_concurrency}) {
+        if (op_split.empty() || op_split.back().concurrency != c)
+          op_split.push_back(run_concurrency(engine, c, prompt_len, std::min(gen, 16), rng));
+      }
+      izwi::set_op_profile_fence(nullptr);
+    }
     izwi::set_op_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
     const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, stored_dtype);
@@ -330,15 +352,30 @@ int main(int argc, char** argv) {
                                    {"compute_fraction", linear_gflops / fma_peak},
                                    {"decode_step", breakdown_json(step_breakdown(r.decode))}});
     }
+    const auto print_breakdown = [](const std::vector<RunResult>& runs) {
+      fmt::print("{:>11} {:>7} {:>9} {:>9} {:>9} {:>10} {:>10} {:>14} {:>9}\n", "concurrency", "steps", "replayed",
+                 "step", "linear", "attention", "other ops", "rest of model", "engine");
+      for (const RunResult& r : runs) {
+        const StepBreakdown b = step_breakdown(r.decode);
+        fmt::print("{:>11} {:>7} {:>9} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:>14.2f} {:>9.2f}\n", r.concurrency,
+                   b.steps, b.graph_replays, b.step, b.linear, b.attention, b.other_ops, b.rest_of_model, b.engine);
+      }
+    };
     fmt::print(
         "\ndecode step, ms per step of exactly `concurrency` tokens (engine = the step's bookkeeping around\n"
-        "the model; rest of model = embedding, residual adds, head selection, sampling)\n");
-    fmt::print("{:>11} {:>7} {:>9} {:>9} {:>10} {:>10} {:>14} {:>9}\n", "concurrency", "steps", "step", "linear",
-               "attention", "other ops", "rest of model", "engine");
-    for (const RunResult& r : results) {
-      const StepBreakdown b = step_breakdown(r.decode);
-      fmt::print("{:>11} {:>7} {:>9.2f} {:>9.2f} {:>10.2f} {:>10.2f} {:>14.2f} {:>9.2f}\n", r.concurrency, b.steps,
-                 b.step, b.linear, b.attention, b.other_ops, b.rest_of_model, b.engine);
+        "the model; rest of model = embedding, residual adds, head selection, sampling; replayed = steps\n"
+        "replayed from a CUDA graph, whose ops are not timed)\n");
+    print_breakdown(results);
+    if (!op_split.empty()) {
+      fmt::print(
+          "\nthe same on {} without CUDA graphs, with a device wait around every op ({} tokens a request):\n"
+          "what each part of a step executes, not the step's speed\n",
+          device_name, std::min(gen, 16));
+      print_breakdown(op_split);
+      for (const RunResult& r : op_split) {
+        report["op_split"].push_back(
+            {{"concurrency", r.concurrency}, {"decode_step", breakdown_json(step_breakdown(r.decode))}});
+      }
     }
     if (prefill_len > 0) {
       const double linear_gflops = achieved_gflops(prefill[izwi::ProfiledOp::Linear]);

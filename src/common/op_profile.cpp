@@ -8,9 +8,15 @@ namespace izwi {
 namespace {
 
 std::atomic<bool> profiling{false};
+std::atomic<OpProfileFence> fence{nullptr};
+thread_local int pauses = 0;
 std::mutex profile_mutex;
 OpProfile profile;
 thread_local int64_t step_tokens = 0;  // of the Step timer running on this thread; 0 = none
+
+void wait_for_device() {
+  if (const OpProfileFence f = fence.load(std::memory_order_relaxed)) f();
+}
 
 }  // namespace
 
@@ -32,6 +38,8 @@ const char* profiled_op_name(ProfiledOp op) {
       return "short_conv";
     case ProfiledOp::Forward:
       return "forward";
+    case ProfiledOp::GraphReplay:
+      return "graph_replay";
     case ProfiledOp::Sample:
       return "sample";
     case ProfiledOp::AudioDecode:
@@ -62,6 +70,12 @@ void set_op_profiling(bool on) { profiling.store(on, std::memory_order_relaxed);
 
 bool op_profiling() { return profiling.load(std::memory_order_relaxed); }
 
+void set_op_profile_fence(OpProfileFence f) { fence.store(f); }
+
+OpProfilePause::OpProfilePause() { ++pauses; }
+OpProfilePause::~OpProfilePause() { --pauses; }
+bool op_profile_paused() { return pauses > 0; }
+
 OpProfile take_op_profile() {
   std::lock_guard<std::mutex> lock(profile_mutex);
   OpProfile taken;
@@ -76,10 +90,12 @@ void OpTimer::begin() {
   } else if (step_tokens != 0) {
     tokens_ = step_tokens;
   }
+  wait_for_device();
   start_ = std::chrono::steady_clock::now();
 }
 
 void OpTimer::end() {
+  wait_for_device();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (op_ == ProfiledOp::Step) step_tokens = outer_step_tokens_;
   std::lock_guard<std::mutex> lock(profile_mutex);

@@ -5,7 +5,9 @@
 // its length, so each regime reads off its own entries. The op dispatch points (kernels/ops/), the
 // CPU linear kernels, the executor (forward, sampling) and the engine (whole step) each time
 // themselves; a call outside an engine step files under its own token count. Off by default (one
-// relaxed atomic load per call); process-wide.
+// relaxed atomic load per call); process-wide. On a GPU a timer measures the host's launch of its
+// op, not the op, unless a fence makes every timer wait for the device (set_op_profile_fence), and
+// a step replayed from a CUDA graph runs its ops without their timers (it files a GraphReplay).
 
 #include <chrono>
 #include <cstdint>
@@ -26,6 +28,7 @@ enum class ProfiledOp {
   Activation,       ///< SiLU-mul
   ShortConv,
   Forward,      ///< the model's forward pass over the step's tokens
+  GraphReplay,  ///< a forward pass replayed from a captured CUDA graph (its ops are not timed)
   Sample,       ///< output head, sampling and any per-row secondary decoder (code predictor)
   AudioDecode,  ///< the codec turning the step's new frames into PCM
   Step,         ///< one engine step, from its batch to its outputs recorded and audio decoded
@@ -33,6 +36,9 @@ enum class ProfiledOp {
 };
 
 const char* profiled_op_name(ProfiledOp op);
+
+/// Whether an OpProfilePause lives on this thread.
+bool op_profile_paused();
 
 struct OpProfileEntry {
   int64_t calls = 0;
@@ -52,6 +58,22 @@ std::map<ProfiledOp, double> ms_per_step(const StepProfile& steps);
 
 void set_op_profiling(bool on);
 bool op_profiling();
+
+/// Called by every timer, while profiling, at its start and its end before it reads the clock:
+/// a wait for the device's queued work makes each timer cover its op's execution on a GPU (and
+/// slows the steps by the waits). Null (the default) for none. Process-wide.
+using OpProfileFence = void (*)();
+void set_op_profile_fence(OpProfileFence fence);
+
+/// While one lives, the timers of its thread record nothing and call no fence: work that is no
+/// step's own (a CUDA graph's warm-up and capture, where a device wait is not allowed).
+class OpProfilePause {
+ public:
+  OpProfilePause();
+  ~OpProfilePause();
+  OpProfilePause(const OpProfilePause&) = delete;
+  OpProfilePause& operator=(const OpProfilePause&) = delete;
+};
 /// The entries recorded since the last call; clears them.
 OpProfile take_op_profile();
 
@@ -59,7 +81,8 @@ OpProfile take_op_profile();
 /// calls inside it (on its thread) under its token count.
 class OpTimer {
  public:
-  OpTimer(ProfiledOp op, int64_t tokens, double flop = 0) : on_(op_profiling()), op_(op), tokens_(tokens), flop_(flop) {
+  OpTimer(ProfiledOp op, int64_t tokens, double flop = 0)
+      : on_(op_profiling() && !op_profile_paused()), op_(op), tokens_(tokens), flop_(flop) {
     if (on_) begin();
   }
   ~OpTimer() {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/check.h"
+#include "common/op_profile.h"
 
 namespace izwi {
 
@@ -61,7 +62,8 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
   const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, settings_.device.index());
   {
     const c10::cuda::CUDAStreamGuard guard(stream);
-    model.forward(ctx, cache);  // warm-up: cuBLAS handles and workspaces exist before the capture
+    const OpProfilePause pause;  // no step's work, and a capture allows no device wait
+    model.forward(ctx, cache);   // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
     g->graph.capture_begin();
     g->output = model.forward(ctx, cache);

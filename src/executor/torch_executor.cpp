@@ -68,7 +68,10 @@ std::pair<ForwardContext, at::Tensor> TorchExecutor::forward(const StepBatch& ba
   for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
   const OpTimer timer(ProfiledOp::Forward, batch.num_tokens());
 #if IZWI_WITH_CUDA
-  if (graphs_ != nullptr && graphs_->replays(batch)) return graphs_->run(batch, *model_, *cache_);
+  if (graphs_ != nullptr && graphs_->replays(batch)) {
+    const OpTimer replay(ProfiledOp::GraphReplay, batch.num_tokens());
+    return graphs_->run(batch, *model_, *cache_);
+  }
 #endif
   ForwardContext ctx = make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, backend_);
   at::Tensor hidden = model_->forward(ctx, *cache_);

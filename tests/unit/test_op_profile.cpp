@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "common/op_profile.h"
 
 namespace izwi {
@@ -13,6 +17,7 @@ class OpProfileTest : public ::testing::Test {
   void SetUp() override { take_op_profile(); }
   void TearDown() override {
     set_op_profiling(false);
+    set_op_profile_fence(nullptr);
     take_op_profile();
   }
 };
@@ -60,6 +65,52 @@ TEST_F(OpProfileTest, NamesEveryOp) {
   EXPECT_STREQ(profiled_op_name(ProfiledOp::Linear), "linear");
   EXPECT_STREQ(profiled_op_name(ProfiledOp::AudioDecode), "audio_decode");
   EXPECT_STREQ(profiled_op_name(ProfiledOp::Step), "step");
+  EXPECT_STREQ(profiled_op_name(ProfiledOp::GraphReplay), "graph_replay");
+}
+
+// The fence (a device wait on a GPU) runs at each timer's start and end, inside what it measures
+// for the enclosing timers: each timer then covers the device work its op queued.
+std::vector<std::string> fence_log;
+void log_fence() { fence_log.push_back("fence"); }
+
+TEST_F(OpProfileTest, AFenceRunsAtEveryTimersStartAndEndWhileProfiling) {
+  fence_log.clear();
+  set_op_profile_fence(&log_fence);
+  { const OpTimer off(ProfiledOp::Norm, 4); }
+  EXPECT_TRUE(fence_log.empty());  // profiling off: no wait
+  set_op_profiling(true);
+  {
+    const OpTimer step(ProfiledOp::Step, 2);
+    EXPECT_EQ(fence_log.size(), 1u);
+    { const OpTimer norm(ProfiledOp::Norm, 2); }
+    EXPECT_EQ(fence_log.size(), 3u);
+  }
+  EXPECT_EQ(fence_log.size(), 4u);
+  set_op_profile_fence(nullptr);
+  { const OpTimer norm(ProfiledOp::Norm, 2); }
+  EXPECT_EQ(fence_log.size(), 4u);
+  EXPECT_EQ(take_op_profile().at({ProfiledOp::Norm, 2}).calls, 2);
+}
+
+// A pause (a CUDA graph's capture) hides its thread's timers: nothing recorded, no fence.
+TEST_F(OpProfileTest, APausedThreadRecordsNothingAndCallsNoFence) {
+  fence_log.clear();
+  set_op_profile_fence(&log_fence);
+  set_op_profiling(true);
+  {
+    const OpProfilePause pause;
+    EXPECT_TRUE(op_profile_paused());
+    { const OpTimer linear = linear_call_timer(1, 2, 2); }
+    std::thread([] {
+      EXPECT_FALSE(op_profile_paused());  // another thread's timers still run
+      const OpTimer norm(ProfiledOp::Norm, 1);
+    }).join();
+  }
+  EXPECT_FALSE(op_profile_paused());
+  const OpProfile profile = take_op_profile();
+  EXPECT_EQ(profile.count({ProfiledOp::Linear, 1}), 0u);
+  EXPECT_EQ(profile.at({ProfiledOp::Norm, 1}).calls, 1);
+  EXPECT_EQ(fence_log.size(), 2u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "kernels/ops/linear_op.h"
 
+#include "common/op_profile.h"
 #include "kernels/cpu/linear_cpu.h"
 
 namespace izwi::ops {
@@ -19,6 +20,8 @@ at::Tensor linear(KernelBackend backend, const at::Tensor& x, const at::Tensor& 
     shape.back() = out_features;
     return y.view(shape);
   }
+  // The CPU kernels time themselves; this times libtorch's product (cuBLAS on a GPU).
+  const OpTimer timer = linear_call_timer(x.numel() / weight.size(1), weight.size(1), weight.size(0));
   return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
 }
 
