@@ -81,7 +81,7 @@ izwi::Output collect(izwi::StreamHandle& handle) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Generate continuations of token-id prompts with izwi"};
-  std::string model_dir, prompt_ids, prompt_file, prompt_text, config_file;
+  std::string model_dir, prompt_ids, prompt_file, prompt_text, config_file, device, dtype;
   izwi::GenerationParams params;
   params.max_tokens = 32;
   uint64_t seed = 0;
@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
   app.add_option("--repetition-penalty", params.repetition_penalty, "1 = off")->capture_default_str();
   auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
   app.add_option("--config", config_file, "Engine config JSON file");
+  app.add_option("--device", device, "EngineConfig::device: cpu, cuda, cuda:N or mps (over --config's)");
+  app.add_option("--dtype", dtype, "EngineConfig::dtype: float32, bfloat16 or float16 (over --config's)");
   app.add_flag("--sequential", sequential, "One prompt at a time instead of all at once");
   app.add_flag("--json", json, "One JSON object per prompt");
   CLI11_PARSE(app, argc, argv);
@@ -133,6 +135,8 @@ int main(int argc, char** argv) {
     for (izwi::Request& r : requests) r.params = params;
     izwi::EngineConfig config =
         config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
+    if (!device.empty()) config.device = device;
+    if (!dtype.empty()) config.dtype = dtype;
     izwi::Engine engine(model_dir, config);
     const bool with_text = engine.model_info().has_tokenizer;
 

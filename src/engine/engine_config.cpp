@@ -51,14 +51,14 @@ void EngineConfig::validate() const {
           fmt::format("must be in [0, {}] (0 = all hardware threads)", kMaxThreads));
   require(cpu_kernels == "auto" || cpu_kernels == "avx512_bf16" || cpu_kernels == "avx512" || cpu_kernels == "avx2" ||
               cpu_kernels == "portable",
-          "cpu_kernels", "must be auto, avx512_bf16, avx512, avx2 or portable");
+          "cpu_kernels", fmt::format("is '{}'; must be auto, avx512_bf16, avx512, avx2 or portable", cpu_kernels));
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
-          "must be float32, bfloat16 or float16");
+          fmt::format("is '{}'; must be float32, bfloat16 or float16", dtype));
   require(
       weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" || weight_dtype == "float16",
-      "weight_dtype", "must be auto, float32, bfloat16 or float16");
+      "weight_dtype", fmt::format("is '{}'; must be auto, float32, bfloat16 or float16", weight_dtype));
   require(kv_cache_dtype == "auto" || kv_cache_dtype == "float32" || kv_cache_dtype == "bfloat16", "kv_cache_dtype",
-          "must be auto, float32 or bfloat16");
+          fmt::format("is '{}'; must be auto, float32 or bfloat16", kv_cache_dtype));
   // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every
   // request as Internal at its first step. float16 checkpoints still load (converted to dtype).
   if (dtype == "float16" && (device == "cpu" || device.rfind("cpu:", 0) == 0)) {
@@ -67,7 +67,8 @@ void EngineConfig::validate() const {
          "(float16 checkpoints load either way)");
   }
   const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
-  require(levels.count(log_level) != 0, "log_level", "must be one of trace, debug, info, warn, error, off");
+  require(levels.count(log_level) != 0, "log_level",
+          fmt::format("is '{}'; must be one of trace, debug, info, warn, error, off", log_level));
 }
 
 EngineConfig EngineConfig::from_json_string(const std::string& json, const std::string& origin) {

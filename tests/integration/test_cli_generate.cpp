@@ -116,6 +116,18 @@ TEST(CliGenerate, MessagesFileIsRenderedWithTheChatTemplate) {
   EXPECT_EQ(nlohmann::json::parse(run.out).at("tokens"), nlohmann::json::parse(by_ids.out).at("tokens"));
 }
 
+// --device and --dtype set the engine's over the defaults (a GPU's are in scripts/gpu_check.sh).
+TEST(CliGenerate, DeviceAndDtypeFlagsSetTheEngine) {
+  const std::string args =
+      "--model " + testing::fixture_dir("llama-tiny") + " --prompt-ids 1,15,30,7 --max-tokens 4 --json";
+  const testing::CliRun f32 = run_cli(args + " --device cpu --dtype float32");
+  const testing::CliRun bf16 = run_cli(args + " --device cpu --dtype bfloat16");
+  ASSERT_EQ(f32.exit_code, 0) << f32.err;
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  EXPECT_EQ(nlohmann::json::parse(f32.out).at("tokens").size(), 4u);
+  EXPECT_EQ(nlohmann::json::parse(bf16.out).at("tokens").size(), 4u);
+}
+
 TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
   const std::string model = "--model " + testing::fixture_dir("llama-tiny");
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -130,6 +142,8 @@ TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
       {model + " --prompt-ids-file /no/such/file", "cannot open prompt file"},
       {"--model /no/such/model --prompt-ids 1", "does not exist"},
       {model + " --prompt-ids 1 --top-p 2", "top_p"},
+      {model + " --prompt-ids 1 --device tpu", "device 'tpu' is not one of cpu, cuda"},
+      {model + " --prompt-ids 1 --dtype float64", "EngineConfig.dtype is 'float64'; must be float32"},
   };
   testing::expect_cli_errors("izwi-generate", cases);
 }
