@@ -30,6 +30,8 @@ class ChildProcess {
   int wait(std::chrono::milliseconds timeout);
   /// Sends `sig` to the child while it runs.
   void send_signal(int sig);
+  /// The child's process id (for /proc/<pid>/status).
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

@@ -17,32 +17,16 @@
 #include "common/kv_event_checks.h"
 #include "common/reference.h"
 #include "serving/child_process.h"
+#include "serving/server_process.h"
 
 namespace izwi {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::ChildProcess;
-
-/// izwi-server started with `args`, its stdout and stderr read as one log.
-ChildProcess start_server(std::vector<std::string> args) {
-  args.insert(args.begin(), std::string(IZWI_BINARY_DIR) + "/server/izwi-server");
-  return ChildProcess(args, ChildProcess::Stderr::IntoStdout);
-}
-
-/// The first line of `child`'s output that contains `marker`; "" when none comes in time.
-std::string line_with(ChildProcess& child, const std::string& marker) {
-  while (std::optional<std::string> line = child.read_line(60s)) {
-    if (line->find(marker) != std::string::npos) return *line;
-  }
-  return {};
-}
-
-/// The number after the last ':' of the first line with `marker`; -1 when none comes.
-int port_after(ChildProcess& child, const std::string& marker) {
-  const std::string line = line_with(child, marker);
-  return line.empty() ? -1 : std::stoi(line.substr(line.rfind(':') + 1));
-}
+using testing::line_with;
+using testing::port_after;
+using testing::start_server;
 
 TEST(ServerProcess, SigtermLetsTheRunningStreamFinishThenExitsZero) {
   // A grace far beyond the stream's length: on 2 cores shared with other tests' servers and a
