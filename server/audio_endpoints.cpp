@@ -8,6 +8,7 @@
 #include "izwi/audio.h"
 #include "server/api_error.h"
 #include "server/json_fields.h"
+#include "tokenizer/utf8.h"
 
 namespace izwi::server {
 
@@ -71,9 +72,15 @@ TranscriptionJob parse_transcription_request(const std::vector<FormField>& field
   nlohmann::json values = nlohmann::json::object();
   const FormField* file = nullptr;
   for (const FormField& field : fields) {
+    // Names and values may be echoed in an error or a response: they must be UTF-8, as JSON's are.
+    if (utf8::first_invalid(field.name)) bad_param("", "a multipart field's name is not valid UTF-8");
     if (field.name == "file") {
+      if (utf8::first_invalid(field.filename)) bad_param("file", "the file name of 'file' is not valid UTF-8");
       file = &field;
     } else {
+      if (const auto bad = utf8::first_invalid(field.content)) {
+        bad_param(field.name, "'{}' is not valid UTF-8 (byte {})", field.name, *bad);
+      }
       values[field.name] = field.content;
     }
   }

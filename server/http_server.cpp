@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <optional>
+#include <utility>
 
 #include "common/base64.h"
 #include "common/check.h"
+#include "common/logging.h"
 #include "server/api_error.h"
 #include "server/audio_endpoints.h"
 #include "server/json_fields.h"
@@ -21,7 +23,38 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-std::string sse(const nlohmann::json& event) { return "data: " + event.dump() + "\n\n"; }
+std::string sse(const nlohmann::json& event) { return "data: " + dump_json(event) + "\n\n"; }
+
+ApiError body_too_large() {
+  return ApiError(413, "the request body is larger than this server takes (--max-body-mb)", {}, "request_too_large");
+}
+
+void set_error(httplib::Response& res, const ApiError& error) {
+  res.status = error.status();
+  res.set_content(dump_json(error.body()), "application/json");
+}
+
+/// A multipart form read through `reader`: at most `limit` bytes of part contents.
+std::vector<FormField> read_form(const httplib::ContentReader& reader, size_t limit) {
+  std::vector<FormField> fields;
+  size_t bytes = 0;
+  bool over = false;
+  const bool complete = reader(
+      [&](const httplib::MultipartFormData& part) {
+        fields.push_back({part.name, part.filename, {}});
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        bytes += n;
+        over = bytes > limit;
+        if (over || fields.empty()) return false;
+        fields.back().content.append(data, n);
+        return true;
+      });
+  if (over || LimitedHttpServer::body_over_limit()) throw body_too_large();
+  if (!complete) throw ApiError(400, "the multipart body is malformed or cut short", "file", "invalid_value");
+  return fields;
+}
 
 /// An engine stream being written into a chunked HTTP response. `on_chunk` turns each chunk into
 /// the bytes to send; the stream is aborted (its KV blocks freed) when the client goes away.
@@ -39,23 +72,34 @@ void send_reply(httplib::Response& res, const std::string& content_type, std::sh
       content_type,
       [reply](size_t, httplib::DataSink& sink) {
         if (!sink.is_writable()) return false;  // the client is gone: the releaser aborts
-        std::optional<StreamChunk> chunk = reply->next();
-        if (!chunk) {
-          sink.done();
+        // Runs after the handler, outside httplib's exception handling: an exception here ends
+        // this response (the connection closes), not the process.
+        try {
+          std::optional<StreamChunk> chunk = reply->next();
+          if (!chunk) {
+            sink.done();
+            return true;
+          }
+          const std::string bytes = reply->on_chunk(*chunk);
+          if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
+          if (chunk->finished) {
+            reply->finished = true;
+            sink.done();
+          }
           return true;
+        } catch (const std::exception& e) {
+          logger()->error("HTTP response stream failed: {}", e.what());
+          return false;
         }
-        const std::string bytes = reply->on_chunk(*chunk);
-        if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
-        if (chunk->finished) {
-          reply->finished = true;
-          sink.done();
-        }
-        return true;
       },
-      [reply](bool) {
-        if (!reply->finished) {
-          reply->abort();
-          if (reply->on_hangup) reply->on_hangup();
+      [reply](bool) noexcept {
+        try {
+          if (!reply->finished) {
+            reply->abort();
+            if (reply->on_hangup) reply->on_hangup();
+          }
+        } catch (const std::exception& e) {
+          logger()->error("HTTP response stream release failed: {}", e.what());
         }
         reply->ticket.reset();
       });
@@ -70,8 +114,15 @@ void attach(Reply& reply, std::shared_ptr<Stream> stream) {
 
 }  // namespace
 
-HttpServer::HttpServer(const ServerOptions& options) : options_(options), admission_(options.max_concurrent) {
+HttpServer::HttpServer(const ServerOptions& options)
+    : options_(options), admission_(options.max_concurrent), http_(options.connections) {
   if (options.models.empty()) fail(ErrorCode::InvalidArgument, "give at least one --model NAME=DIR");
+  // Streams hold their connections while they run, and 429 / health / metrics must still be
+  // answered when max_concurrent streams are running.
+  if (options.connections.max_connections <= options.max_concurrent) {
+    fail(ErrorCode::InvalidArgument, "--max-connections ({}) must be larger than --max-concurrent ({})",
+         options.connections.max_connections, options.max_concurrent);
+  }
   if (!options.kv_events_endpoint.empty()) kv_events_ = std::make_unique<KvEventsPublisher>(options.kv_events_endpoint);
   for (const auto& [name, dir] : options.models) {
     models_.add(name, dir, options.engine);
@@ -82,17 +133,13 @@ HttpServer::HttpServer(const ServerOptions& options) : options_(options), admiss
     }
   }
   metrics_ = std::make_unique<ServerMetrics>(models_);
-  // One thread per connection: streams hold theirs while they run, and 429 / health / metrics
-  // must still be answered when max_concurrent streams are running.
-  const size_t threads = static_cast<size_t>(options.max_concurrent) + 16;
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_.set_payload_max_length(options.max_body_bytes);
   add_routes();
   port_ = options.port == 0 ? http_.bind_to_any_port(options.host) : options.port;
   if (port_ <= 0 || (options.port != 0 && !http_.bind_to_port(options.host, options.port))) {
     fail(ErrorCode::InvalidArgument, "cannot listen on {}:{} (in use, or not an address of this machine)", options.host,
          options.port);
   }
+  http_.widen_listen_backlog();
   if (options.realtime_port >= 0) {
     realtime_ = std::make_unique<RealtimeServer>(options.host, options.realtime_port, options.api_key,
                                                  [this](const std::string& model, RealtimeSession::Send send) {
@@ -119,44 +166,77 @@ void HttpServer::shutdown() {
   http_.stop();
 }
 
-void HttpServer::guarded(const httplib::Request& req, httplib::Response& res,
-                         const std::function<void(const httplib::Request&, httplib::Response&)>& handler) {
+void HttpServer::guarded(httplib::Response& res, const std::function<void()>& handler) {
   try {
-    handler(req, res);
+    handler();
   } catch (const ApiError& e) {
-    res.status = e.status();
-    res.set_content(e.body().dump(), "application/json");
+    set_error(res, e);
   } catch (const std::exception& e) {
-    const ApiError error = from_engine_error(e);
-    res.status = error.status();
-    res.set_content(error.body().dump(), "application/json");
+    set_error(res, from_engine_error(e));
   }
+}
+
+std::string HttpServer::read_body(const httplib::ContentReader& reader) const {
+  const size_t limit = options_.connections.max_body_bytes;
+  std::string body;
+  bool over = false;
+  const bool complete = reader([&](const char* data, size_t n) {
+    over = body.size() + n > limit;  // decompressed bytes: a gzip body may expand 1000x
+    if (over) return false;
+    body.append(data, n);
+    return true;
+  });
+  if (over || LimitedHttpServer::body_over_limit()) throw body_too_large();
+  if (!complete) {
+    throw ApiError(400, "the request body is cut short or its chunked or compressed encoding is malformed", {},
+                   "invalid_body");
+  }
+  return body;
 }
 
 void HttpServer::add_routes() {
   // Authentication and the body limit come before routing; every answer is counted.
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // httplib would read the body of any other method into memory, unbounded, before routing.
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+      set_error(res, ApiError(405, fmt::format("method {} is not served; use GET or POST", req.method), {},
+                              "method_not_allowed"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    const ApiError error(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key");
-    res.status = 401;
-    res.set_content(error.body().dump(), "application/json");
+    set_error(res, ApiError(401, "a valid API key is required: Authorization: Bearer KEY", {}, "invalid_api_key"));
     return httplib::Server::HandlerResponse::Handled;
   });
-  http_.set_post_routing_handler(
-      [this](const httplib::Request&, httplib::Response& res) { metrics_->record_http(res.status); });
+  http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    metrics_->record_http(res.status);
+    LimitedHttpServer::close_if_body_unread(req, res);
+  });
+  // The method and path may be any bytes (e.g. %FF decodes to an invalid UTF-8 path); dump_json
+  // writes them as U+FFFD.
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // an error object is already there
     ApiError error(res.status, fmt::format("HTTP {} for {} {}", res.status, req.method, req.path));
-    if (res.status == 413) {
-      error =
-          ApiError(413, "the request body is larger than this server takes (--max-body-mb)", {}, "request_too_large");
+    if (res.status == 413 || LimitedHttpServer::body_over_limit()) {
+      error = body_too_large();
     } else if (res.status == 404) {
       error = ApiError(404, fmt::format("no route {} {}", req.method, req.path), {}, "unknown_url");
     }
-    res.set_content(error.body().dump(), "application/json");
+    set_error(res, error);
+  });
+  // Whatever a handler throws past guarded(): a 500 and a log line, never std::terminate.
+  http_.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr thrown) {
+    std::string what = "an exception of unknown type";
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    logger()->error("HTTP {} {}: {}", req.method, req.path, what);
+    set_error(res, ApiError(500, "internal error: " + what, {}, "internal_error"));
   });
 
   // The playground page is static and needs no key; the API calls it makes do.
@@ -171,22 +251,26 @@ void HttpServer::add_routes() {
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_->render(), "text/plain; version=0.0.4");
   });
-  http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(req, res, [this](const httplib::Request&, httplib::Response& r) {
-      r.set_content(models_json(), "application/json");
-    });
+  http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    guarded(res, [&] { res.set_content(models_json(), "application/json"); });
   });
-  http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, false); });
+  using Reader = httplib::ContentReader;
+  http_.Post("/v1/completions", [this](const httplib::Request&, httplib::Response& res, const Reader& reader) {
+    guarded(res, [&] { completions(read_body(reader), res, false); });
   });
-  http_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { completions(q, r, true); });
+  http_.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& res, const Reader& reader) {
+    guarded(res, [&] { completions(read_body(reader), res, true); });
   });
-  http_.Post("/v1/audio/speech", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { speech(q, r); });
+  http_.Post("/v1/audio/speech", [this](const httplib::Request&, httplib::Response& res, const Reader& reader) {
+    guarded(res, [&] { speech(read_body(reader), res); });
   });
-  http_.Post("/v1/audio/transcriptions", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(req, res, [this](const httplib::Request& q, httplib::Response& r) { transcriptions(q, r); });
+  http_.Post("/v1/audio/transcriptions",
+             [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+               guarded(res, [&] { transcriptions(req, reader, res); });
+             });
+  // Any other POST: httplib would read its body into memory before finding no route.
+  http_.Post(".*", [](const httplib::Request& req, httplib::Response& res, const Reader&) {
+    set_error(res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), {}, "unknown_url"));
   });
 }
 
@@ -202,12 +286,11 @@ std::string HttpServer::models_json() const {
     if (info.produces_audio) entry["voices"] = info.speakers;
     data.push_back(std::move(entry));
   }
-  return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
+  return dump_json({{"object", "list"}, {"data", data}});
 }
 
-void HttpServer::completions(const httplib::Request& req, httplib::Response& res, bool chat) {
-  const std::shared_ptr<TextJob> job =
-      std::make_shared<TextJob>(parse_text_request(parse_body(req.body), models_, chat));
+void HttpServer::completions(const std::string& body, httplib::Response& res, bool chat) {
+  const std::shared_ptr<TextJob> job = std::make_shared<TextJob>(parse_text_request(parse_body(body), models_, chat));
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   attach(*reply, std::make_shared<StreamHandle>(job->model->engine->generate_streaming(job->request)));
@@ -238,13 +321,13 @@ void HttpServer::completions(const httplib::Request& req, httplib::Response& res
     if (!job->stream) {
       if (!chunk.finished) return {};
       if (chunk.finish_reason == FinishReason::Error) {
-        return ApiError(500, chunk.error, {}, "internal_error").body().dump();
+        return dump_json(ApiError(500, chunk.error, {}, "internal_error").body());
       }
       Output output;
       output.text = p.text;
       output.tokens.resize(static_cast<size_t>(p.tokens));
       output.finish_reason = chunk.finish_reason;
-      return text_response(*job, output).dump();
+      return dump_json(text_response(*job, output));
     }
     std::string out;
     if (chunk.finish_reason == FinishReason::Error) {
@@ -265,9 +348,8 @@ void HttpServer::completions(const httplib::Request& req, httplib::Response& res
   send_reply(res, job->stream ? "text/event-stream" : "application/json", reply);
 }
 
-void HttpServer::speech(const httplib::Request& req, httplib::Response& res) {
-  const std::shared_ptr<SpeechJob> job =
-      std::make_shared<SpeechJob>(parse_speech_request(parse_body(req.body), models_));
+void HttpServer::speech(const std::string& body, httplib::Response& res) {
+  const std::shared_ptr<SpeechJob> job = std::make_shared<SpeechJob>(parse_speech_request(parse_body(body), models_));
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   attach(*reply, std::make_shared<StreamHandle>(job->model->engine->synthesize_streaming(job->request)));
@@ -320,20 +402,29 @@ void HttpServer::speech(const httplib::Request& req, httplib::Response& res) {
   send_reply(res, type, reply);
 }
 
-void HttpServer::transcriptions(const httplib::Request& req, httplib::Response& res) {
+void HttpServer::transcriptions(const httplib::Request& req, const httplib::ContentReader& reader,
+                                httplib::Response& res) {
   if (!req.is_multipart_form_data()) {
     throw ApiError(400, "the body must be multipart/form-data with a 'file' part", "file", "invalid_value");
   }
-  std::vector<FormField> fields;
-  for (const auto& [name, part] : req.files) fields.push_back({name, part.filename, part.content});
-  const std::shared_ptr<TranscriptionJob> job =
-      std::make_shared<TranscriptionJob>(parse_transcription_request(fields, models_));
+  const std::shared_ptr<TranscriptionJob> job = std::make_shared<TranscriptionJob>(
+      parse_transcription_request(read_form(reader, options_.connections.max_body_bytes), models_));
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   auto stream = std::make_shared<TranscriptionStream>(job->model->engine->start_transcription(job->options));
   stream->push_audio(job->samples.data(), job->samples.size(), job->sample_rate);
   stream->finish_audio();
+  // Audio the model's frontend cannot take (too short for one log-mel frame) fails the request as
+  // it starts: the first chunk comes before the status line, so that is a 400 naming the file.
+  std::optional<StreamChunk> first = stream->next();
+  if (first && first->finish_reason == FinishReason::Error) {
+    const ApiError error = from_engine_error(Error(first->error_code, first->error));
+    throw ApiError(error.status(), error.what(), error.status() == 400 ? "file" : "", error.code());
+  }
   attach(*reply, stream);
+  reply->next = [stream, first = std::move(first)]() mutable {
+    return first ? std::exchange(first, std::nullopt) : stream->next();
+  };
   struct Progress {
     Clock::time_point start = Clock::now();
     std::string text;
@@ -358,12 +449,12 @@ void HttpServer::transcriptions(const httplib::Request& req, httplib::Response& 
       return out;
     }
     if (!chunk.finished) return {};
-    if (failed) return ApiError(500, chunk.error, {}, "internal_error").body().dump();
+    if (failed) return dump_json(ApiError(500, chunk.error, {}, "internal_error").body());
     if (job->response_format == "text") return p.text;
     Output output;
     output.text = p.text;
     output.tokens = p.tokens;
-    return transcription_response(*job, output).dump();
+    return dump_json(transcription_response(*job, output));
   };
   const char* type = job->stream                      ? "text/event-stream"
                      : job->response_format == "text" ? "text/plain; charset=utf-8"

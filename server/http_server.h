@@ -8,6 +8,7 @@
 
 #include "server/admission.h"
 #include "server/kv_events_publisher.h"
+#include "server/limited_http_server.h"
 #include "server/realtime_server.h"
 #include "server/served_models.h"
 #include "server/server_metrics.h"
@@ -36,11 +37,13 @@ class HttpServer {
  private:
   void add_routes();
   /// Runs `handler` and answers its ApiError (or any other exception) as OpenAI's error object.
-  void guarded(const httplib::Request& req, httplib::Response& res,
-               const std::function<void(const httplib::Request&, httplib::Response&)>& handler);
-  void completions(const httplib::Request& req, httplib::Response& res, bool chat);
-  void speech(const httplib::Request& req, httplib::Response& res);
-  void transcriptions(const httplib::Request& req, httplib::Response& res);
+  static void guarded(httplib::Response& res, const std::function<void()>& handler);
+  /// The routes that take a body read it through the ContentReader, so --max-body-mb holds after
+  /// decompression and for chunked bodies.
+  void completions(const std::string& body, httplib::Response& res, bool chat);
+  void speech(const std::string& body, httplib::Response& res);
+  void transcriptions(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res);
+  std::string read_body(const httplib::ContentReader& reader) const;
   std::string models_json() const;
 
   ServerOptions options_;
@@ -48,7 +51,7 @@ class HttpServer {
   ServedModels models_;
   std::unique_ptr<ServerMetrics> metrics_;
   Admission admission_;
-  httplib::Server http_;
+  LimitedHttpServer http_;
   int port_ = 0;
   std::unique_ptr<RealtimeServer> realtime_;  ///< declared last: its sessions go first
 };

@@ -1,5 +1,7 @@
 #include "server/json_fields.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "server/api_error.h"
@@ -16,10 +18,24 @@ const nlohmann::json* field(const nlohmann::json& body, const std::string& name)
 }  // namespace
 
 nlohmann::json parse_body(const std::string& body) {
-  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  // Stopped at the first value too deep, before a deep structure is built.
+  const nlohmann::json::parser_callback_t limit_depth = [](int depth, nlohmann::json::parse_event_t event,
+                                                           nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth) {
+      throw ApiError(400, fmt::format("the request body nests arrays and objects deeper than {} levels", kMaxJsonDepth),
+                     {}, "invalid_json");
+    }
+    return true;
+  };
+  nlohmann::json json = nlohmann::json::parse(body, limit_depth, /*allow_exceptions=*/false);
   if (json.is_discarded()) throw ApiError(400, "the request body is not valid JSON", {}, "invalid_json");
   if (!json.is_object()) throw ApiError(400, "the request body must be a JSON object", {}, "invalid_json");
   return json;
+}
+
+std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::optional<std::string> string_field(const nlohmann::json& body, const std::string& name) {

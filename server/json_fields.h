@@ -1,6 +1,6 @@
 #pragma once
 // Typed reads of a request body's fields: a missing or null field is std::nullopt, a field of the
-// wrong type or out of range is a 400 naming it.
+// wrong type or out of range is a 400 naming it. And JSON written back to a client.
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,8 +9,17 @@
 
 namespace izwi::server {
 
-/// The body as a JSON object (400 for malformed JSON or another JSON type).
+/// Deepest nesting of arrays and objects a request body may have: fields passed on unread
+/// (`tools`, `tool_calls`, `chat_template_kwargs`) are dumped and rendered recursively later.
+constexpr int kMaxJsonDepth = 128;
+
+/// The body as a JSON object (400 for malformed JSON, another JSON type, or nesting deeper than
+/// kMaxJsonDepth).
 nlohmann::json parse_body(const std::string& body);
+
+/// `value` as JSON text; invalid UTF-8 in its strings (an echoed path, file name or model text)
+/// becomes U+FFFD instead of an exception.
+std::string dump_json(const nlohmann::json& value);
 
 std::optional<std::string> string_field(const nlohmann::json& body, const std::string& name);
 std::optional<bool> bool_field(const nlohmann::json& body, const std::string& name);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
     izwi::server::ServerOptions options;
     std::vector<std::string> models;
     std::string config_path;
-    double max_body_mb = static_cast<double>(options.max_body_bytes) / (1 << 20);
+    izwi::server::ConnectionLimits& limits = options.connections;
+    double max_body_mb = static_cast<double>(limits.max_body_bytes) / (1 << 20);
+    double header_timeout_s = limits.header_timeout.count() / 1000.0;
     double grace_s = options.shutdown_grace_ms / 1000.0;
     CLI::App app{"izwi-server: an OpenAI-compatible HTTP server over izwi engines"};
     app.add_option("--model", models, "NAME=DIR: serve the model folder DIR as NAME (repeatable)")->required();
@@ -46,9 +49,23 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
     app.add_option("--api-key", options.api_key, "Require 'Authorization: Bearer KEY' on /v1/ routes");
-    app.add_option("--max-body-mb", max_body_mb, "Largest request body; larger get 413")
+    app.add_option("--max-body-mb", max_body_mb,
+                   "Largest request body, as sent and decompressed (chunked and gzip too); larger get 413")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 4096.0));
+    app.add_option("--header-timeout", header_timeout_s,
+                   "Seconds a request's line and headers may take to arrive, from their first byte; slower "
+                   "connections are closed")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 3600.0));
+    app.add_option("--max-connections", limits.max_connections,
+                   "Open HTTP connections (one thread each); more get 503; must exceed --max-concurrent")
+        ->capture_default_str()
+        ->check(CLI::Range(2, 65536));
+    app.add_option("--max-connections-per-client", limits.max_connections_per_client,
+                   "Open HTTP connections from one client address; more get 429")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65536));
     app.add_option("--shutdown-grace", grace_s, "Seconds running requests get to finish on SIGINT/SIGTERM")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 3600.0));
@@ -58,7 +75,8 @@ int main(int argc, char** argv) {
     if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
     for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
     if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
-    options.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
+    limits.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
+    limits.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(header_timeout_s * 1000.0));
     options.shutdown_grace_ms = static_cast<int32_t>(grace_s * 1000.0);
     options.realtime_port = realtime_port != -2 ? realtime_port : options.port == 0 ? 0 : options.port + 1;
     if (options.pod_name.empty()) {

@@ -49,6 +49,9 @@ std::vector<ChatMessage> parse_messages(const nlohmann::json& body) {
     const auto role = message.find("role");
     if (role == message.end() || !role->is_string()) bad_param(role_param, "'{}' must be a string", role_param);
     std::string name = role->get<std::string>();
+    if (name != "system" && name != "developer" && name != "user" && name != "assistant" && name != "tool") {
+      bad_param(role_param, "'{}' = '{}' must be system, developer, user, assistant or tool", role_param, name);
+    }
     if (name == "developer") name = "system";  // OpenAI's newer name for the system role
     ChatMessage m{name, message_content(message, i)};
     // What chat templates read besides (docs/chat_templates.md).
@@ -76,10 +79,19 @@ ChatOptions parse_chat_options(const nlohmann::json& body) {
   ChatOptions options;
   if (const auto tools = body.find("tools"); tools != body.end() && !tools->is_null()) {
     if (!tools->is_array()) bad_param("tools", "'tools' must be an array");
+    for (size_t i = 0; i < tools->size(); ++i) {
+      if (!(*tools)[i].is_object()) bad_param(fmt::format("tools[{}]", i), "'tools[{}]' must be an object", i);
+    }
     options.tools = tools->dump();
   }
   if (const auto kwargs = body.find("chat_template_kwargs"); kwargs != body.end() && !kwargs->is_null()) {
     if (!kwargs->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    // What the template is rendered with already; transformers refuses these as extra arguments.
+    for (const char* reserved : {"messages", "tools", "documents", "add_generation_prompt"}) {
+      if (kwargs->contains(reserved)) {
+        bad_param("chat_template_kwargs", "'chat_template_kwargs' must not set '{}' (the request gives it)", reserved);
+      }
+    }
     options.template_kwargs = kwargs->dump();
   }
   return options;
@@ -197,11 +209,20 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
     p.seed = static_cast<uint64_t>(*seed);
   }
   p.stop = string_or_strings(body, "stop", 4);
+  const Tokenizer* tokenizer = job.model->engine->tokenizer();
+  if (!p.stop.empty() && tokenizer == nullptr) {
+    bad_param("stop", "the model '{}' has no tokenizer to match stop strings", job.model->name);
+  }
   for (const std::string& stop : p.stop) {
     if (stop.empty()) bad_param("stop", "'stop' strings must not be empty");
-  }
-  if (!p.stop.empty() && job.model->engine->tokenizer() == nullptr) {
-    bad_param("stop", "the model '{}' has no tokenizer to match stop strings", job.model->name);
+    // One that takes more tokens than the context can never be generated, and each token's check
+    // costs its length. A token is at least one byte, so short ones need no count.
+    if (stop.size() > static_cast<size_t>(context)) {
+      const size_t tokens = tokenizer->encode(stop, /*add_special_tokens=*/false).size();
+      if (tokens > static_cast<size_t>(context)) {
+        bad_param("stop", "a 'stop' string is {} tokens, longer than the model's context of {}", tokens, context);
+      }
+    }
   }
   job.id = next_id(chat ? "chatcmpl" : "cmpl");
   job.created =

@@ -87,6 +87,8 @@ TEST_F(ServerHttp, BadRequestsGetOpenAiErrorsAndServingGoesOn) {
     std::string param;
   };
   const std::string big_prompt(100, 'a');
+  std::string long_stop;  // ~20,000 tokens: longer than the model's context
+  for (int i = 0; i < 20000; ++i) long_stop += " x";
   const std::vector<Case> cases = {
       {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "user", "con)", 400, ""},
       {"/v1/chat/completions", R"([1, 2])", 400, ""},
@@ -119,6 +121,20 @@ TEST_F(ServerHttp, BadRequestsGetOpenAiErrorsAndServingGoesOn) {
        "messages[0].tool_calls"},
       {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "tool", "content": "", "tool_call_id": 3}]})",
        400, "messages[0].tool_call_id"},
+      {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "tools": [1]})",
+       400, "tools[0]"},
+      {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "", "content": "x"}]})", 400,
+       "messages[0].role"},
+      {"/v1/chat/completions", R"({"model": "text", "messages": [{"role": "wizard", "content": "x"}]})", 400,
+       "messages[0].role"},
+      {"/v1/chat/completions",
+       R"({"model": "text", "messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": {"messages": []}})",
+       400, "chat_template_kwargs"},
+      {"/v1/chat/completions",
+       R"({"model": "text", "messages": [{"role": "user", "content": "x"}],)"
+       R"( "chat_template_kwargs": {"add_generation_prompt": false}})",
+       400, "chat_template_kwargs"},
+      {"/v1/completions", json{{"model", "text"}, {"prompt", "a"}, {"stop", long_stop}}.dump(), 400, "stop"},
       {"/v1/chat/completions", R"({"model": "nope", "messages": [{"role": "user", "content": "x"}]})", 404, "model"},
       {"/v1/chat/completions", R"({"model": "tts", "messages": [{"role": "user", "content": "x"}]})", 400, "model"},
       {"/v1/completions", R"({"model": "text", "prompt": [1, 99999]})", 400, "prompt"},
