@@ -5,6 +5,7 @@
 #include <cfloat>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/elements.cuh"
 #include "kernels/cuda/paged_attention_cuda.h"
 
 namespace izwi {
@@ -17,10 +18,6 @@ constexpr int kTile = 64;  // keys per pass: scores of a tile stay in shared mem
 // A block holds up to this many query vectors (rows x group heads) of head_dim floats, twice (the
 // queries and the output accumulators): 64 KiB, within what sm_80 and sm_90 give one block.
 constexpr int64_t kMaxQueryFloats = 8192;
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll

@@ -7,11 +7,12 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/element_dtype.h"
 #include "kernels/device_seq.h"
 
 namespace izwi {
 
-enum class KvDtype { Float32, BFloat16, Float16 };
+using KvDtype = ElementDtype;
 
 struct PagedAttentionCudaArgs {
   const float* q;          ///< [tokens, num_heads, head_dim]

@@ -3,6 +3,7 @@
 #include "common/op_profile.h"
 #include "kernels/cpu/silu_mul_cpu.h"
 #if IZWI_WITH_CUDA
+#include "kernels/cuda/bf16_data.h"
 #include "kernels/cuda/silu_mul_cuda.h"
 #include "kernels/cuda_stream.h"
 #endif
@@ -18,9 +19,15 @@ at::Tensor silu_mul(KernelBackend backend, const at::Tensor& gate_up, int64_t wi
     return product;
   }
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && fused && gate_up.is_cuda()) {
+  const bool bf16 = gate_up.scalar_type() == at::kBFloat16 && gate_up.is_contiguous();
+  if (backend == KernelBackend::Cuda && (fused || bf16) && gate_up.is_cuda()) {
     at::Tensor product = at::empty({gate_up.size(0), width}, gate_up.options());
-    silu_mul_cuda(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), width, current_cuda_stream());
+    if (bf16) {
+      silu_mul_cuda(bf16_data(gate_up), bf16_data(product), gate_up.size(0), width, current_cuda_stream());
+    } else {
+      silu_mul_cuda(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), width,
+                    current_cuda_stream());
+    }
     return product;
   }
 #endif
