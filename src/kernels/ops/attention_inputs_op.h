@@ -24,8 +24,9 @@ struct AttentionHeads {
 /// writes each token's K and V to key_pool / value_pool [blocks, block_size, kv_heads, head_dim]
 /// at slot_mapping[t] (int64, block * block_size + offset), K normed and rotated at positions[t],
 /// and returns q [T, heads, head_dim], normed and rotated. Cpu: one fused pass (AttentionInputs in
-/// the op profile) for float32 qkv, norms and tables and float32 or bf16 pools; otherwise the
-/// rms_norm and rope dispatch points and libtorch's index_copy_.
+/// the op profile) for float32 qkv, norms and tables and float32 or bf16 pools; Cuda: one kernel
+/// for float32 or bf16 qkv, norms and tables (or float32 inv_freq) and float32, bf16 or f16 pools;
+/// otherwise the rms_norm and rope dispatch points and libtorch's index_copy_.
 at::Tensor attention_inputs(KernelBackend backend, const at::Tensor& qkv, const AttentionHeads& heads,
                             const RopeAngles& angles, const at::Tensor& positions, const at::Tensor& slot_mapping,
                             at::Tensor& key_pool, at::Tensor& value_pool);
