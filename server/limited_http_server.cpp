@@ -184,8 +184,9 @@ bool LimitedHttpServer::body_over_limit() { return t_request != nullptr && t_req
 void LimitedHttpServer::close_if_body_unread(const httplib::Request&, httplib::Response& res) {
   if (t_request == nullptr || res.status < 400 || !(t_request->has_body || t_request->over_limit)) return;
   t_request->close = true;
-  res.set_header("Connection", "close");
   res.headers.erase("Keep-Alive");
+  res.headers.erase("Connection");
+  res.set_header("Connection", "close");
 }
 
 bool LimitedHttpServer::process_and_close_socket(socket_t sock) {
