@@ -43,13 +43,20 @@ at::Tensor attention_inputs_on_device(const at::Tensor& qkv, const AttentionHead
   const std::optional<ElementDtype> rotary = element_dtype(tables ? angles.cos.scalar_type() : angles.dtype, false);
   const bool norms_agree =
       !heads.q_norm.defined() || !heads.k_norm.defined() || heads.q_norm.scalar_type() == heads.k_norm.scalar_type();
+  const at::Device device = qkv.device();
+  const bool on_device = key_pool.device() == device && value_pool.device() == device && positions.device() == device &&
+                         slot_mapping.device() == device && (!norm.defined() || norm.device() == device) &&
+                         (tables ? angles.cos.device() == device && angles.sin.device() == device
+                                 : angles.inv_freq.defined() && angles.inv_freq.device() == device);
   const bool layouts = qkv.stride(1) == 1 && key_pool.is_contiguous() && value_pool.is_contiguous() &&
                        value_pool.scalar_type() == key_pool.scalar_type() && positions.is_contiguous() &&
                        slot_mapping.is_contiguous() && (!norm.defined() || norm.is_contiguous());
   const bool rotation = tables ? angles.cos.is_contiguous() && angles.sin.is_contiguous() &&
                                      angles.sin.scalar_type() == angles.cos.scalar_type()
                                : angles.inv_freq.defined() && angles.inv_freq.scalar_type() == at::kFloat;
-  if (!activations || !pools || !norms || !rotary || !norms_agree || !layouts || !rotation) return {};
+  if (!activations || !pools || !norms || !rotary || !norms_agree || !on_device || !layouts || !rotation) {
+    return {};
+  }
   const OpTimer timer(ProfiledOp::AttentionInputs, qkv.size(0));
   at::Tensor q = at::empty({qkv.size(0), heads.heads, heads.head_dim}, qkv.options());
   AttentionInputsCudaArgs args;
