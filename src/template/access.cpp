@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "template/builtins.h"
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
@@ -100,9 +101,10 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       if (!item.is_string()) throw EvalError("join(): sequence item must be str, not " + std::string(item.type_name()));
       if (!first) out += s;
       out += item.as_string();
+      check_string_size(out.size());
       first = false;
     }
-    return Value(out);
+    return Value(std::move(out));
   }
   if (name == "isdigit") return Value(all_chars(s, [](char32_t c) { return c >= '0' && c <= '9'; }));
   if (name == "isspace") return Value(all_chars(s, py::is_space));
@@ -155,7 +157,8 @@ std::optional<Value> dict_method(const Value& self, const std::string& name, con
 }
 
 Value bind(const Value& self, const std::string& name) {
-  return Value::function([self, name](const CallArgs& args) -> Value {
+  return Value::method(self, [self, name](const CallArgs& args) -> Value {
+    if (self.is_string()) charge_scan(self.as_string().size());  // str methods read all of it
     std::optional<Value> result =
         self.is_string() ? string_method(self.as_string(), name, args) : dict_method(self, name, args);
     if (!result) throw EvalError("'" + std::string(self.type_name()) + "' object has no attribute '" + name + "'");
@@ -199,11 +202,11 @@ Value get_item(const Value& obj, const Value& key) {
         return Value::undefined(obj.type_name() + std::string(" object has no element ") + key.repr());
       return obj.as_list()[static_cast<size_t>(i)];
     }
-    const std::u32string text = py::decode(obj.as_string());
-    const int64_t n = static_cast<int64_t>(text.size());
+    charge_scan(obj.as_string().size());
+    const int64_t n = static_cast<int64_t>(py::code_points(obj.as_string()));
     if (i < 0) i += n;
     if (i < 0 || i >= n) return Value::undefined("str object has no element " + key.repr());
-    return Value(py::encode(text.substr(static_cast<size_t>(i), 1)));
+    return Value(py::encode(std::u32string(1, py::code_point_at(obj.as_string(), static_cast<size_t>(i)))));
   }
   if (key.is_string()) return get_attr(obj, key.as_string());
   return missing_attribute(obj, key.repr());
@@ -213,14 +216,17 @@ ValueList iterate(const Value& value) {
   switch (value.kind()) {
     case Value::Kind::Undefined:
       return {};
-    case Value::Kind::List:
+    case Value::Kind::List:  // a copy for the moment: its steps, but no bytes that stay
+      charge_steps(static_cast<int64_t>(value.as_list().size()));
       return value.as_list();
     case Value::Kind::Dict: {
+      charge_steps(static_cast<int64_t>(value.as_dict().entries.size()));
       ValueList keys;
       for (const auto& e : value.as_dict().entries) keys.emplace_back(e.first);
       return keys;
     }
     case Value::Kind::String: {
+      check_items(py::length(value.as_string()));
       ValueList chars;
       for (const char32_t c : py::decode(value.as_string())) chars.emplace_back(py::encode(std::u32string(1, c)));
       return chars;
@@ -235,6 +241,7 @@ int64_t length(const Value& value) {
     case Value::Kind::Undefined:
       return 0;
     case Value::Kind::String:
+      charge_scan(value.as_string().size());
       return static_cast<int64_t>(py::length(value.as_string()));
     case Value::Kind::List:
       if (value.is_generator()) throw EvalError("object of type 'generator' has no len()");
@@ -252,6 +259,7 @@ bool contains(const Value& container, const Value& item) {
       if (!item.is_string()) {
         throw EvalError("'in <string>' requires string as left operand, not " + std::string(item.type_name()));
       }
+      charge_scan(container.as_string().size());
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::List:
       return std::any_of(container.as_list().begin(), container.as_list().end(),

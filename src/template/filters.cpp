@@ -1,10 +1,14 @@
 // Jinja's builtin filters that chat templates use, with transformers' tojson.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
+#include <unordered_set>
 
 #include "template/builtins.h"
+#include "template/int_math.h"
 #include "template/json_value.h"
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
@@ -28,7 +32,11 @@ Value attribute_of(const Value& item, const std::string& path) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-    v = get_item(v, digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
+    int64_t index = 0;
+    if (digits && std::from_chars(part.data(), part.data() + part.size(), index).ec != std::errc()) {
+      return Value::undefined("no item " + part);  // an index past any sequence
+    }
+    v = get_item(v, digits ? Value(index) : Value(part));
     if (dot == std::string::npos) return v;
     start = dot + 1;
   }
@@ -54,7 +62,9 @@ Value f_tojson(const Value& v, const CallArgs& a) {
     if (indent->is_string()) {
       o.indent = indent->as_string();
     } else {
-      o.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent->as_int())), ' ');
+      const int64_t width = std::max<int64_t>(0, indent->as_int());
+      check_string_size(static_cast<uint64_t>(width));
+      o.indent = std::string(static_cast<size_t>(width), ' ');
     }
   }
   // The others are keyword arguments only (index 99: never positional).
@@ -82,12 +92,14 @@ Value f_join(const Value& v, const CallArgs& a) {
   const Value* attribute = a.get(1, "attribute");
   std::string out;
   bool first = true;
+  const std::string separator = sep ? sep->str() : "";
   for (const Value& item : iterate(v)) {
-    if (!first) out += sep ? sep->str() : "";
+    if (!first) out += separator;
     out += (attribute && !attribute->is_none() ? attribute_of(item, attribute->str()) : item).str();
+    check_string_size(out.size());
     first = false;
   }
-  return Value(out);
+  return Value(std::move(out));
 }
 
 Value f_first(const Value& v, const CallArgs&) {
@@ -160,16 +172,22 @@ Value f_int(const Value& v, const CallArgs& a) {
   const Value* dflt = a.get(0, "default");
   const Value fallback = dflt ? *dflt : Value(int64_t{0});
   if (v.is_int() || v.is_bool()) return Value(v.as_int());
-  if (v.is_float()) return Value(static_cast<int64_t>(v.as_double()));
+  if (v.is_float()) return std::isnan(v.as_double()) ? fallback : Value(py::truncate(v.as_double()));
   if (v.is_string()) {
     const std::string s = py::strip(v.as_string(), std::nullopt, true, true);
+    // std::sto*'s invalid_argument and out_of_range are logic_errors; past 64 bits, "1e30" and
+    // "99999999999999999999" fall through to the float, which does not fit: an EvalError.
     try {
       size_t used = 0;
       const int64_t i = std::stoll(s, &used, 10);
       if (used == s.size()) return Value(i);
+    } catch (const std::logic_error&) {
+    }
+    try {
+      size_t used = 0;
       const double d = std::stod(s, &used);
-      if (used == s.size()) return Value(static_cast<int64_t>(d));
-    } catch (const std::exception&) {
+      if (used == s.size() && !std::isnan(d)) return Value(py::truncate(d));
+    } catch (const std::logic_error&) {
     }
   }
   return fallback;
@@ -192,7 +210,7 @@ Value f_float(const Value& v, const CallArgs& a) {
 
 Value f_abs(const Value& v, const CallArgs&) {
   if (v.is_float()) return Value(std::fabs(v.as_double()));
-  return Value(static_cast<int64_t>(std::llabs(v.as_int())));
+  return Value(v.as_int() < 0 ? py::neg(v.as_int()) : v.as_int());
 }
 
 Value f_round(const Value& v, const CallArgs& a) {
@@ -251,17 +269,65 @@ Value f_dictsort(const Value& v, const CallArgs& a) {
   return Value(std::move(items));
 }
 
+// A text that two hashable values share exactly when Python's == holds (1, 1.0 and True are one
+// key), so that unique is a set lookup per item rather than a scan of the items seen.
+void append_hash_key(const Value& v, std::string& key) {
+  charge_steps(1);
+  switch (v.kind()) {
+    case Value::Kind::Undefined:
+      key += 'U';
+      return;
+    case Value::Kind::None:
+      key += 'N';
+      return;
+    case Value::Kind::Bool:
+    case Value::Kind::Int:
+      key += 'I' + std::to_string(v.as_int()) + ';';
+      return;
+    case Value::Kind::Float: {
+      const double d = v.as_double();
+      if (std::trunc(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+        key += 'I' + std::to_string(static_cast<int64_t>(d)) + ';';
+      } else {
+        key += 'F' + float_repr(d) + ';';
+      }
+      return;
+    }
+    case Value::Kind::String:
+      key += 'S' + std::to_string(v.as_string().size()) + ':' + v.as_string();
+      check_string_size(key.size());
+      return;
+    case Value::Kind::List:
+      if (v.is_tuple()) {
+        const ValueWalk walk;
+        key += 'T' + std::to_string(v.as_list().size()) + '(';
+        for (const Value& item : v.as_list()) append_hash_key(item, key);
+        key += ')';
+        return;
+      }
+      break;
+    case Value::Kind::Namespace:
+      key += 'P' + std::to_string(reinterpret_cast<uintptr_t>(&v.as_dict())) + ';';
+      return;
+    case Value::Kind::Function:
+      key += 'P' + std::to_string(reinterpret_cast<uintptr_t>(&v.as_function())) + ';';
+      return;
+    case Value::Kind::Dict:
+      break;
+  }
+  throw EvalError(std::string("unhashable type: '") + v.type_name() + "'");
+}
+
 Value f_unique(const Value& v, const CallArgs& a) {
   const Value* case_sensitive = a.get(0, "case_sensitive");
   const Value* attribute = a.get(1, "attribute");
   const bool cs = case_sensitive && case_sensitive->truthy();
-  ValueList out, seen;
+  ValueList out;
+  std::unordered_set<std::string> seen;
   for (const Value& item : iterate(v)) {
-    const Value key = sort_key(item, attribute, cs);
-    if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) {
-      seen.push_back(key);
-      out.push_back(item);
-    }
+    std::string key;
+    append_hash_key(sort_key(item, attribute, cs), key);
+    if (seen.insert(std::move(key)).second) out.push_back(item);
   }
   return Value::generator(std::move(out));
 }
@@ -291,7 +357,7 @@ Value f_sum(const Value& v, const CallArgs& a) {
     if (total.is_float() || x.is_float()) {
       total = Value(total.as_double() + x.as_double());
     } else {
-      total = Value(total.as_int() + x.as_int());
+      total = Value(py::add(total.as_int(), x.as_int()));
     }
   }
   return total;
@@ -307,18 +373,25 @@ Value f_indent(const Value& v, const CallArgs& a) {
   const Value* width = a.get(0, "width");
   const Value* first = a.get(1, "first");
   const Value* blank = a.get(2, "blank");
-  const std::string pad = width && width->is_string()
-                              ? width->as_string()
-                              : std::string(width ? static_cast<size_t>(width->as_int()) : 4, ' ');
+  std::string pad;
+  if (width && width->is_string()) {
+    pad = width->as_string();
+  } else {
+    const int64_t n = width ? std::max<int64_t>(0, width->as_int()) : 4;
+    check_string_size(static_cast<uint64_t>(n));
+    pad.assign(static_cast<size_t>(n), ' ');
+  }
   const std::vector<std::string> lines = py::splitlines(v.str() + "\n");
   std::string out;
+  if (first && first->truthy()) out = pad;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i) out += "\n";
     const bool pad_line = blank && blank->truthy() ? i > 0 : i > 0 && !lines[i].empty();
-    out += (pad_line ? pad : "") + lines[i];
+    if (pad_line) out += pad;
+    out += lines[i];
+    check_string_size(out.size());
   }
-  if (first && first->truthy()) out = pad + out;
-  return Value(out);
+  return Value(std::move(out));
 }
 
 Value f_safe(const Value& v, const CallArgs&) { return Value::markup(v.str()); }
@@ -341,7 +414,8 @@ Value f_batch(const Value& v, const CallArgs& a) {
   }
   if (!cur.empty()) {
     if (fill) {
-      while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*fill);
+      check_items(static_cast<uint64_t>(n));
+      cur.resize(static_cast<size_t>(n), *fill);
     }
     out.emplace_back(std::move(cur));
   }
@@ -401,6 +475,7 @@ bool has_filter(const std::string& name) { return filters().count(name) != 0; }
 Value apply_filter(const std::string& name, const Value& value, const CallArgs& args) {
   const auto it = filters().find(name);
   if (it == filters().end()) throw EvalError("no filter named '" + name + "'");
+  if (value.is_string()) charge_scan(value.as_string().size());  // string filters read all of it
   return it->second(value, args);
 }
 

@@ -3,9 +3,12 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <memory>
 
 #include "template/builtins.h"
+#include "template/int_math.h"
 #include "template/lexer.h"
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
@@ -17,12 +20,16 @@ class RaisedError : public EvalError {
   using EvalError::EvalError;
 };
 
+// A scope. Frames are shared: a macro or caller defined in one may be called after its block ends
+// (stored in a namespace), so the interpreter keeps such frames, and their parents, alive.
+struct Frame;
+using FramePtr = std::shared_ptr<Frame>;
 struct Frame {
   std::map<std::string, Value> vars;
-  Frame* parent = nullptr;
+  FramePtr parent;
 
   const Value* lookup(const std::string& name) const {
-    for (const Frame* f = this; f; f = f->parent) {
+    for (const Frame* f = this; f; f = f->parent.get()) {
       const auto it = f->vars.find(name);
       if (it != f->vars.end()) return &it->second;
     }
@@ -30,19 +37,28 @@ struct Frame {
   }
 };
 
-enum class Flow { Normal, Break, Continue };
+FramePtr scope(const FramePtr& parent) {
+  auto f = std::make_shared<Frame>();
+  f->parent = parent;
+  return f;
+}
 
-constexpr int kMaxDepth = 200;                      // macro recursion and nested evaluation
-constexpr int64_t kMaxLoopIterations = 10'000'000;  // over the whole render
-constexpr size_t kMaxText = size_t{32} << 20;       // a string or list built by + or ~, and the output
+enum class Flow { Normal, Break, Continue };
 
 class Interpreter {
  public:
-  explicit Interpreter(const ValueDict& context) {
-    for (const auto& [k, v] : context.entries) root_.vars[k.str()] = v;
+  explicit Interpreter(const ValueDict& context) : root_(std::make_shared<Frame>()) {
+    for (const auto& [k, v] : context.entries) root_->vars[k.str()] = v;
+  }
+
+  // Namespaces may hold themselves (ns.self = ns) or chain without bound: emptying each (while all
+  // are still held) frees such values without a leak and without recursion.
+  ~Interpreter() {
+    for (Value& ns : namespaces_) ns.as_dict().entries.clear();
   }
 
   std::string run(const Template& t) {
+    const RenderBudget budget;
     std::string out;
     exec_body(t.body, root_, out);
     return out;
@@ -53,20 +69,44 @@ class Interpreter {
     throw RenderError{line, e.what(), dynamic_cast<const RaisedError*>(&e) != nullptr};
   }
 
-  Flow exec_body(const Body& body, Frame& frame, std::string& out) {
+  // Counts one level of the evaluator's recursion (expressions, blocks and macro calls alike).
+  struct Nested {
+    explicit Nested(Interpreter& in) : depth(in.depth_) {
+      if (depth >= kMaxEvalDepth) {
+        throw EvalError("render limit exceeded: expressions, blocks and macro calls nest too deeply (limit " +
+                        std::to_string(kMaxEvalDepth) + ")");
+      }
+      ++depth;
+    }
+    ~Nested() { --depth; }
+    int& depth;
+  };
+
+  static void emit(std::string& out, const std::string& text) {
+    string_size_sum(out.size(), text.size());
+    charge_bytes(text.size());
+    out += text;
+  }
+
+  Flow exec_body(const Body& body, const FramePtr& frame, std::string& out) {
     for (const StmtPtr& s : body) {
-      const Flow flow = exec(*s, frame, out);
+      Flow flow;
+      try {
+        flow = exec(*s, frame, out);
+      } catch (const EvalError& e) {  // not located by an expression: the statement's line
+        located(s->line, e);
+      }
       if (flow != Flow::Normal) return flow;
     }
     return Flow::Normal;
   }
 
-  void assign(const Target& target, const Value& value, Frame& frame, int line) {
+  // Errors are EvalErrors: exec_body names the statement's line.
+  void assign(const Target& target, const Value& value, Frame& frame) {
     if (!target.attribute.empty()) {
       const Value* ns = frame.lookup(target.names[0]);
       if (!ns || !ns->is_namespace()) {
-        throw RenderError{line, "can only assign attributes of a namespace ('" + target.names[0] + "' is not one)",
-                          false};
+        throw EvalError("can only assign attributes of a namespace ('" + target.names[0] + "' is not one)");
       }
       const_cast<Value*>(ns)->as_dict().set(Value(target.attribute), value);
       return;
@@ -75,28 +115,23 @@ class Interpreter {
       frame.vars[target.names[0]] = value;
       return;
     }
-    ValueList items;
-    try {
-      items = iterate(value);
-    } catch (const EvalError& e) {
-      located(line, e);
-    }
+    const ValueList items = iterate(value);
     if (items.size() != target.names.size()) {
-      throw RenderError{line,
-                        "cannot unpack " + std::to_string(items.size()) + " values into " +
-                            std::to_string(target.names.size()) + " names",
-                        false};
+      throw EvalError("cannot unpack " + std::to_string(items.size()) + " values into " +
+                      std::to_string(target.names.size()) + " names");
     }
     for (size_t i = 0; i < items.size(); ++i) frame.vars[target.names[i]] = items[i];
   }
 
-  Flow exec(const Stmt& s, Frame& frame, std::string& out) {
+  Flow exec(const Stmt& s, const FramePtr& frame, std::string& out) {
+    const Nested nested(*this);
+    charge_steps(1);
     switch (s.kind) {
       case Stmt::Kind::Text:
-        out += s.text;
+        emit(out, s.text);
         return Flow::Normal;
       case Stmt::Kind::Output:
-        out += eval(*s.expr, frame).str();
+        emit(out, eval(*s.expr, frame).str());
         return Flow::Normal;
       case Stmt::Kind::If:
         for (const auto& [cond, body] : s.branches) {
@@ -106,38 +141,32 @@ class Interpreter {
       case Stmt::Kind::For:
         return exec_for(s, frame, out);
       case Stmt::Kind::Set:
-        assign(s.target, eval(*s.expr, frame), frame, s.line);
+        assign(s.target, eval(*s.expr, frame), *frame);
         return Flow::Normal;
       case Stmt::Kind::SetBlock: {
         std::string captured;
-        Frame inner{{}, &frame};
-        exec_body(s.body, inner, captured);
+        exec_body(s.body, scope(frame), captured);
         Value v(captured);
         if (s.filter) v = apply_filter_chain(*s.filter, v, frame);
-        assign(s.target, v, frame, s.line);
+        assign(s.target, v, *frame);
         return Flow::Normal;
       }
       case Stmt::Kind::Macro:
-        frame.vars[s.text] = make_macro(s, frame);
+        frame->vars[s.text] = make_macro(s, frame);
         return Flow::Normal;
       case Stmt::Kind::CallBlock: {
-        Frame* defining = &frame;
+        const std::weak_ptr<Frame> defining = keep(frame);
         const Stmt* block = &s;
         Value caller = Value::function([this, block, defining](const CallArgs& args) -> Value {
-          Frame inner{{}, defining};
-          bind_params(block->params, args, inner, "caller", block->line);
-          std::string text;
-          exec_body(block->body, inner, text);
-          return Value(text);
+          return call_body(*block, "caller", defining, args);
         });
-        out += eval_call(*s.expr, frame, &caller).str();
+        emit(out, eval_call(*s.expr, frame, &caller).str());
         return Flow::Normal;
       }
       case Stmt::Kind::FilterBlock: {
         std::string captured;
-        Frame inner{{}, &frame};
-        exec_body(s.body, inner, captured);
-        out += apply_filter_chain(*s.filter, Value(captured), frame).str();
+        exec_body(s.body, scope(frame), captured);
+        emit(out, apply_filter_chain(*s.filter, Value(captured), frame).str());
         return Flow::Normal;
       }
       case Stmt::Kind::Break:
@@ -150,7 +179,7 @@ class Interpreter {
     return Flow::Normal;
   }
 
-  Flow exec_for(const Stmt& s, Frame& frame, std::string& out) {
+  Flow exec_for(const Stmt& s, const FramePtr& frame, std::string& out) {
     const Value iterable = eval(*s.expr, frame);
     ValueList items;
     try {
@@ -161,8 +190,8 @@ class Interpreter {
     if (s.filter) {  // the `if` clause filters before loop.index/length are counted
       ValueList kept;
       for (const Value& item : items) {
-        Frame probe{{}, &frame};
-        assign(s.target, item, probe, s.line);
+        const FramePtr probe = scope(frame);
+        assign(s.target, item, *probe);
         if (eval(*s.filter, probe).truthy()) kept.push_back(item);
       }
       items = std::move(kept);
@@ -173,87 +202,99 @@ class Interpreter {
     }
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
-      if (++iterations_ > kMaxLoopIterations) throw RenderError{s.line, "the template loops too long", false};
-      if (out.size() > kMaxText) throw RenderError{s.line, "the rendered text is too long", false};
-      Frame inner{{}, &frame};
-      ValueDict loop;
-      loop.set("index", Value(i + 1));
-      loop.set("index0", Value(i));
-      loop.set("revindex", Value(n - i));
-      loop.set("revindex0", Value(n - i - 1));
-      loop.set("first", Value(i == 0));
-      loop.set("last", Value(i == n - 1));
-      loop.set("length", Value(n));
-      loop.set("depth", Value(int64_t{1}));
-      loop.set("depth0", Value(int64_t{0}));
-      loop.set("previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item"));
-      loop.set("nextitem", i + 1 < n ? items[i + 1] : Value::undefined("there is no next item"));
-      loop.set("cycle", Value::function([i](const CallArgs& args) -> Value {
-                 if (args.positional.empty()) throw EvalError("no items for cycling given");
-                 return args.positional[static_cast<size_t>(i) % args.positional.size()];
-               }));
-      inner.vars["loop"] = Value(std::move(loop));
-      assign(s.target, items[i], inner, s.line);
+      charge_steps(1);
+      const FramePtr inner = scope(frame);
+      ValueDict loop;  // distinct keys: no lookups while building
+      const auto add = [&loop](const char* key, Value v) { loop.entries.emplace_back(Value(key), std::move(v)); };
+      add("index", Value(i + 1));
+      add("index0", Value(i));
+      add("revindex", Value(n - i));
+      add("revindex0", Value(n - i - 1));
+      add("first", Value(i == 0));
+      add("last", Value(i == n - 1));
+      add("length", Value(n));
+      add("depth", Value(int64_t{1}));
+      add("depth0", Value(int64_t{0}));
+      add("previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item"));
+      add("nextitem", i + 1 < n ? items[i + 1] : Value::undefined("there is no next item"));
+      add("cycle", Value::function([i](const CallArgs& args) -> Value {
+            if (args.positional.empty()) throw EvalError("no items for cycling given");
+            return args.positional[static_cast<size_t>(i) % args.positional.size()];
+          }));
+      inner->vars["loop"] = Value::loop_context(std::move(loop));
+      assign(s.target, items[i], *inner);
       if (exec_body(s.body, inner, out) == Flow::Break) break;
     }
     return Flow::Normal;
   }
 
-  void bind_params(const std::vector<std::pair<std::string, ExprPtr>>& params, const CallArgs& args, Frame& inner,
-                   const std::string& name, int line) {
+  void bind_params(const std::vector<std::pair<std::string, ExprPtr>>& params, const CallArgs& args,
+                   const FramePtr& inner, const std::string& name) {
     if (args.positional.size() > params.size()) {
       throw EvalError("macro '" + name + "' takes not more than " + std::to_string(params.size()) + " argument(s)");
     }
     for (size_t i = 0; i < params.size(); ++i) {
       const std::string& p = params[i].first;
       if (i < args.positional.size()) {
-        inner.vars[p] = args.positional[i];
+        inner->vars[p] = args.positional[i];
         continue;
       }
       bool found = false;
       for (const auto& [k, v] : args.keyword) {
         if (k == p) {
-          inner.vars[p] = v;
+          inner->vars[p] = v;
           found = true;
         }
       }
       if (!found) {
-        inner.vars[p] = params[i].second ? eval(*params[i].second, inner)
-                                         : Value::undefined("parameter '" + p + "' was not provided");
+        inner->vars[p] = params[i].second ? eval(*params[i].second, inner)
+                                          : Value::undefined("parameter '" + p + "' was not provided");
       }
     }
     for (const auto& [k, v] : args.keyword) {
       bool known = k == "caller";
       for (const auto& p : params) known = known || p.first == k;
       if (!known) throw EvalError("macro '" + name + "' takes no keyword argument '" + k + "'");
-      if (k == "caller") inner.vars["caller"] = v;
+      if (k == "caller") inner->vars["caller"] = v;
     }
-    (void)line;
   }
 
-  Value make_macro(const Stmt& s, Frame& frame) {
+  // `frame`, kept alive until the render ends, for a macro or caller defined in it (which refers to
+  // it weakly: a strong reference from a value in the frame to the frame would be a cycle).
+  std::weak_ptr<Frame> keep(const FramePtr& frame) {
+    kept_frames_.push_back(frame);
+    return frame;
+  }
+
+  // A macro's or caller's body, called with `args`, in a scope under the one it was defined in.
+  Value call_body(const Stmt& block, const std::string& name, const std::weak_ptr<Frame>& defining,
+                  const CallArgs& args) {
+    if (calls_ >= kMaxCallDepth) {
+      throw EvalError("render limit exceeded: macro calls nest too deeply (limit " + std::to_string(kMaxCallDepth) +
+                      ")");
+    }
+    ++calls_;
+    charge_steps(kStepsPerCall);
+    struct Exit {
+      int& calls;
+      ~Exit() { --calls; }
+    } exit{calls_};
+    const FramePtr inner = scope(defining.lock());
+    bind_params(block.params, args, inner, name);
+    std::string text;
+    exec_body(block.body, inner, text);
+    return Value(text);
+  }
+
+  Value make_macro(const Stmt& s, const FramePtr& frame) {
     const Stmt* macro = &s;
-    Frame* defining = &frame;
+    const std::weak_ptr<Frame> defining = keep(frame);
     return Value::function([this, macro, defining](const CallArgs& args) -> Value {
-      if (++depth_ > kMaxDepth) {
-        --depth_;
-        throw EvalError("maximum recursion depth exceeded");
-      }
-      Frame inner{{}, defining};
-      std::string text;
-      try {
-        bind_params(macro->params, args, inner, macro->text, macro->line);
-        exec_body(macro->body, inner, text);
-      } catch (...) {
-        --depth_;
-        throw;
-      }
-      --depth_;
-      return Value(text);
+      return call_body(*macro, macro->text, defining, args);
     });
   }
 
-  Value apply_filter_chain(const Expr& e, const Value& input, Frame& frame) {
+  Value apply_filter_chain(const Expr& e, const Value& input, const FramePtr& frame) {
     // e is a Filter whose innermost object is null: apply inner filters first.
     const Value v = e.object ? apply_filter_chain(*e.object, input, frame) : input;
     CallArgs args = eval_args(e, frame);
@@ -264,14 +305,14 @@ class Interpreter {
     }
   }
 
-  CallArgs eval_args(const Expr& e, Frame& frame) {
+  CallArgs eval_args(const Expr& e, const FramePtr& frame) {
     CallArgs args;
     for (const ExprPtr& item : e.items) args.positional.push_back(eval(*item, frame));
     for (const auto& [k, v] : e.keywords) args.keyword.emplace_back(k, eval(*v, frame));
     return args;
   }
 
-  Value eval_call(const Expr& e, Frame& frame, const Value* caller) {
+  Value eval_call(const Expr& e, const FramePtr& frame, const Value* caller) {
     const Value callee = eval(*e.object, frame);
     CallArgs args = eval_args(e, frame);
     if (caller) args.keyword.emplace_back("caller", *caller);
@@ -284,26 +325,22 @@ class Interpreter {
     }
   }
 
-  Value eval(const Expr& e, Frame& frame) {
-    if (++depth_ > kMaxDepth * 4) {
-      --depth_;
-      throw RenderError{e.line, "expression nested too deeply", false};
-    }
-    struct Guard {
-      int& d;
-      ~Guard() { --d; }
-    } guard{depth_};
+  Value eval(const Expr& e, const FramePtr& frame) {
     try {
+      const Nested nested(*this);
+      charge_steps(1);
       return eval_inner(e, frame);
     } catch (const EvalError& err) {
       located(e.line, err);
     }
   }
 
-  Value lookup(const std::string& name, Frame& frame) {
-    if (const Value* v = frame.lookup(name)) return *v;
+  Value lookup(const std::string& name, const FramePtr& frame) {
+    if (const Value* v = frame->lookup(name)) return *v;
     if (name == "range") return Value::function(builtin_range);
-    if (name == "namespace") return Value::function(builtin_namespace);
+    if (name == "namespace") {
+      return Value::function([this](const CallArgs& args) { return builtin_namespace(args); });
+    }
     if (name == "dict") return Value::function(builtin_dict);
     if (name == "raise_exception") {
       return Value::function([](const CallArgs& args) -> Value {
@@ -327,22 +364,30 @@ class Interpreter {
       throw EvalError("range expected 1 to 3 arguments");
     }
     if (step == 0) throw EvalError("range() arg 3 must not be zero");
-    ValueList out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      if (out.size() >= 100000) throw EvalError("range too big");
-      out.emplace_back(i);
+    // Python's len(range(...)), in 128 bits: the bounds may be anywhere in int64.
+    const __int128 span = step > 0 ? __int128{stop} - start : __int128{start} - stop;
+    const __int128 magnitude = step > 0 ? __int128{step} : -__int128{step};
+    const __int128 count = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
+    if (count > kMaxRangeItems) {
+      throw EvalError("render limit exceeded: range() has too many items (limit " + std::to_string(kMaxRangeItems) +
+                      ")");
     }
+    ValueList out;
+    out.reserve(static_cast<size_t>(count));
+    for (__int128 k = 0; k < count; ++k) out.emplace_back(static_cast<int64_t>(start + k * step));
     return Value(std::move(out));
   }
 
-  static Value builtin_namespace(const CallArgs& args) {
+  // Each namespace is registered: the destructor breaks the cycles they may form.
+  Value builtin_namespace(const CallArgs& args) {
     ValueDict attrs;
     for (const Value& p : args.positional) {
       if (!p.is_dict()) throw EvalError("namespace() takes a mapping");
       for (const auto& [k, v] : p.as_dict().entries) attrs.set(k, v);
     }
     for (const auto& [k, v] : args.keyword) attrs.set(Value(k), v);
-    return Value::make_namespace(std::move(attrs));
+    namespaces_.push_back(Value::make_namespace(std::move(attrs)));
+    return namespaces_.back();
   }
 
   static Value builtin_dict(const CallArgs& args) {
@@ -373,7 +418,7 @@ class Interpreter {
     return v.as_int();
   }
 
-  Value eval_inner(const Expr& e, Frame& frame) {
+  Value eval_inner(const Expr& e, const FramePtr& frame) {
     switch (e.kind) {
       case Expr::Kind::Literal:
         return e.value;
@@ -408,19 +453,18 @@ class Interpreter {
         }
         if (obj.is_undefined()) undefined_error(obj);
         if (obj.is_string()) {
+          charge_scan(obj.as_string().size());
           const std::u32string text = py::decode(obj.as_string());
           std::u32string out;
-          for (const int64_t i : py::slice_indices(static_cast<int64_t>(text.size()), parts[0], parts[1], parts[2])) {
-            out += text[static_cast<size_t>(i)];
-          }
+          const py::SliceRange r = py::slice_indices(static_cast<int64_t>(text.size()), parts[0], parts[1], parts[2]);
+          for (int64_t k = 0; k < r.count; ++k) out += text[static_cast<size_t>(r[k])];
           return Value(py::encode(out));
         }
         if (obj.is_list() && !obj.is_generator()) {
           ValueList out;
           const ValueList& list = obj.as_list();
-          for (const int64_t i : py::slice_indices(static_cast<int64_t>(list.size()), parts[0], parts[1], parts[2])) {
-            out.push_back(list[static_cast<size_t>(i)]);
-          }
+          const py::SliceRange r = py::slice_indices(static_cast<int64_t>(list.size()), parts[0], parts[1], parts[2]);
+          for (int64_t k = 0; k < r.count; ++k) out.push_back(list[static_cast<size_t>(r[k])]);
           return obj.is_tuple() ? Value::tuple(std::move(out)) : Value(std::move(out));
         }
         throw EvalError("'" + std::string(obj.type_name()) + "' object is not subscriptable");
@@ -441,7 +485,7 @@ class Interpreter {
         if (e.name == "not") return Value(!v.truthy());
         if (v.is_undefined()) undefined_error(v);
         if (!v.is_number()) throw EvalError("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
-        if (e.name == "-") return v.is_float() ? Value(-v.as_double()) : Value(-v.as_int());
+        if (e.name == "-") return v.is_float() ? Value(-v.as_double()) : Value(py::neg(v.as_int()));
         return v.is_float() ? v : Value(v.as_int());
       }
       case Expr::Kind::Binary:
@@ -454,7 +498,7 @@ class Interpreter {
     return Value();
   }
 
-  Value eval_binary(const Expr& e, Frame& frame) {
+  Value eval_binary(const Expr& e, const FramePtr& frame) {
     const std::string& op = e.name;
     if (op == "and") {
       Value l = eval(*e.object, frame);
@@ -471,10 +515,8 @@ class Interpreter {
     if (op == "in") return Value(contains(r, l));
     if (op == "not in") return Value(!contains(r, l));
     if (op == "~") {
-      if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
-      std::string a = l.str(), b = r.str();
-      if (a.size() + b.size() > kMaxText) throw EvalError("string too long");
-      return Value(a + b);
+      if (l.is_markup() || r.is_markup()) return Value::markup(concat(markup_text(l), markup_text(r)));
+      return Value(concat(l.str(), r.str()));
     }
     if (l.is_undefined()) undefined_error(l);
     if (r.is_undefined()) undefined_error(r);
@@ -483,6 +525,13 @@ class Interpreter {
     if (op == "<=") return Value(!less(r, l));
     if (op == ">=") return Value(!less(l, r));
     return arithmetic(op, l, r);
+  }
+
+  // a + b, a limit error when too long (checked before building it).
+  static std::string concat(const std::string& a, const std::string& b) {
+    std::string out;
+    out.reserve(string_size_sum(a.size(), b.size()));
+    return out.append(a).append(b);
   }
 
   // A Markup operand stays as is; anything else is escaped (markupsafe).
@@ -495,12 +544,11 @@ class Interpreter {
     };
     if (op == "+") {
       if (l.is_string() && r.is_string()) {
-        if (l.as_string().size() + r.as_string().size() > kMaxText) throw EvalError("string too long");
-        if (l.is_markup() || r.is_markup()) return Value::markup(markup_text(l) + markup_text(r));
-        return Value(l.as_string() + r.as_string());
+        if (l.is_markup() || r.is_markup()) return Value::markup(concat(markup_text(l), markup_text(r)));
+        return Value(concat(l.as_string(), r.as_string()));
       }
       if (l.is_list() && r.is_list() && !l.is_generator() && !r.is_generator()) {
-        if (l.as_list().size() + r.as_list().size() > kMaxText / 16) throw EvalError("list too long");
+        check_items(l.as_list().size() + r.as_list().size());
         ValueList out = l.as_list();
         out.insert(out.end(), r.as_list().begin(), r.as_list().end());
         return Value(std::move(out));
@@ -510,10 +558,11 @@ class Interpreter {
         ((l.is_string() && (r.is_int() || r.is_bool())) || (r.is_string() && (l.is_int() || l.is_bool())))) {
       const std::string& s = l.is_string() ? l.as_string() : r.as_string();
       const int64_t n = l.is_string() ? r.as_int() : l.as_int();
-      if (n > 0 && s.size() * static_cast<size_t>(n) > (1u << 24)) throw EvalError("string repetition too large");
+      if (n <= 0 || s.empty()) return Value(std::string());
       std::string out;
+      out.reserve(string_size_product(s.size(), static_cast<uint64_t>(n)));
       for (int64_t i = 0; i < n; ++i) out += s;
-      return Value(out);
+      return Value(std::move(out));
     }
     if (!l.is_number() || !r.is_number()) throw unsupported();
     const bool floats = l.is_float() || r.is_float();
@@ -522,11 +571,8 @@ class Interpreter {
       return Value(l.as_double() / r.as_double());
     }
     if (op == "**") {
-      if (!floats && r.as_int() >= 0) {
-        int64_t result = 1;
-        for (int64_t i = 0; i < r.as_int() && i < 64; ++i) result *= l.as_int();
-        return Value(result);
-      }
+      if (!floats && r.as_int() >= 0) return Value(py::pow(l.as_int(), r.as_int()));
+      if (l.as_double() == 0 && r.as_double() < 0) throw EvalError("0.0 cannot be raised to a negative power");
       return Value(std::pow(l.as_double(), r.as_double()));
     }
     if (floats) {
@@ -544,23 +590,19 @@ class Interpreter {
       throw unsupported();
     }
     const int64_t a = l.as_int(), b = r.as_int();
-    if (op == "+") return Value(a + b);
-    if (op == "-") return Value(a - b);
-    if (op == "*") return Value(a * b);
+    if (op == "+") return Value(py::add(a, b));
+    if (op == "-") return Value(py::sub(a, b));
+    if (op == "*") return Value(py::mul(a, b));
+    if (op != "//" && op != "%") throw unsupported();
     if (b == 0) throw EvalError("integer division or modulo by zero");
-    int64_t q = a / b, m = a % b;
-    if (m != 0 && ((m < 0) != (b < 0))) {
-      q -= 1;
-      m += b;
-    }
-    if (op == "//") return Value(q);
-    if (op == "%") return Value(m);
-    throw unsupported();
+    return Value(op == "//" ? py::floor_div(a, b) : py::mod(a, b));
   }
 
-  Frame root_;
-  int depth_ = 0;
-  int64_t iterations_ = 0;
+  FramePtr root_;
+  std::vector<FramePtr> kept_frames_;  // with a macro or caller defined in them
+  std::vector<Value> namespaces_;      // every namespace() made
+  int depth_ = 0;                      // of the evaluator's recursion
+  int calls_ = 0;                      // of macro and caller calls
 };
 
 void check_expr(const Expr* e) {

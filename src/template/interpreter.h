@@ -11,6 +11,7 @@
 namespace izwi::jinja {
 
 /// A failure while rendering, with the line of the expression or statement that failed.
+/// A render limit hit (template/limits.h) is one too, its message "render limit exceeded: ...".
 struct RenderError {
   int line;
   std::string message;
@@ -20,7 +21,7 @@ struct RenderError {
 /// Names an unknown filter or test (Jinja rejects those when compiling) as a SyntaxError.
 void check_names(const Template& tmpl);
 
-/// Throws RenderError.
+/// Throws RenderError. Draws from a RenderBudget (template/limits.h) of its own.
 std::string render(const Template& tmpl, const ValueDict& context);
 
 }  // namespace izwi::jinja

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "template/builtins.h"
+#include "template/int_math.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
@@ -38,7 +39,7 @@ const std::map<std::string, TestFn>& tests() {
        [](const Value& v, const CallArgs& a) {
          const int64_t d = arg0(a, "divisibleby").as_int();
          if (d == 0) throw EvalError("integer division or modulo by zero");
-         return v.as_int() % d == 0;
+         return py::mod(v.as_int(), d) == 0;
        }},
       {"lower",
        [](const Value& v, const CallArgs&) { return v.is_string() && py::lower(v.as_string()) == v.as_string(); }},

@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
+namespace {
 
-Value from_json(const nlohmann::ordered_json& json) {
+Value from_json(const nlohmann::ordered_json& json, int depth) {
+  if (json.is_structured()) nested_depth(depth);
   switch (json.type()) {
     case nlohmann::ordered_json::value_t::null:
       return Value::none();
@@ -28,20 +31,19 @@ Value from_json(const nlohmann::ordered_json& json) {
     case nlohmann::ordered_json::value_t::array: {
       ValueList list;
       list.reserve(json.size());
-      for (const auto& item : json) list.push_back(from_json(item));
+      for (const auto& item : json) list.push_back(from_json(item, depth + 1));
       return Value(std::move(list));
     }
     case nlohmann::ordered_json::value_t::object: {
-      ValueDict dict;
-      for (const auto& [key, item] : json.items()) dict.set(Value(key), from_json(item));
+      ValueDict dict;  // a JSON object's keys are distinct: no lookups while building
+      dict.entries.reserve(json.size());
+      for (const auto& [key, item] : json.items()) dict.entries.emplace_back(Value(key), from_json(item, depth + 1));
       return Value(std::move(dict));
     }
     default:
       return Value::none();
   }
 }
-
-namespace {
 
 void dump_string(const std::string& s, bool ensure_ascii, std::string& out) {
   out += '"';
@@ -118,8 +120,13 @@ void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out)
   const auto newline = [&](int level) {
     if (!o.indent) return;
     out += '\n';
-    for (int i = 0; i < level; ++i) out += *o.indent;
+    for (int i = 0; i < level; ++i) {
+      out += *o.indent;
+      check_string_size(out.size());
+    }
   };
+  charge_steps(1);  // values that share children are dumped along every path
+  check_string_size(out.size());
   switch (v.kind()) {
     case Value::Kind::None:
       out += "null";
@@ -195,5 +202,7 @@ std::string to_json(const Value& value, const JsonDumpOptions& options) {
   dump(value, options, 0, out);
   return out;
 }
+
+Value from_json(const nlohmann::ordered_json& json) { return from_json(json, 0); }
 
 }  // namespace izwi::jinja

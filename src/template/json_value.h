@@ -11,6 +11,8 @@
 
 namespace izwi::jinja {
 
+/// A limit error (template/limits.h) for JSON nested deeper than kMaxValueDepth, checked on the way
+/// down: a request's JSON may nest as deep as it likes.
 Value from_json(const nlohmann::ordered_json& json);
 
 struct JsonDumpOptions {

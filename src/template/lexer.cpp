@@ -102,16 +102,14 @@ std::string unescape(const std::string& body, int line) {
 
 class Lexer {
  public:
-  explicit Lexer(std::string source) : src_(std::move(source)) {}
+  explicit Lexer(std::string source) : src_(std::move(source)) {
+    for (int k = 0; k < 3; ++k) next_hit_[k] = src_.find(kOpeners[k]);
+  }
 
   std::vector<Token> run() {
     bool line_starting = true;
     while (pos_ < src_.size()) {
-      size_t start = std::string::npos;
-      for (const char* opener : {"{{", "{%", "{#"}) {
-        const size_t hit = src_.find(opener, pos_);
-        if (hit < start) start = hit;
-      }
+      const size_t start = next_opener();
       if (start == std::string::npos) {
         emit(Token::Kind::Text, src_.substr(pos_), pos_);
         break;
@@ -141,6 +139,17 @@ class Lexer {
   }
 
  private:
+  // The next "{{", "{%" or "{#" from pos_. Each opener's next hit is remembered until passed: searching
+  // the rest of the text for every tag made a template without comments quadratic to lex.
+  size_t next_opener() {
+    size_t start = std::string::npos;
+    for (int k = 0; k < 3; ++k) {
+      if (next_hit_[k] != std::string::npos && next_hit_[k] < pos_) next_hit_[k] = src_.find(kOpeners[k], pos_);
+      start = std::min(start, next_hit_[k]);
+    }
+    return start;
+  }
+
   int line_at(size_t pos) {
     while (counted_ < pos && counted_ < src_.size()) line_ += src_[counted_++] == '\n';
     return line_;
@@ -332,6 +341,8 @@ class Lexer {
 
   std::string src_;
   size_t pos_ = 0;
+  static constexpr const char* kOpeners[3] = {"{{", "{%", "{#"};
+  size_t next_hit_[3];  // each opener's first hit at or after pos_ (npos: none left), once refreshed
   size_t counted_ = 0;
   int line_ = 1;
   std::vector<Token> tokens_;

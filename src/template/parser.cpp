@@ -1,9 +1,11 @@
 #include "template/parser.h"
 
 #include <algorithm>
+#include <charconv>
 #include <initializer_list>
 
 #include "template/lexer.h"
+#include "template/limits.h"
 
 namespace izwi::jinja {
 namespace {
@@ -119,12 +121,21 @@ class Parser {
     expect_block_end();
   }
 
+  // Counts one level of the parser's recursion (blocks or sub-expressions, each its own count):
+  // nesting is bounded before it recurses, so a 100,000-deep `not not ...` is an error, not a crash.
+  struct Nested {
+    Nested(Parser& p, int& depth, const char* what) : depth(depth) {
+      if (depth >= kMaxParseNesting) {
+        p.fail(std::string(what) + " nested too deeply (limit " + std::to_string(kMaxParseNesting) + ")");
+      }
+      ++depth;
+    }
+    ~Nested() { --depth; }
+    int& depth;
+  };
+
   StmtPtr statement() {
-    if (++block_depth_ > kMaxNesting) fail("blocks nested too deeply");
-    struct Exit {
-      int& d;
-      ~Exit() { --d; }
-    } exit{block_depth_};
+    const Nested nested(*this, block_depth_, "blocks");
     const Token& t = peek();
     if (t.kind != TK::Name) fail("tag name expected");
     const std::string name = t.text;
@@ -289,7 +300,9 @@ class Parser {
     for (const auto& c : e->items) see(c);
     for (const auto& k : e->keywords) see(k.second);
     e->height = h + 1;
-    if (e->height > kMaxHeight) throw SyntaxError{e->line, "expression nested too deeply"};
+    if (e->height > kMaxExpressionHeight) {
+      throw SyntaxError{e->line, "expression too deep (limit " + std::to_string(kMaxExpressionHeight) + " levels)"};
+    }
     return e;
   }
 
@@ -326,7 +339,12 @@ class Parser {
       auto e = make(Expr::Kind::Conditional, line);
       e->object = parse_or();  // the condition
       e->items.push_back(std::move(expr));
-      e->items.push_back(skip_name("else") ? parse_expression(true) : nullptr);
+      if (skip_name("else")) {
+        const Nested nested(*this, depth_, "expressions");
+        e->items.push_back(parse_expression(true));
+      } else {
+        e->items.push_back(nullptr);
+      }
       expr = checked(std::move(e));
     }
     return expr;
@@ -358,6 +376,7 @@ class Parser {
   }
   ExprPtr parse_not() {
     if (is_name("not")) {
+      const Nested nested(*this, depth_, "expressions");
       const int line = next().line;
       auto e = make(Expr::Kind::Unary, line);
       e->name = "not";
@@ -423,12 +442,7 @@ class Parser {
     return left;
   }
   ExprPtr parse_unary(bool with_filter) {
-    // Untrusted templates: bound the recursion (a real template nests a handful of levels).
-    if (++depth_ > kMaxNesting) fail("expression nested too deeply");
-    struct Exit {
-      int& d;
-      ~Exit() { --d; }
-    } exit{depth_};
+    const Nested nested(*this, depth_, "expressions");
     ExprPtr node;
     if (is_op("-") || is_op("+")) {
       const Token& t = next();
@@ -473,11 +487,7 @@ class Parser {
     if (t.kind == TK::Int || t.kind == TK::Float) {
       next();
       auto e = make(Expr::Kind::Literal, line);
-      try {
-        e->value = t.kind == TK::Int ? Value(static_cast<int64_t>(std::stoll(t.text))) : Value(std::stod(t.text));
-      } catch (const std::exception&) {
-        throw SyntaxError{line, "number literal out of range: " + t.text};
-      }
+      e->value = t.kind == TK::Int ? Value(int_literal(t)) : Value(float_literal(t));
       return e;
     }
     if (skip_op("(")) {
@@ -508,6 +518,23 @@ class Parser {
       return checked(std::move(e));
     }
     fail("unexpected " + describe(t));
+  }
+
+  static int64_t int_literal(const Token& t) {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), value);
+    if (error != std::errc() || end != t.text.data() + t.text.size()) {
+      throw SyntaxError{t.line, "integer literal does not fit in 64 bits: " + t.text};
+    }
+    return value;
+  }
+
+  static double float_literal(const Token& t) {
+    try {
+      return std::stod(t.text);
+    } catch (const std::exception&) {  // out of range (1e999): Python makes it inf, 1e-999 0.0
+      throw SyntaxError{t.line, "float literal out of range: " + t.text};
+    }
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
@@ -552,7 +579,7 @@ class Parser {
         auto e = make(Expr::Kind::GetItem, t.line);
         e->object = std::move(node);
         auto index = make(Expr::Kind::Literal, t.line);
-        index->value = Value(static_cast<int64_t>(std::stoll(attr.text)));
+        index->value = Value(int_literal(attr));
         e->items.push_back(std::move(index));
         return checked(std::move(e));
       }
@@ -648,8 +675,6 @@ class Parser {
     return checked(std::move(e));
   }
 
-  static constexpr int kMaxNesting = 100;
-  static constexpr int kMaxHeight = 300;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;

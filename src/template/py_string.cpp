@@ -4,27 +4,58 @@
 
 #include <algorithm>
 
+#include "template/limits.h"
 #include "template/value.h"
 
 namespace izwi::jinja::py {
 
-std::u32string decode(std::string_view utf8) {
-  std::u32string out;
-  out.reserve(utf8.size());
+namespace {
+
+// Calls visit(code point) for each code point, until it returns false.
+template <typename Visit>
+void each_code_point(std::string_view utf8, Visit&& visit) {
   size_t i = 0;
   while (i < utf8.size()) {
     utf8proc_int32_t cp = 0;
     const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data() + i),
                                                 static_cast<utf8proc_ssize_t>(utf8.size() - i), &cp);
-    if (n <= 0) {  // not UTF-8: keep the byte as U+FFFD's stand-in is lossy, so carry it as is
-      out.push_back(static_cast<unsigned char>(utf8[i]));
-      ++i;
-    } else {
-      out.push_back(static_cast<char32_t>(cp));
-      i += static_cast<size_t>(n);
-    }
+    // not UTF-8: keep the byte (U+FFFD as its stand-in would be lossy)
+    const size_t used = n <= 0 ? 1 : static_cast<size_t>(n);
+    if (!visit(n <= 0 ? static_cast<char32_t>(static_cast<unsigned char>(utf8[i])) : static_cast<char32_t>(cp))) return;
+    i += used;
   }
+}
+
+}  // namespace
+
+std::u32string decode(std::string_view utf8) {
+  std::u32string out;
+  out.reserve(utf8.size());
+  each_code_point(utf8, [&](char32_t c) {
+    out.push_back(c);
+    return true;
+  });
   return out;
+}
+
+size_t code_points(std::string_view utf8) {
+  size_t count = 0;
+  each_code_point(utf8, [&](char32_t) {
+    ++count;
+    return true;
+  });
+  return count;
+}
+
+char32_t code_point_at(std::string_view utf8, size_t at) {
+  char32_t found = 0;
+  size_t k = 0;
+  each_code_point(utf8, [&](char32_t c) {
+    if (k++ < at) return true;
+    found = c;
+    return false;
+  });
+  return found;
 }
 
 std::string encode(const std::u32string& text) {
@@ -102,6 +133,7 @@ std::vector<std::string> split_whitespace(std::string_view s, int64_t maxsplit, 
     }
     size_t j = i;
     while (j < text.size() && !is_space(text[j])) ++j;
+    check_items(parts.size() + 1);
     parts.push_back(text.substr(i, j - i));
     i = j;
   }
@@ -124,6 +156,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
   while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
     const size_t hit = s.find(*sep, pos);
     if (hit == std::string_view::npos) break;
+    check_items(out.size() + 2);  // and the rest
     out.emplace_back(s.substr(pos, hit - pos));
     pos = hit + sep->size();
   }
@@ -140,6 +173,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
     if (end < sep->size()) break;
     const size_t hit = s.rfind(*sep, end - sep->size());
     if (hit == std::string_view::npos) break;
+    check_items(out.size() + 2);  // and the rest
     out.emplace_back(s.substr(hit + sep->size(), end - hit - sep->size()));
     end = hit;
   }
@@ -159,6 +193,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
         ++done;
       }
       if (i < text.size()) out += encode(std::u32string(1, text[i]));
+      check_string_size(out.size());
     }
     return out;
   }
@@ -169,6 +204,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
     if (hit == std::string_view::npos) break;
     out.append(s.substr(pos, hit - pos));
     out.append(replacement);
+    check_string_size(out.size());
     pos = hit + old.size();
     ++done;
   }
@@ -223,6 +259,7 @@ std::vector<std::string> splitlines(std::string_view s) {
   size_t start = 0, i = 0;
   while (i < s.size()) {
     if (s[i] == '\n' || s[i] == '\r') {
+      check_items(out.size() + 1);
       out.emplace_back(s.substr(start, i - start));
       if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
       start = ++i;
@@ -234,24 +271,29 @@ std::vector<std::string> splitlines(std::string_view s) {
   return out;
 }
 
-std::vector<int64_t> slice_indices(int64_t size, std::optional<int64_t> start, std::optional<int64_t> stop,
-                                   std::optional<int64_t> step) {
+SliceRange slice_indices(int64_t size, std::optional<int64_t> start, std::optional<int64_t> stop,
+                         std::optional<int64_t> step) {
   const int64_t st = step.value_or(1);
   if (st == 0) throw EvalError("slice step cannot be zero");
   const auto clamp = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
     if (!v) return dflt;
-    int64_t x = *v < 0 ? *v + size : *v;
+    // -INT64_MIN would overflow; any index that negative is clamped to lo anyway
+    const int64_t x = *v < 0 ? (*v < -size ? lo : *v + size) : *v;
     return std::clamp(x, lo, hi);
   };
-  std::vector<int64_t> out;
+  SliceRange r;
+  r.step = st;
+  // The step may be anything in int64: count in 128 bits (it is at most size).
   if (st > 0) {
-    const int64_t b = clamp(start, 0, 0, size), e = clamp(stop, size, 0, size);
-    for (int64_t i = b; i < e; i += st) out.push_back(i);
+    r.first = clamp(start, 0, 0, size);
+    const int64_t e = clamp(stop, size, 0, size);
+    if (e > r.first) r.count = static_cast<int64_t>((__int128{e} - r.first + st - 1) / st);
   } else {
-    const int64_t b = clamp(start, size - 1, -1, size - 1), e = clamp(stop, -1, -1, size - 1);
-    for (int64_t i = b; i > e; i += st) out.push_back(i);
+    r.first = clamp(start, size - 1, -1, size - 1);
+    const int64_t e = clamp(stop, -1, -1, size - 1);
+    if (r.first > e) r.count = static_cast<int64_t>((__int128{r.first} - e - st - 1) / -__int128{st});
   }
-  return out;
+  return r;
 }
 
 }  // namespace izwi::jinja::py

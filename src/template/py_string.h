@@ -13,6 +13,9 @@ namespace izwi::jinja::py {
 std::u32string decode(std::string_view utf8);
 std::string encode(const std::u32string& text);
 size_t length(std::string_view utf8);  ///< code points
+/// decode(utf8).size() and decode(utf8)[at] (at < that size), without decoding all of it.
+size_t code_points(std::string_view utf8);
+char32_t code_point_at(std::string_view utf8, size_t at);
 bool is_space(char32_t c);
 
 /// str.strip/lstrip/rstrip: `chars` absent = whitespace.
@@ -28,8 +31,15 @@ std::string title(std::string_view s);
 std::string capitalize(std::string_view s);
 std::vector<std::string> splitlines(std::string_view s);
 
-/// Python's slice indices for a sequence of `size`: the positions s[start:stop:step] selects.
-std::vector<int64_t> slice_indices(int64_t size, std::optional<int64_t> start, std::optional<int64_t> stop,
-                                   std::optional<int64_t> step);
+/// The positions s[start:stop:step] selects in a sequence of `size`: first, first + step, ... (count
+/// of them).
+struct SliceRange {
+  int64_t first = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+  int64_t operator[](int64_t k) const { return first + k * step; }
+};
+SliceRange slice_indices(int64_t size, std::optional<int64_t> start, std::optional<int64_t> stop,
+                         std::optional<int64_t> step);
 
 }  // namespace izwi::jinja::py

@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
 
 const Value* ValueDict::find(const Value& key) const {
+  charge_steps(static_cast<int64_t>(entries.size()));
   for (const auto& [k, v] : entries) {
     if (equals(k, key)) return &v;
   }
@@ -17,6 +19,7 @@ const Value* ValueDict::find(const Value& key) const {
 }
 
 Value* ValueDict::find(const Value& key) {
+  charge_steps(static_cast<int64_t>(entries.size()));
   for (auto& [k, v] : entries) {
     if (equals(k, key)) return &v;
   }
@@ -41,7 +44,7 @@ const Value* CallArgs::get(size_t index, const char* name) const {
 
 Value Value::undefined(std::string hint) {
   Value v;
-  v.s_ = std::move(hint);
+  if (!hint.empty()) v.s_ = std::make_shared<const std::string>(std::move(hint));
   return v;
 }
 
@@ -54,9 +57,39 @@ Value Value::none() {
 Value::Value(bool b) : kind_(Kind::Bool), b_(b) {}
 Value::Value(int64_t i) : kind_(Kind::Int), i_(i) {}
 Value::Value(double f) : kind_(Kind::Float), f_(f) {}
-Value::Value(std::string s) : kind_(Kind::String), s_(std::move(s)) {}
-Value::Value(ValueList list) : kind_(Kind::List), list_(std::make_shared<ValueList>(std::move(list))) {}
-Value::Value(ValueDict dict) : kind_(Kind::Dict), dict_(std::make_shared<ValueDict>(std::move(dict))) {}
+const std::string Value::kNoText;
+
+Value::Value(std::string s) : kind_(Kind::String) {
+  charge_bytes(s.size());
+  s_ = std::make_shared<const std::string>(std::move(s));
+}
+
+Value::Value(ValueList list) : kind_(Kind::List) {
+  charge_items(list.size());
+  int deepest = 0;
+  for (const Value& item : list) deepest = std::max(deepest, item.depth_);
+  depth_ = nested_depth(deepest);
+  list_ = std::make_shared<ValueList>(std::move(list));
+}
+
+Value::Value(ValueDict dict) : kind_(Kind::Dict) {
+  charge_items(dict.entries.size());
+  set_dict(std::move(dict));
+}
+
+Value Value::loop_context(ValueDict attrs) {
+  Value v;
+  v.kind_ = Kind::Dict;
+  v.set_dict(std::move(attrs));
+  return v;
+}
+
+void Value::set_dict(ValueDict dict) {
+  int deepest = 0;
+  for (const auto& [k, v] : dict.entries) deepest = std::max({deepest, k.depth_, v.depth_});
+  depth_ = nested_depth(deepest);
+  dict_ = std::make_shared<ValueDict>(std::move(dict));
+}
 
 Value Value::tuple(ValueList items) {
   Value v(std::move(items));
@@ -79,6 +112,7 @@ Value Value::generator(ValueList items) {
 Value Value::make_namespace(ValueDict dict) {
   Value v(std::move(dict));
   v.kind_ = Kind::Namespace;
+  v.depth_ = 1;
   return v;
 }
 
@@ -86,6 +120,12 @@ Value Value::function(Function f) {
   Value v;
   v.kind_ = Kind::Function;
   v.fn_ = std::make_shared<Function>(std::move(f));
+  return v;
+}
+
+Value Value::method(const Value& self, Function f) {
+  Value v = function(std::move(f));
+  v.depth_ = nested_depth(self.depth_);
   return v;
 }
 
@@ -114,7 +154,7 @@ bool Value::truthy() const {
     case Kind::Float:
       return f_ != 0.0;
     case Kind::String:
-      return !s_.empty();
+      return !as_string().empty();
     case Kind::List:
       return generator_ || !list_->empty();
     case Kind::Dict:
@@ -192,26 +232,60 @@ std::string repr_string(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// The lists and dicts being printed on this thread: one met again is a cycle (through a namespace,
+// the only mutable value), printed as Python prints a recursive list or dict.
+thread_local std::vector<const void*> printing;
+
+// Prints `container` with `print` unless it is already being printed (then `cycle`).
+template <typename Print>
+std::string guarded(const void* container, const char* cycle, Print&& print) {
+  if (std::find(printing.begin(), printing.end(), container) != printing.end()) return cycle;
+  const ValueWalk walk;  // through namespaces, nesting is not bounded by depth(): count it here
+  printing.push_back(container);
+  struct Pop {
+    ~Pop() { printing.pop_back(); }
+  } pop;
+  std::string out = print();
+  charge_bytes(out.size());
+  return out;
+}
+
+std::string repr_dict(const ValueDict& dict) {
+  return guarded(&dict, "{...}", [&] {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [k, v] : dict.entries) {
+      charge_steps(1);  // a value whose items share children has many more paths than items
+      out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
+      check_string_size(out.size());
+      first = false;
+    }
+    return out + "}";
+  });
+}
+
+}  // namespace
+
 std::string Value::repr() const {
   switch (kind_) {
     case Kind::String:
-      return repr_string(s_);
-    case Kind::List: {
+      return repr_string(as_string());
+    case Kind::List:
       if (generator_) return "<generator object>";
-      std::string out = tuple_ ? "(" : "[";
-      for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
-      if (tuple_ && list_->size() == 1) out += ",";
-      return out + (tuple_ ? ")" : "]");
-    }
-    case Kind::Dict: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, v] : dict_->entries) {
-        out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
-        first = false;
-      }
-      return out + "}";
-    }
+      return guarded(list_.get(), "[...]", [&] {
+        std::string out = tuple_ ? "(" : "[";
+        for (size_t i = 0; i < list_->size(); ++i) {
+          charge_steps(1);
+          out += (i ? ", " : "") + (*list_)[i].repr();
+          check_string_size(out.size());
+        }
+        if (tuple_ && list_->size() == 1) out += ",";
+        return out + (tuple_ ? ")" : "]");
+      });
+    case Kind::Dict:
+      return repr_dict(*dict_);
     default:
       return str();
   }
@@ -230,12 +304,12 @@ std::string Value::str() const {
     case Kind::Float:
       return float_repr(f_);
     case Kind::String:
-      return s_;
+      return as_string();
     case Kind::List:
     case Kind::Dict:
       return repr();
-    case Kind::Namespace:
-      return "<Namespace " + Value(ValueDict(*dict_)).repr() + ">";
+    case Kind::Namespace:  // Jinja's repr: its attribute dict's
+      return "<Namespace " + repr_dict(*dict_) + ">";
     case Kind::Function:
       return "<function>";
   }
@@ -269,6 +343,7 @@ const char* Value::type_name() const {
 }
 
 bool equals(const Value& a, const Value& b) {
+  charge_steps(1);  // values that share children compare along every path
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -281,7 +356,8 @@ bool equals(const Value& a, const Value& b) {
     case Value::Kind::String:
       return a.as_string() == b.as_string();
     case Value::Kind::List: {
-      if (a.is_generator() || b.is_generator()) return &a.as_list() == &b.as_list();
+      if (&a.as_list() == &b.as_list()) return true;
+      if (a.is_generator() || b.is_generator()) return false;
       const ValueList &x = a.as_list(), &y = b.as_list();
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
@@ -291,6 +367,7 @@ bool equals(const Value& a, const Value& b) {
     }
     case Value::Kind::Dict: {
       const ValueDict &x = a.as_dict(), &y = b.as_dict();
+      if (&x == &y) return true;
       if (x.entries.size() != y.entries.size()) return false;
       for (const auto& [k, v] : x.entries) {
         const Value* other = y.find(k);
@@ -298,12 +375,15 @@ bool equals(const Value& a, const Value& b) {
       }
       return true;
     }
-    default:
+    case Value::Kind::Function:
+      return &a.as_function() == &b.as_function();
+    default:  // a namespace is equal only to itself
       return &a.as_dict() == &b.as_dict();
   }
 }
 
 bool less(const Value& a, const Value& b) {
+  charge_steps(1);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();

@@ -51,6 +51,8 @@ class Value {
   Value(int64_t i);
   Value(int i) : Value(static_cast<int64_t>(i)) {}
   Value(double f);
+  // Building a string, list or dict draws from the render's budget and throws a limit error past
+  // the limits of template/limits.h (too long, too many items, nested too deeply).
   Value(std::string s);
   Value(const char* s) : Value(std::string(s)) {}
   Value(ValueList list);
@@ -61,7 +63,12 @@ class Value {
   /// What select/map/reverse/items return in Jinja: iterable, always true, without len() or JSON.
   static Value generator(ValueList items);
   static Value make_namespace(ValueDict dict);
+  /// Jinja's `loop` object, one per iteration: of a fixed size and dropped by the next, it costs the
+  /// render steps (the loop charges them) but no bytes that accumulate.
+  static Value loop_context(ValueDict attrs);
   static Value function(Function f);
+  /// A function bound to `self` (a str or dict method): it holds `self`, so it nests as deep.
+  static Value method(const Value& self, Function f);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::Undefined; }
@@ -82,14 +89,14 @@ class Value {
   bool as_bool() const { return b_; }
   int64_t as_int() const { return kind_ == Kind::Bool ? (b_ ? 1 : 0) : i_; }
   double as_double() const;  ///< of a number
-  const std::string& as_string() const { return s_; }
+  const std::string& as_string() const { return s_ ? *s_ : kNoText; }
   const ValueList& as_list() const { return *list_; }
   ValueList& as_list() { return *list_; }
   const ValueDict& as_dict() const { return *dict_; }  ///< also a namespace's attributes
   ValueDict& as_dict() { return *dict_; }
   const Function& as_function() const { return *fn_; }
   /// Why a value is undefined ("'x' is undefined"), for the error its use raises.
-  const std::string& undefined_hint() const { return s_; }
+  const std::string& undefined_hint() const { return as_string(); }
 
   /// Python's truth value.
   bool truthy() const;
@@ -99,22 +106,30 @@ class Value {
   std::string repr() const;
   /// A type name for error messages ("str", "dict", ...).
   const char* type_name() const;
+  /// Levels of lists and dicts: 0 for a scalar, 1 for a list of scalars. A namespace counts 1
+  /// whatever it holds (it is mutable; walks through it count their own depth).
+  int depth() const { return depth_; }
 
  private:
+  void set_dict(ValueDict dict);  ///< with its depth
+
   Kind kind_ = Kind::Undefined;
   bool b_ = false;
   bool tuple_ = false;
   bool generator_ = false;
   bool markup_ = false;
+  int depth_ = 0;
   int64_t i_ = 0;
   double f_ = 0;
-  std::string s_;
+  std::shared_ptr<const std::string> s_;  // shared: copying a value does not copy its text
+  static const std::string kNoText;
   std::shared_ptr<ValueList> list_;
   std::shared_ptr<ValueDict> dict_;
   std::shared_ptr<Function> fn_;
 };
 
-/// Python's ==: numbers by value (1 == 1.0 == True), lists and dicts by content.
+/// Python's ==: numbers by value (1 == 1.0 == True), lists and dicts by content (a list or dict
+/// equals itself, as Python's identity shortcut has it).
 bool equals(const Value& a, const Value& b);
 /// Python's <, for numbers, strings and lists; EvalError for other types.
 bool less(const Value& a, const Value& b);
