@@ -24,6 +24,11 @@ class CodecDecoderState {
 
 class CodecDecoder {
  public:
+  /// Frames the decoders run through their forward pass at a time, and callers with long inputs
+  /// feed decode_streaming at a time: activations grow with the frames of one pass, and
+  /// streaming is exact in any chunking.
+  static constexpr int64_t kDecodeChunkFrames = 128;
+
   virtual ~CodecDecoder() = default;
   virtual int32_t num_codebooks() const = 0;
   virtual int32_t codebook_size() const = 0;
@@ -37,7 +42,8 @@ class CodecDecoder {
   /// Incremental decode of several streams at once: appends each stream's new frames
   /// (codes [num_codebooks, n_i], n_i >= 1) and returns exactly the samples they add
   /// ([n_i * samples_per_frame] float32 CPU each). Concatenating a stream's outputs equals
-  /// decode() of all its codes (within float rounding). Streams with the same n_i run as one batch.
+  /// decode() of all its codes (within float rounding). Streams with the same n_i run as one batch,
+  /// kDecodeChunkFrames frames at a time.
   virtual std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
                                                    const std::vector<at::Tensor>& new_codes) const = 0;
   /// Bytes of weights (for benchmarks).

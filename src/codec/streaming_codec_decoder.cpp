@@ -50,18 +50,25 @@ at::Tensor StreamingCodecDecoder::checked_codes(const at::Tensor& codes, const s
   return cpu.to(device_);
 }
 
-at::Tensor StreamingCodecDecoder::decode(const at::Tensor& codes) const {
-  const at::Tensor checked = checked_codes(codes, "", true, 0);
-  const int64_t frames = checked.size(1);
-  if (frames == 0) return at::zeros({0}, at::kFloat);
-  std::vector<at::Tensor> states;
-  append_initial_state(states);
+at::Tensor StreamingCodecDecoder::forward_in_chunks(const at::Tensor& codes, const std::vector<int64_t>& positions,
+                                                    std::vector<at::Tensor>& states) const {
+  const int64_t frames = codes.size(2);
   std::vector<at::Tensor> pieces;
   for (int64_t start = 0; start < frames; start += kDecodeChunkFrames) {
     const int64_t n = std::min(kDecodeChunkFrames, frames - start);
-    pieces.push_back(forward(checked.narrow(1, start, n).unsqueeze(0), {start}, states).squeeze(0));
+    std::vector<int64_t> chunk_positions = positions;
+    for (int64_t& p : chunk_positions) p += start;
+    pieces.push_back(forward(codes.narrow(2, start, n), chunk_positions, states).to(at::kCPU, at::kFloat));
   }
-  return at::cat(pieces).to(at::kCPU, at::kFloat).contiguous();
+  return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 1);
+}
+
+at::Tensor StreamingCodecDecoder::decode(const at::Tensor& codes) const {
+  const at::Tensor checked = checked_codes(codes, "", true, 0);
+  if (checked.size(1) == 0) return at::zeros({0}, at::kFloat);
+  std::vector<at::Tensor> states;
+  append_initial_state(states);
+  return forward_in_chunks(checked.unsqueeze(0), {0}, states).squeeze(0).contiguous();
 }
 
 std::unique_ptr<CodecDecoderState> StreamingCodecDecoder::new_state() const {
@@ -106,7 +113,7 @@ std::vector<at::Tensor> StreamingCodecDecoder::decode_streaming(const std::vecto
       for (const size_t i : members) parts.push_back(typed[i]->tensors[s]);
       batched[s] = members.size() == 1 ? parts[0] : at::cat(parts, 0);
     }
-    const at::Tensor wav = forward(at::stack(batch_codes), positions, batched).to(at::kCPU, at::kFloat);
+    const at::Tensor wav = forward_in_chunks(at::stack(batch_codes), positions, batched);
     for (size_t b = 0; b < members.size(); ++b) {
       CodecStreamState* state = typed[members[b]];
       for (size_t s = 0; s < num_states; ++s) {

@@ -23,9 +23,6 @@ class StreamingCodecDecoder : public CodecDecoder {
   std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
                                            const std::vector<at::Tensor>& new_codes) const final;
 
-  /// Frames decode() pushes through the streaming path at a time (bounds peak memory).
-  static constexpr int64_t kDecodeChunkFrames = 128;
-
  protected:
   explicit StreamingCodecDecoder(const at::Device& device) : device_(device) {}
 
@@ -42,6 +39,10 @@ class StreamingCodecDecoder : public CodecDecoder {
   /// which count frames from `first_frame` (the stream's position).
   at::Tensor checked_codes(const at::Tensor& codes, const std::string& what, bool allow_empty,
                            int64_t first_frame) const;
+  /// forward() kDecodeChunkFrames frames at a time (bounds activations); codes [B, K, n] with
+  /// n >= 1 -> [B, n * samples_per_frame] float32 CPU.
+  at::Tensor forward_in_chunks(const at::Tensor& codes, const std::vector<int64_t>& positions,
+                               std::vector<at::Tensor>& states) const;
 
   at::Device device_;
 };

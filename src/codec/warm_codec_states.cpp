@@ -1,5 +1,7 @@
 #include "codec/warm_codec_states.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace izwi {
@@ -30,7 +32,12 @@ std::unique_ptr<CodecDecoderState> WarmCodecStates::state_after(const CodecDecod
   }
   // Decoded outside the lock: another stream may warm another voice meanwhile.
   std::unique_ptr<CodecDecoderState> state = codec.new_state();
-  if (!frames.empty()) codec.decode_streaming({state.get()}, {frames_to_codes(frames, 0, frames.size())});
+  // Fed in bounded chunks (streaming is exact in any chunking): the dropped audio of a long
+  // reference is never held whole.
+  const size_t chunk = static_cast<size_t>(CodecDecoder::kDecodeChunkFrames);
+  for (size_t first = 0; first < frames.size(); first += chunk) {
+    codec.decode_streaming({state.get()}, {frames_to_codes(frames, first, std::min(chunk, frames.size() - first))});
+  }
   if (capacity_ == 0) return state;
   std::unique_ptr<CodecDecoderState> copy = state->clone();
   std::lock_guard<std::mutex> lock(mutex_);

@@ -280,6 +280,15 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
   // Its own stream of random numbers, derived from the request's seed when there is one.
   sub.reseed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   state->prompt = build_tts_prompt(c, in);
+  // A voice's reference is most of an in-context prompt: when no max_frames could make the prompt
+  // fit, name the voice (before its frames are embedded, prefilled and decoded).
+  const size_t positions = state->prompt.positions.size();
+  if (!in.reference_codes.empty() && positions >= static_cast<size_t>(spec_.max_positions)) {
+    fail(ErrorCode::InvalidArgument,
+         "voice reference_codes ({} frames) and reference_text_ids ({} ids) make a prompt of {} positions; this "
+         "model's context (max_position_embeddings) is {}, which leaves no room to speak: use a shorter reference",
+         in.reference_codes.size(), in.reference_text_ids.size(), positions, spec_.max_positions);
+  }
   out.keys = tts_prompt_keys(state->prompt, c.talker.vocab_size, *voice_keys_);
   out.state = std::move(state);
   return out;
