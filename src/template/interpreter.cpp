@@ -73,8 +73,7 @@ class Interpreter {
   struct Nested {
     explicit Nested(Interpreter& in) : depth(in.depth_) {
       if (depth >= kMaxEvalDepth) {
-        throw EvalError("render limit exceeded: expressions, blocks and macro calls nest too deeply (limit " +
-                        std::to_string(kMaxEvalDepth) + ")");
+        limit_exceeded("expressions, blocks and macro calls nest too deeply", kMaxEvalDepth);
       }
       ++depth;
     }
@@ -270,8 +269,7 @@ class Interpreter {
   Value call_body(const Stmt& block, const std::string& name, const std::weak_ptr<Frame>& defining,
                   const CallArgs& args) {
     if (calls_ >= kMaxCallDepth) {
-      throw EvalError("render limit exceeded: macro calls nest too deeply (limit " + std::to_string(kMaxCallDepth) +
-                      ")");
+      limit_exceeded("macro calls nest too deeply", kMaxCallDepth);
     }
     ++calls_;
     charge_steps(kStepsPerCall);
@@ -369,8 +367,7 @@ class Interpreter {
     const __int128 magnitude = step > 0 ? __int128{step} : -__int128{step};
     const __int128 count = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
     if (count > kMaxRangeItems) {
-      throw EvalError("render limit exceeded: range() has too many items (limit " + std::to_string(kMaxRangeItems) +
-                      ")");
+      limit_exceeded("range() has too many items", kMaxRangeItems);
     }
     ValueList out;
     out.reserve(static_cast<size_t>(count));

@@ -8,11 +8,11 @@ namespace {
 thread_local RenderBudget* current_budget = nullptr;
 thread_local int walk_depth = 0;
 
-[[noreturn]] void exceeded(const std::string& what, int64_t limit) {
+}  // namespace
+
+void limit_exceeded(const std::string& what, int64_t limit) {
   throw EvalError("render limit exceeded: " + what + " (limit " + std::to_string(limit) + ")");
 }
-
-}  // namespace
 
 RenderBudget::RenderBudget() : previous_(current_budget) { current_budget = this; }
 RenderBudget::~RenderBudget() { current_budget = previous_; }
@@ -22,10 +22,10 @@ void RenderBudget::draw(int64_t bytes, int64_t steps) {
   if (!budget) return;
   budget->bytes_ += bytes;
   if (budget->bytes_ > kMaxRenderBytes) {
-    exceeded("the template builds too many bytes of strings and lists", kMaxRenderBytes);
+    limit_exceeded("the template builds too many bytes of strings and lists", kMaxRenderBytes);
   }
   budget->steps_ += steps;
-  if (budget->steps_ > kMaxRenderSteps) exceeded("the template takes too many steps", kMaxRenderSteps);
+  if (budget->steps_ > kMaxRenderSteps) limit_exceeded("the template takes too many steps", kMaxRenderSteps);
 }
 
 void charge_steps(int64_t n) { RenderBudget::draw(0, n); }
@@ -38,7 +38,7 @@ void charge_bytes(size_t n) {
 void charge_scan(size_t n) { charge_steps(static_cast<int64_t>(n / kBytesPerStep) + 1); }
 
 void check_items(size_t n) {
-  if (n > kMaxListItems) exceeded("a list or dict has too many items", static_cast<int64_t>(kMaxListItems));
+  if (n > kMaxListItems) limit_exceeded("a list or dict has too many items", static_cast<int64_t>(kMaxListItems));
 }
 
 void charge_items(size_t n) {
@@ -48,29 +48,29 @@ void charge_items(size_t n) {
 }
 
 void check_string_size(size_t size) {
-  if (size > kMaxStringBytes) exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
+  if (size > kMaxStringBytes) limit_exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
 }
 
 size_t string_size_sum(size_t a, size_t b) {
   if (a > kMaxStringBytes || b > kMaxStringBytes - a) {
-    exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
+    limit_exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
   }
   return a + b;
 }
 
 size_t string_size_product(size_t size, size_t count) {
   if (size != 0 && count > kMaxStringBytes / size)
-    exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
+    limit_exceeded("a string is too long", static_cast<int64_t>(kMaxStringBytes));
   return size * count;
 }
 
 int nested_depth(int deepest) {
-  if (deepest >= kMaxValueDepth) exceeded("a value is nested too deeply", kMaxValueDepth);
+  if (deepest >= kMaxValueDepth) limit_exceeded("a value is nested too deeply", kMaxValueDepth);
   return deepest + 1;
 }
 
 ValueWalk::ValueWalk() {
-  if (walk_depth >= kMaxValueDepth) exceeded("a value is nested too deeply", kMaxValueDepth);
+  if (walk_depth >= kMaxValueDepth) limit_exceeded("a value is nested too deeply", kMaxValueDepth);
   ++walk_depth;
 }
 ValueWalk::~ValueWalk() { --walk_depth; }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "template/value.h"
 
@@ -49,6 +50,8 @@ class RenderBudget {
   RenderBudget* previous_;
 };
 
+/// Throws the EvalError "render limit exceeded: <what> (limit <limit>)".
+[[noreturn]] void limit_exceeded(const std::string& what, int64_t limit);
 /// Costs `n` steps; a limit error past kMaxRenderSteps.
 void charge_steps(int64_t n);
 /// A string of `n` bytes is being built: a limit error past kMaxStringBytes, or past kMaxRenderBytes
