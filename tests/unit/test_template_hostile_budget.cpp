@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "template/limits.h"
 #include "test_template_hostile.h"
 
 namespace izwi {
@@ -90,6 +91,16 @@ TEST(TemplateHostileBudget, FiltersThatGrowTextAreBounded) {
     EXPECT_TRUE(mentions(e, kStringTooLong)) << bad;
   }
   EXPECT_EQ(render("{{ 'a\nb' | indent(2) }}|{{ [1] | tojson(indent=1) }}"), "a\n  b|[\n 1\n]");
+}
+
+TEST(TemplateHostileBudget, LiteralLongerThanAStringMayBeIsAFormatError) {
+  try {
+    jinja::ChatTemplate("{{ '" + std::string(jinja::kMaxStringBytes + 1, 'a') + "' }}", "big.jinja");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidFormat);
+    EXPECT_TRUE(mentions(e, std::string("chat template 'big.jinja': ") + kStringTooLong));
+  }
 }
 
 TEST(TemplateHostileBudget, ListsAreBounded) {
