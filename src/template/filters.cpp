@@ -294,6 +294,7 @@ void append_hash_key(const Value& v, std::string& key) {
       return;
     }
     case Value::Kind::String:
+      charge_scan(v.as_string().size());  // copied here, hashed by the set
       key += 'S' + std::to_string(v.as_string().size()) + ':' + v.as_string();
       check_string_size(key.size());
       return;

@@ -353,8 +353,13 @@ bool equals(const Value& a, const Value& b) {
     case Value::Kind::Undefined:
     case Value::Kind::None:
       return true;
-    case Value::Kind::String:
-      return a.as_string() == b.as_string();
+    case Value::Kind::String: {
+      const std::string &x = a.as_string(), &y = b.as_string();
+      if (&x == &y) return true;  // one shared text
+      if (x.size() != y.size()) return false;
+      charge_scan(x.size());
+      return x == y;
+    }
     case Value::Kind::List: {
       if (&a.as_list() == &b.as_list()) return true;
       if (a.is_generator() || b.is_generator()) return false;
@@ -388,7 +393,12 @@ bool less(const Value& a, const Value& b) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();
   }
-  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 order = code point order
+  if (a.is_string() && b.is_string()) {
+    const std::string &x = a.as_string(), &y = b.as_string();
+    if (&x == &y) return false;  // one shared text
+    charge_scan(std::min(x.size(), y.size()));
+    return x < y;  // UTF-8 order = code point order
+  }
   if (a.is_list() && b.is_list()) {
     const ValueList &x = a.as_list(), &y = b.as_list();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {

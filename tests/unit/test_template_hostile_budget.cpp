@@ -51,6 +51,18 @@ TEST(TemplateHostileBudget, ValuesSharingChildrenRunOutOfSteps) {
   EXPECT_EQ(render(kShared + "{{ ns.a == ns.a }}"), "True");
 }
 
+TEST(TemplateHostileBudget, ComparingLongStringsCostsByTheirLength) {
+  // 65,536 items, 16 distinct texts of 1 MB that differ only at the end: sorting (or hashing for
+  // unique) reads 1 MB per comparison, a million times.
+  const std::string items =
+      "{% set s = 'a' * 1000000 %}{% set ns = namespace(l=[]) %}{% for i in range(16) %}"
+      "{% set ns.l = ns.l + [s ~ i] %}{% endfor %}{% for i in range(12) %}{% set ns.l = ns.l + ns.l %}{% endfor %}";
+  EXPECT_TRUE(mentions(error_of(items + "{{ ns.l | sort | length }}"), kTooManySteps));
+  EXPECT_TRUE(mentions(error_of(items + "{{ ns.l | unique | list | length }}"), kTooManySteps));
+  // One text shared by several values compares without a scan.
+  EXPECT_EQ(render("{% set s = 'a' * 1000000 %}{{ [s, s, s] | sort | length }}{{ s == s }}"), "3True");
+}
+
 TEST(TemplateHostileBudget, UniqueIsLinear) {
   // 800,000 items, 100,000 distinct: a set lookup per item (a scan of those seen was 10^11 steps).
   const auto start = std::chrono::steady_clock::now();
