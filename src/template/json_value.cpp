@@ -67,6 +67,7 @@ void dump_string(const std::string& s, bool ensure_ascii, std::string& out) {
       std::string one;
       dump_string(std::string(1, static_cast<char>(c)), false, one);
       out += one.substr(1, one.size() - 2);
+      check_string_size(out.size());  // escaping grows a text up to 6 times
     }
     out += '"';
     return;
@@ -101,6 +102,7 @@ void dump_string(const std::string& s, bool ensure_ascii, std::string& out) {
           out += static_cast<char>(c);
         }
     }
+    check_string_size(out.size());
   }
   out += '"';
 }

@@ -434,6 +434,7 @@ std::string html_escape(const std::string& s) {
       default:
         out += c;
     }
+    check_string_size(out.size());  // escaping grows a text up to 5 times
   }
   return out;
 }

@@ -97,6 +97,9 @@ TEST(TemplateHostileBudget, FiltersThatGrowTextAreBounded) {
            "{% set s = 'a' * 1000000 %}{{ s | replace('a', s) | length }}",
            "{% set s = 'a' * 10000000 %}{{ [s, s, s, s, s] | join(s) | length }}",
            "{% set s = 'a' * 10000000 %}{{ s.join([s, s, s, s, s]) | length }}",
+           "{% set s = '&' * 10000000 %}{{ s | escape | length }}",
+           "{% set s = '\\x01' * 10000000 %}{{ s | tojson | length }}",
+           "{% set s = '\u00e9' * 10000000 %}{{ s | tojson(ensure_ascii=true) | length }}",
        }) {
     const Error e = error_of(bad);
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
