@@ -41,6 +41,7 @@ bool affix(const std::string& s, const Value& arg, bool prefix) {
   const auto one = [&](const Value& v) {
     if (!v.is_string()) throw EvalError("startswith/endswith take a string or a tuple of strings");
     const std::string& a = v.as_string();
+    charge_scan(a.size());
     if (a.size() > s.size()) return false;
     return prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0;
   };
@@ -78,7 +79,7 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
   if (name == "capitalize") return Value(py::capitalize(s));
   if (name == "find" || name == "index" || name == "rfind" || name == "rindex") {
     const std::string& sub = string_arg(a, 0, "sub", name.c_str());
-    const size_t at = name[0] == 'r' ? s.rfind(sub) : s.find(sub);
+    const size_t at = name[0] == 'r' ? py::rfind(s, sub) : py::find(s, sub);
     if (at == std::string::npos) {
       if (name.find("index") != std::string::npos) throw EvalError("substring not found");
       return Value(int64_t{-1});
@@ -89,7 +90,7 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     const std::string& sub = string_arg(a, 0, "sub", "count");
     if (sub.empty()) return Value(static_cast<int64_t>(py::length(s) + 1));
     int64_t n = 0;
-    for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+    for (size_t at = py::find(s, sub); at != std::string::npos; at = py::find(s, sub, at + sub.size())) ++n;
     return Value(n);
   }
   if (name == "join") {
@@ -260,7 +261,7 @@ bool contains(const Value& container, const Value& item) {
         throw EvalError("'in <string>' requires string as left operand, not " + std::string(item.type_name()));
       }
       charge_scan(container.as_string().size());
-      return container.as_string().find(item.as_string()) != std::string::npos;
+      return py::find(container.as_string(), item.as_string()) != std::string::npos;
     case Value::Kind::List:
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& v) { return equals(v, item); });

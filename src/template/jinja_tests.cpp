@@ -3,6 +3,7 @@
 
 #include "template/builtins.h"
 #include "template/int_math.h"
+#include "template/limits.h"
 #include "template/py_string.h"
 
 namespace izwi::jinja {
@@ -80,6 +81,7 @@ bool has_test(const std::string& name) { return tests().count(name) != 0; }
 bool apply_test(const std::string& name, const Value& value, const CallArgs& args) {
   const auto it = tests().find(name);
   if (it == tests().end()) throw EvalError("no test named '" + name + "'");
+  if (value.is_string()) charge_scan(value.as_string().size());  // lower/upper read all of it
   return it->second(value, args);
 }
 

@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include <string.h>  // memmem
+
 #include <algorithm>
 
 #include "template/limits.h"
@@ -101,10 +103,25 @@ bool is_space(char32_t c) {
   }
 }
 
+size_t find(std::string_view s, std::string_view sub, size_t from) {
+  if (from > s.size()) return std::string_view::npos;
+  if (sub.empty()) return from;
+  const void* hit = memmem(s.data() + from, s.size() - from, sub.data(), sub.size());
+  return hit ? static_cast<size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+}
+
+size_t rfind(std::string_view s, std::string_view sub) {
+  // The first hit in the reversed text is the last one here.
+  const std::string rs(s.rbegin(), s.rend()), rsub(sub.rbegin(), sub.rend());
+  const size_t hit = py::find(rs, rsub, 0);
+  return hit == std::string_view::npos ? hit : s.size() - hit - sub.size();
+}
+
 std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
   const std::u32string text = decode(s);
-  const std::u32string set = chars ? decode(*chars) : std::u32string();
-  const auto stripped = [&](char32_t c) { return chars ? set.find(c) != std::u32string::npos : is_space(c); };
+  std::u32string set = chars ? decode(*chars) : std::u32string();
+  std::sort(set.begin(), set.end());  // a lookup per character: a long `chars` must not make it quadratic
+  const auto stripped = [&](char32_t c) { return chars ? std::binary_search(set.begin(), set.end(), c) : is_space(c); };
   size_t begin = 0, end = text.size();
   if (left) {
     while (begin < end && stripped(text[begin])) ++begin;
@@ -154,7 +171,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
   std::vector<std::string> out;
   size_t pos = 0;
   while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-    const size_t hit = s.find(*sep, pos);
+    const size_t hit = py::find(s, *sep, pos);
     if (hit == std::string_view::npos) break;
     check_items(out.size() + 2);  // and the rest
     out.emplace_back(s.substr(pos, hit - pos));
@@ -167,17 +184,10 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
 std::vector<std::string> rsplit(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit) {
   if (!sep) return split_whitespace(s, maxsplit, true);
   if (sep->empty()) throw EvalError("rsplit(): empty separator");
-  std::vector<std::string> out;
-  size_t end = s.size();
-  while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-    if (end < sep->size()) break;
-    const size_t hit = s.rfind(*sep, end - sep->size());
-    if (hit == std::string_view::npos) break;
-    check_items(out.size() + 2);  // and the rest
-    out.emplace_back(s.substr(hit + sep->size(), end - hit - sep->size()));
-    end = hit;
-  }
-  out.emplace_back(s.substr(0, end));
+  // rsplit is split from the right: split the reversed text by the reversed separator.
+  const std::string rs(s.rbegin(), s.rend()), rsep(sep->rbegin(), sep->rend());
+  std::vector<std::string> out = split(rs, rsep, maxsplit);
+  for (std::string& part : out) std::reverse(part.begin(), part.end());
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -200,7 +210,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
   size_t pos = 0;
   int64_t done = 0;
   while (count < 0 || done < count) {
-    const size_t hit = s.find(old, pos);
+    const size_t hit = py::find(s, old, pos);
     if (hit == std::string_view::npos) break;
     out.append(s.substr(pos, hit - pos));
     out.append(replacement);

@@ -18,6 +18,11 @@ size_t code_points(std::string_view utf8);
 char32_t code_point_at(std::string_view utf8, size_t at);
 bool is_space(char32_t c);
 
+/// s.find(sub, from) in linear time (glibc's memmem is Two-Way): std::string::find compares sub at
+/// every position, hours for 'a' * 30M searched for 'a' * 1M ~ 'b'.
+size_t find(std::string_view s, std::string_view sub, size_t from = 0);
+/// s.rfind(sub) in linear time.
+size_t rfind(std::string_view s, std::string_view sub);
 /// str.strip/lstrip/rstrip: `chars` absent = whitespace.
 std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right);
 /// str.split(sep, maxsplit); `sep` absent = runs of whitespace.

@@ -63,6 +63,19 @@ TEST(TemplateHostileBudget, ComparingLongStringsCostsByTheirLength) {
   EXPECT_EQ(render("{% set s = 'a' * 1000000 %}{{ [s, s, s] | sort | length }}{{ s == s }}"), "3True");
 }
 
+TEST(TemplateHostileBudget, SubstringSearchIsLinear) {
+  // A search comparing the needle at every position took 10^11 steps here (minutes).
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(render("{% set s = 'a' * 2000000 %}{% set t = 'a' * 100000 ~ 'b' %}{{ t in s }} {{ s.find(t) }} "
+                   "{{ s.rfind(t) }} {{ s.count(t) }} {{ s.split(t) | length }} {{ s.rsplit(t) | length }} "
+                   "{{ s.replace(t, '') | length }} {{ s.strip(t) | length }} {{ s | replace(t, '') | length }}"),
+            "False -1 -1 0 1 1 2000000 0 2000000");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(
+      render("{{ 'aaa'.rsplit('aa') }}{{ 'a,b,c'.rsplit(',', 1) }}{{ 'abc'.rfind('') }}{{ 'abcabc'.rfind('bc') }}"),
+      "['a', '']['a,b', 'c']34");
+}
+
 TEST(TemplateHostileBudget, UniqueIsLinear) {
   // 800,000 items, 100,000 distinct: a set lookup per item (a scan of those seen was 10^11 steps).
   const auto start = std::chrono::steady_clock::now();
