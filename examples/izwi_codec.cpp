@@ -6,12 +6,14 @@
 //
 // PATH is a codec folder (speech_tokenizer/, a decoder-only folder, a transformers Mimi folder),
 // a model folder holding one (Qwen3-TTS speech_tokenizer/, LFM2-Audio tokenizer-*.safetensors)
-// or a moshi Mimi .safetensors file. F.json holds a [codebooks][frames] array of integers. With
-// --chunk-frames the codes go through the streaming decoder N frames at a time. --num-codebooks
-// picks how many codebooks a Mimi decodes or an encoder returns. Decoding: --out writes a float
-// WAV; --json prints one line {"sample_rate":24000,"samples":[...]}. Encoding (any audio file the
-// reader takes, mixed to mono and resampled to the codec's rate): --codes-out writes F.json;
-// --json prints {"codes":[[...]]}. Otherwise a summary line.
+// or a moshi Mimi .safetensors file. F.json holds a [codebooks][frames] array of integers. The
+// codes go through the streaming decoder 128 frames at a time (N with --chunk-frames; then a bad
+// code fails at its chunk) and the audio is written as it comes: memory does not grow with the
+// number of frames. --num-codebooks picks how many codebooks a Mimi decodes or an encoder
+// returns. Decoding: --out writes a float WAV; --json prints one line
+// {"sample_rate":24000,"samples":[...]}. Encoding (any audio file the reader takes, mixed to mono
+// and resampled to the codec's rate): --codes-out writes F.json; --json prints {"codes":[[...]]}.
+// Otherwise a summary line.
 
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
@@ -20,6 +22,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -130,29 +133,38 @@ int main(int argc, char** argv) {
     if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
     const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks, kernels);
+    // Decoded and written a chunk at a time through the streaming path (exact in any chunking),
+    // so memory holds one chunk of audio however many frames come in. Without --chunk-frames
+    // the codes are checked whole first, as decode() checks them: an error writes no audio.
+    if (chunk_frames == 0 || codes.size(1) == 0) codec->check_codes(codes);
+    const int64_t chunk = chunk_frames > 0 ? chunk_frames : izwi::CodecDecoder::kDecodeChunkFrames;
+    std::unique_ptr<izwi::WavWriter> wav;
+    if (!out_path.empty()) wav = std::make_unique<izwi::WavWriter>(out_path, codec->sample_rate());
+    // The JSON line as nlohmann writes {"sample_rate":R,"samples":[...]}, its array a chunk at a time.
+    if (json) std::cout << "{\"sample_rate\":" << codec->sample_rate() << ",\"samples\":[";
     const auto start = std::chrono::steady_clock::now();
-    at::Tensor wav;
-    if (chunk_frames > 0) {
-      const auto state = codec->new_state();
-      std::vector<at::Tensor> pieces;
-      for (int64_t f = 0; f < codes.size(1); f += chunk_frames) {
-        const at::Tensor chunk = codes.narrow(1, f, std::min(chunk_frames, codes.size(1) - f));
-        pieces.push_back(codec->decode_streaming({state.get()}, {chunk})[0]);
+    const auto state = codec->new_state();
+    int64_t samples = 0;
+    for (int64_t f = 0; f < codes.size(1); f += chunk) {
+      const at::Tensor piece =
+          codec->decode_streaming({state.get()}, {codes.narrow(1, f, std::min(chunk, codes.size(1) - f))})[0]
+              .contiguous();
+      const float* data = piece.data_ptr<float>();
+      if (wav) wav->write(data, static_cast<size_t>(piece.numel()));
+      if (json) {
+        const std::string array = nlohmann::json(std::vector<float>(data, data + piece.numel())).dump();
+        std::cout << (samples > 0 ? "," : "") << array.substr(1, array.size() - 2);
       }
-      wav = pieces.empty() ? codec->decode(codes) : at::cat(pieces);
-    } else {
-      wav = codec->decode(codes);
+      samples += piece.numel();
     }
+    if (wav) wav->close();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    wav = wav.contiguous();
-    const std::vector<float> samples(wav.data_ptr<float>(), wav.data_ptr<float>() + wav.numel());
-    if (!out_path.empty()) izwi::write_wav(out_path, samples, codec->sample_rate());
     if (json) {
-      std::cout << nlohmann::json{{"sample_rate", codec->sample_rate()}, {"samples", samples}}.dump() << "\n";
+      std::cout << "]}\n";
     } else {
-      const double audio_seconds = static_cast<double>(samples.size()) / codec->sample_rate();
-      std::cout << codes.size(1) << " frames -> " << samples.size() << " samples (" << audio_seconds << " s) in "
-                << seconds << " s\n";
+      const double audio_seconds = static_cast<double>(samples) / codec->sample_rate();
+      std::cout << codes.size(1) << " frames -> " << samples << " samples (" << audio_seconds << " s) in " << seconds
+                << " s\n";
     }
     return 0;
   });

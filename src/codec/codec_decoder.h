@@ -38,6 +38,9 @@ class CodecDecoder {
   /// InvalidArgument naming the codebook and frame for a code outside [0, codebook_size), or a
   /// wrong number of codebooks.
   virtual at::Tensor decode(const at::Tensor& codes) const = 0;
+  /// The checks decode() makes, with its errors, without decoding (a caller streaming a long
+  /// input checks it whole before writing any audio).
+  virtual void check_codes(const at::Tensor& codes) const = 0;
   virtual std::unique_ptr<CodecDecoderState> new_state() const = 0;
   /// Incremental decode of several streams at once: appends each stream's new frames
   /// (codes [num_codebooks, n_i], n_i >= 1) and returns exactly the samples they add

@@ -63,6 +63,8 @@ at::Tensor StreamingCodecDecoder::forward_in_chunks(const at::Tensor& codes, con
   return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 1);
 }
 
+void StreamingCodecDecoder::check_codes(const at::Tensor& codes) const { checked_codes(codes, "", true, 0); }
+
 at::Tensor StreamingCodecDecoder::decode(const at::Tensor& codes) const {
   const at::Tensor checked = checked_codes(codes, "", true, 0);
   if (checked.size(1) == 0) return at::zeros({0}, at::kFloat);

@@ -19,6 +19,7 @@ namespace izwi {
 class StreamingCodecDecoder : public CodecDecoder {
  public:
   at::Tensor decode(const at::Tensor& codes) const final;
+  void check_codes(const at::Tensor& codes) const final;
   std::unique_ptr<CodecDecoderState> new_state() const final;
   std::vector<at::Tensor> decode_streaming(const std::vector<CodecDecoderState*>& states,
                                            const std::vector<at::Tensor>& new_codes) const final;
