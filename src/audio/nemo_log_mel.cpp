@@ -129,6 +129,12 @@ NemoLogMelConfig NemoLogMelConfig::parse(const JsonFields& p) {
   return c;
 }
 
+int64_t nemo_log_mel_frames(int64_t samples, const NemoLogMelConfig& c) {
+  // The centred STFT's frames over the signal padded by n_fft / 2 each side, then pad_to.
+  const int64_t frames = 1 + (samples + 2 * (c.n_fft / 2) - c.n_fft) / c.hop;
+  return c.pad_to > 0 ? (frames + c.pad_to - 1) / c.pad_to * c.pad_to : frames;
+}
+
 at::Tensor nemo_log_mel(const at::Tensor& waveform, const NemoLogMelConfig& c) {
   if (waveform.dim() != 1) {
     fail(ErrorCode::InvalidArgument, "nemo_log_mel: waveform must be 1-D, got {}-D", waveform.dim());
@@ -173,6 +179,8 @@ at::Tensor nemo_log_mel(const at::Tensor& waveform, const NemoLogMelConfig& c) {
   if (c.pad_to > 0 && frames % c.pad_to != 0) {
     out = at::constant_pad_nd(out, {0, c.pad_to - frames % c.pad_to}, c.pad_value);
   }
+  IZWI_CHECK(out.size(1) == nemo_log_mel_frames(samples, c), "{} log-mel frames, {} expected", out.size(1),
+             nemo_log_mel_frames(samples, c));
   return out;
 }
 

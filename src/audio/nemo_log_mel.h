@@ -40,4 +40,8 @@ struct NemoLogMelConfig {
 /// or holds a non-finite sample.
 at::Tensor nemo_log_mel(const at::Tensor& waveform, const NemoLogMelConfig& config);
 
+/// The number of frames nemo_log_mel gives `samples` samples, from the count alone (a caller
+/// sizes a long input before computing it).
+int64_t nemo_log_mel_frames(int64_t samples, const NemoLogMelConfig& config);
+
 }  // namespace izwi

@@ -74,6 +74,10 @@ at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<flo
   return adapter_(encoder_.encode(mel)).to(at::kCPU, at::kFloat).contiguous();
 }
 
+int64_t Lfm2AudioForConditionalGeneration::audio_positions(int64_t samples) const {
+  return encoder_.output_frames(nemo_log_mel_frames(samples, config_.mel));  // the adapter keeps the length
+}
+
 std::unique_ptr<Lfm2AudioRequestState> Lfm2AudioForConditionalGeneration::make_state(Lfm2AudioPrompt prompt,
                                                                                      Lfm2AudioGeneration mode) const {
   if (prompt.audio_in.defined() && (prompt.audio_in.dim() != 2 || prompt.audio_in.size(1) != config_.lfm.hidden_size)) {
@@ -128,7 +132,20 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     check_sample_rate(sample_rate, "sample_rate", what);
     check_samples(samples.data(), samples.size(), what);
     const int32_t rate = static_cast<int32_t>(config_.mel.sample_rate);
-    audio_rows.push_back(encode_audio(sample_rate == rate ? samples : resample(samples, sample_rate, rate)));
+    const std::vector<float> at_rate = sample_rate == rate ? samples : resample(samples, sample_rate, rate);
+    // Sized before it is encoded (the encoder's memory grows with the audio): audio that cannot
+    // fit the context is refused as the engine would refuse the finished prompt.
+    const int64_t before = static_cast<int64_t>(prompt.modality.size());
+    const int64_t positions = audio_positions(static_cast<int64_t>(at_rate.size()));
+    if (before + positions > spec_.max_positions) {
+      fail(ErrorCode::InvalidArgument,
+           "{}: {:.1f} s of audio make {} audio positions; after the {} positions before them the prompt exceeds "
+           "the limit of {} positions",
+           what, static_cast<double>(at_rate.size()) / rate, positions, before, spec_.max_positions);
+    }
+    audio_rows.push_back(encode_audio(at_rate));
+    IZWI_CHECK(audio_rows.back().size(0) == positions, "{} audio positions, {} expected", audio_rows.back().size(0),
+               positions);
     prompt.modality.insert(prompt.modality.end(), static_cast<size_t>(audio_rows.back().size(0)),
                            Lfm2AudioModality::kAudioIn);
   };

@@ -46,6 +46,8 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   /// embeddings [positions, hidden] float32 CPU: log-mel, FastConformer, adapter. Runs on the
   /// calling thread; the whole turn at once (the encoder attends over all of it).
   at::Tensor encode_audio(const std::vector<float>& samples) const;
+  /// The positions encode_audio makes of `samples` samples, from the count alone.
+  int64_t audio_positions(int64_t samples) const;
   /// A request's state for `prompt` in `mode`.
   std::unique_ptr<Lfm2AudioRequestState> make_state(Lfm2AudioPrompt prompt, Lfm2AudioGeneration mode) const;
   SpeechPrompt audio_chat_prompt(const AudioChatRequest& request, const Tokenizer* tokenizer) const override;
