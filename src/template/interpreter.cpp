@@ -20,8 +20,9 @@ class RaisedError : public EvalError {
   using EvalError::EvalError;
 };
 
-// A scope. Frames are shared: a macro or caller defined in one may be called after its block ends
-// (stored in a namespace), so the interpreter keeps such frames, and their parents, alive.
+// A scope, shared by the scopes under it and by what runs in it. A macro or caller refers to the
+// scope it was defined in weakly: a strong reference from a value in the scope to the scope would be
+// a cycle, and keeping every such scope alive (a macro defined in a loop) pinned gigabytes.
 struct Frame;
 using FramePtr = std::shared_ptr<Frame>;
 struct Frame {
@@ -154,7 +155,7 @@ class Interpreter {
         frame->vars[s.text] = make_macro(s, frame);
         return Flow::Normal;
       case Stmt::Kind::CallBlock: {
-        const std::weak_ptr<Frame> defining = keep(frame);
+        const std::weak_ptr<Frame> defining = frame;
         const Stmt* block = &s;
         Value caller = Value::function([this, block, defining](const CallArgs& args) -> Value {
           return call_body(*block, "caller", defining, args);
@@ -258,14 +259,9 @@ class Interpreter {
     }
   }
 
-  // `frame`, kept alive until the render ends, for a macro or caller defined in it (which refers to
-  // it weakly: a strong reference from a value in the frame to the frame would be a cycle).
-  std::weak_ptr<Frame> keep(const FramePtr& frame) {
-    kept_frames_.push_back(frame);
-    return frame;
-  }
-
-  // A macro's or caller's body, called with `args`, in a scope under the one it was defined in.
+  // A macro's or caller's body, called with `args`, in a scope under the one it was defined in. Called
+  // after that scope ended (stored in a namespace, called after its loop), it fails: Jinja2 itself
+  // no longer sees that scope's variables then.
   Value call_body(const Stmt& block, const std::string& name, const std::weak_ptr<Frame>& defining,
                   const CallArgs& args) {
     if (calls_ >= kMaxCallDepth) {
@@ -277,7 +273,9 @@ class Interpreter {
       int& calls;
       ~Exit() { --calls; }
     } exit{calls_};
-    const FramePtr inner = scope(defining.lock());
+    FramePtr parent = defining.lock();
+    if (!parent) throw EvalError("'" + name + "' was called after the block that defined it ended");
+    const FramePtr inner = scope(parent);
     bind_params(block.params, args, inner, name);
     std::string text;
     exec_body(block.body, inner, text);
@@ -286,7 +284,7 @@ class Interpreter {
 
   Value make_macro(const Stmt& s, const FramePtr& frame) {
     const Stmt* macro = &s;
-    const std::weak_ptr<Frame> defining = keep(frame);
+    const std::weak_ptr<Frame> defining = frame;
     return Value::function([this, macro, defining](const CallArgs& args) -> Value {
       return call_body(*macro, macro->text, defining, args);
     });
@@ -596,10 +594,9 @@ class Interpreter {
   }
 
   FramePtr root_;
-  std::vector<FramePtr> kept_frames_;  // with a macro or caller defined in them
-  std::vector<Value> namespaces_;      // every namespace() made
-  int depth_ = 0;                      // of the evaluator's recursion
-  int calls_ = 0;                      // of macro and caller calls
+  std::vector<Value> namespaces_;  // every namespace() made
+  int depth_ = 0;                  // of the evaluator's recursion
+  int calls_ = 0;                  // of macro and caller calls
 };
 
 void check_expr(const Expr* e) {
