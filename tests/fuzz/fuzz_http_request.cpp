@@ -1,6 +1,6 @@
 // Fuzz target: bytes as a client sends them to izwi-server's HTTP listener (request line, headers,
 // body), over a real loopback TCP connection to an in-process server (tests/data/llama-tiny, an API
-// key, short header and read deadlines). The server answers or closes the connection; whatever it
+// key, a short header deadline). The server answers or closes the connection; whatever it
 // sends starts as an HTTP/1.1 status line; and after every input it still answers GET /health. An
 // exception or signal in the server ends this process, which is the crash the fuzzer looks for.
 
@@ -47,7 +47,7 @@ izwi::server::HttpServer& server() {
     options.host = "127.0.0.1";
     options.port = 0;
     options.api_key = "fuzz-key";  // inputs that carry it reach the routes behind authentication
-    options.connections.header_timeout = std::chrono::milliseconds(500);
+    options.connections.header_timeout = std::chrono::milliseconds(250);
     options.connections.max_body_bytes = 64u << 10;  // a corpus file can pass it
     auto* made = new izwi::server::HttpServer(options);
     std::thread([made] { made->run(); }).detach();  // serves until the process ends
@@ -65,13 +65,14 @@ izwi::server::HttpServer& server() {
   return *s;
 }
 
-// The server's answer to `request`, read until it closes the connection or sends nothing for a
-// second (a kept-alive connection). The write side stays open: the server, as httplib, answers no
-// client that has half-closed its connection.
+// The server's answer to `request`, read until it closes the connection or sends nothing for
+// 0.4 s (a kept-alive connection; an unfinished head is answered 400 at the 0.25 s deadline).
+// The write side stays open: the server, as httplib, answers no client that has half-closed its
+// connection.
 std::string exchange(const std::string& request) {
   const int fd = connect_to_server(server().port());
   require(fd >= 0, "the server takes no connection");
-  const timeval timeout{1, 0};
+  const timeval timeout{0, 400000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
