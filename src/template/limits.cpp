@@ -1,5 +1,6 @@
 #include "template/limits.h"
 
+#include <stdexcept>
 #include <string>
 
 namespace izwi::jinja {
@@ -7,6 +8,7 @@ namespace {
 
 thread_local RenderBudget* current_budget = nullptr;
 thread_local int walk_depth = 0;
+thread_local int64_t step_limit = kMaxRenderSteps;
 
 }  // namespace
 
@@ -25,8 +27,16 @@ void RenderBudget::draw(int64_t bytes, int64_t steps) {
     limit_exceeded("the template builds too many bytes of strings and lists", kMaxRenderBytes);
   }
   budget->steps_ += steps;
-  if (budget->steps_ > kMaxRenderSteps) limit_exceeded("the template takes too many steps", kMaxRenderSteps);
+  if (budget->steps_ > step_limit) limit_exceeded("the template takes too many steps", step_limit);
 }
+
+RenderStepLimit::RenderStepLimit(int64_t steps) : previous_(step_limit) {
+  if (steps < 1 || steps > kMaxRenderSteps) {
+    throw std::invalid_argument("RenderStepLimit: steps must be in [1, kMaxRenderSteps]");
+  }
+  step_limit = steps;
+}
+RenderStepLimit::~RenderStepLimit() { step_limit = previous_; }
 
 void charge_steps(int64_t n) { RenderBudget::draw(0, n); }
 

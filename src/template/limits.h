@@ -50,9 +50,23 @@ class RenderBudget {
   RenderBudget* previous_;
 };
 
+/// While one lives, renders on its thread stop at `steps` instead of kMaxRenderSteps: the fuzz
+/// target's, whose every input must take well under a second under ASan (where kMaxRenderSteps
+/// takes some 20 s). Steps past kMaxRenderSteps are not allowed.
+class RenderStepLimit {
+ public:
+  explicit RenderStepLimit(int64_t steps);
+  ~RenderStepLimit();
+  RenderStepLimit(const RenderStepLimit&) = delete;
+  RenderStepLimit& operator=(const RenderStepLimit&) = delete;
+
+ private:
+  int64_t previous_;
+};
+
 /// Throws the EvalError "render limit exceeded: <what> (limit <limit>)".
 [[noreturn]] void limit_exceeded(const std::string& what, int64_t limit);
-/// Costs `n` steps; a limit error past kMaxRenderSteps.
+/// Costs `n` steps; a limit error past kMaxRenderSteps (or the thread's RenderStepLimit).
 void charge_steps(int64_t n);
 /// A string of `n` bytes is being built: a limit error past kMaxStringBytes, or past kMaxRenderBytes
 /// in all; costs n / kBytesPerStep steps.

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include "template/limits.h"
 #include "test_template_hostile.h"
@@ -30,6 +32,19 @@ constexpr const char* kTooManyBytes =
 const std::string kShared =
     "{% set ns = namespace(a=[1], b=[1]) %}{% for i in range(80) %}{% set ns.a = [ns.a, ns.a] %}"
     "{% set ns.b = [ns.b, ns.b] %}{% endfor %}";
+
+// The fuzz target's lower step limit holds on its thread while it lives, and no higher one exists.
+TEST(TemplateHostileBudget, AThreadsRenderStepLimitStopsItsRendersSooner) {
+  const std::string loop = "{% for i in range(100000) %}{{ i }}{% endfor %}";
+  EXPECT_EQ(render(loop).size(), 488890u);
+  {
+    const jinja::RenderStepLimit limit(1000);
+    EXPECT_TRUE(mentions(error_of(loop), "the template takes too many steps (limit 1000)"));
+    std::thread([&] { EXPECT_EQ(render(loop).size(), 488890u); }).join();  // other threads keep theirs
+  }
+  EXPECT_EQ(render(loop).size(), 488890u);
+  EXPECT_THROW(jinja::RenderStepLimit(jinja::kMaxRenderSteps + 1), std::invalid_argument);
+}
 
 TEST(TemplateHostileBudget, ExponentialMacroRunsOutOfSteps) {
   const Error e =
