@@ -27,24 +27,7 @@ using testing::TempDir;
 
 // A mono 16-bit PCM WAV of `frames` zero samples whose header claims `rate` Hz.
 std::string wav_bytes(uint32_t rate, uint32_t frames) {
-  std::string b;
-  auto u32 = [&](uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
-  auto u16 = [&](uint16_t v) { b.append(reinterpret_cast<const char*>(&v), 2); };
-  const uint32_t data = frames * 2;
-  b += "RIFF";
-  u32(36 + data);
-  b += "WAVEfmt ";
-  u32(16);
-  u16(1);  // PCM
-  u16(1);  // mono
-  u32(rate);
-  u32(rate * 2);
-  u16(2);
-  u16(16);
-  b += "data";
-  u32(data);
-  b.append(data, '\0');
-  return b;
+  return testing::mono_wav_bytes(1, 16, rate, std::string(frames * 2, '\0'));
 }
 
 TEST(HardeningAudio, WavAtOneHertzIsRejectedNamingFileAndRate) {
