@@ -10,6 +10,7 @@
 
 #include "common/cli_main.h"
 #include "io/weight_loader.h"
+#include "kernels/backend.h"
 #include "izwi/errors.h"
 #include "models/checkpoint_presets.h"
 #include "models/random_checkpoint.h"

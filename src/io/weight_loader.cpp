@@ -20,13 +20,6 @@ bool is_float(StDType dtype) {
 
 }  // namespace
 
-at::ScalarType parse_dtype(const std::string& name, const std::string& field) {
-  if (name == "float32" || name == "f32") return at::kFloat;
-  if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
-  if (name == "float16" || name == "f16") return at::kHalf;
-  fail(ErrorCode::InvalidArgument, "{} '{}' is not one of float32, bfloat16, float16", field, name);
-}
-
 WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_dtype, at::ScalarType weight_dtype,
                            const at::Device& device)
     : WeightSource(compute_dtype, weight_dtype, device), model_dir_(model_dir) {
@@ -123,11 +116,25 @@ at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected a floating-point type", loc.file->path(),
          info.name, st_dtype_name(info.dtype));
   }
-  used_.insert(name);
-  return read_tensor(*loc.file, info);
+  at::Tensor tensor = read_tensor(*loc.file, info);
+  use(name);
+  return tensor;
 }
 
-void WeightLoader::skip(const std::string& name) { used_.insert(name); }
+void WeightLoader::skip(const std::string& name) { use(name); }
+
+void WeightLoader::set_progress(std::function<void(int64_t, int64_t)> progress) {
+  progress_ = std::move(progress);
+  total_bytes_ = 0;
+  for (const auto& [name, loc] : tensors_) total_bytes_ += static_cast<int64_t>(loc.info->end - loc.info->begin);
+}
+
+void WeightLoader::use(const std::string& name) {
+  if (!used_.insert(name).second) return;
+  const auto it = tensors_.find(name);
+  if (it != tensors_.end()) used_bytes_ += static_cast<int64_t>(it->second.info->end - it->second.info->begin);
+  if (progress_) progress_(used_bytes_, total_bytes_);
+}
 
 void WeightLoader::finish() const {
   std::vector<std::string> unused;

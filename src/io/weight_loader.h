@@ -35,6 +35,9 @@ class WeightLoader final : public WeightSource {
   /// Files every stored tensor under `rename(stored name)` (a checkpoint written with another
   /// library's names); messages keep naming the stored tensor. InvalidFormat when two collide.
   void rename(const std::function<std::string(const std::string&)>& rename);
+  /// Calls `progress(done, total)` with the bytes of stored tensors read or skipped so far after
+  /// each one (EngineConfig::on_load_progress); null = none.
+  void set_progress(std::function<void(int64_t done, int64_t total)> progress);
 
  protected:
   at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) override;
@@ -50,9 +53,12 @@ class WeightLoader final : public WeightSource {
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, Location> tensors_;
   std::set<std::string> used_;
-};
+  std::function<void(int64_t, int64_t)> progress_;
+  int64_t total_bytes_ = 0;
+  int64_t used_bytes_ = 0;
 
-/// Parses a dtype name ("float32", "bfloat16", "float16"); InvalidArgument naming `field` otherwise.
-at::ScalarType parse_dtype(const std::string& name, const std::string& field = "dtype");
+  /// Marks `name` used, counting its bytes once and reporting progress.
+  void use(const std::string& name);
+};
 
 }  // namespace izwi
