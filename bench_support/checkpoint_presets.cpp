@@ -1,4 +1,4 @@
-#include "models/checkpoint_presets.h"
+#include "bench_support/checkpoint_presets.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "kernels/cpu/fma_peak.h"
+#include "bench_support/fma_peak.h"
 
 #include <ATen/Parallel.h>
 

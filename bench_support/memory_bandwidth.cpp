@@ -1,4 +1,4 @@
-#include "kernels/cpu/memory_bandwidth.h"
+#include "bench_support/memory_bandwidth.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

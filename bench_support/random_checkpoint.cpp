@@ -1,17 +1,17 @@
-#include "models/random_checkpoint.h"
+#include "bench_support/random_checkpoint.h"
 
 #include <filesystem>
 #include <fstream>
 
+#include "bench_support/checkpoint_presets.h"
+#include "bench_support/random_weights.h"
+#include "bench_support/safetensors_writer.h"
 #include "codec/mimi_decoder.h"
 #include "codec/mimi_encoder.h"
 #include "codec/qwen3_tts_codec_decoder.h"
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "io/hf_config.h"
-#include "io/random_weights.h"
-#include "io/safetensors_writer.h"
-#include "models/checkpoint_presets.h"
 #include "models/model_registry.h"
 
 namespace izwi {

@@ -1,4 +1,4 @@
-#include "io/random_weights.h"
+#include "bench_support/random_weights.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 

@@ -1,4 +1,4 @@
-#include "io/safetensors_writer.h"
+#include "bench_support/safetensors_writer.h"
 
 #include <nlohmann/json.hpp>
 

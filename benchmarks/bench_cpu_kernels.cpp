@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support/fma_peak.h"
+#include "bench_support/memory_bandwidth.h"
+#include "bench_support/random_weights.h"
 #include "codec/causal_conv.h"
-#include "io/random_weights.h"
 #include "kernels/cpu/attention_inputs_cpu.h"
-#include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/linear_cpu.h"
-#include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/paged_attention_cpu.h"
 #include "kernels/cpu/panel_linear_cpu.h"
 #include "kernels/cpu/rms_norm_cpu.h"

@@ -38,6 +38,7 @@
 #include <thread>
 
 #include "bench_engine_config.h"
+#include "bench_support/memory_bandwidth.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/op_profile.h"
@@ -47,7 +48,6 @@
 #include "executor/torch_executor.h"
 #include "io/weight_loader.h"
 #include "izwi/engine.h"
-#include "kernels/cpu/memory_bandwidth.h"
 #include "roofline_probes.h"
 
 namespace {

@@ -8,12 +8,12 @@
 
 #include <iostream>
 
+#include "bench_support/checkpoint_presets.h"
+#include "bench_support/random_checkpoint.h"
 #include "common/cli_main.h"
 #include "io/weight_loader.h"
-#include "kernels/backend.h"
 #include "izwi/errors.h"
-#include "models/checkpoint_presets.h"
-#include "models/random_checkpoint.h"
+#include "kernels/backend.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Write a random-weight checkpoint of a real model shape"};

@@ -30,13 +30,13 @@
 #include <thread>
 
 #include "bench_engine_config.h"
+#include "bench_support/memory_bandwidth.h"
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/op_profile.h"
 #include "common/percentile.h"
 #include "izwi/engine.h"
-#include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "roofline_probes.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/memory_bandwidth.h"
+#include "bench_support/fma_peak.h"
+#include "bench_support/memory_bandwidth.h"
 
 namespace izwi::bench {
 

@@ -7,14 +7,14 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "bench_support/random_weights.h"
+#include "bench_support/safetensors_writer.h"
 #include "codec/mimi_config.h"
 #include "codec/mimi_encoder.h"
 #include "common/json_fields.h"
 #include "common/reference.h"
-#include "io/random_weights.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
-#include "io/safetensors_writer.h"
 
 namespace izwi::testing {
 

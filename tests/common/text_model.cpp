@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
+#include "bench_support/checkpoint_presets.h"
+#include "bench_support/random_checkpoint.h"
 #include "common/reference.h"
-#include "models/checkpoint_presets.h"
-#include "models/random_checkpoint.h"
 
 namespace izwi::testing {
 

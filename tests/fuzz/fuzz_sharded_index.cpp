@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "bench_support/safetensors_writer.h"
 #include "fuzz_support.h"
-#include "io/safetensors_writer.h"
 #include "io/weight_loader.h"
 #include "izwi/errors.h"
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_support/random_weights.h"
+#include "bench_support/safetensors_writer.h"
 #include "codec/codec_decoder.h"
 #include "codec/mimi_config.h"
 #include "codec/mimi_decoder.h"
@@ -19,8 +21,6 @@
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
-#include "io/random_weights.h"
-#include "io/safetensors_writer.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "tokenizer/byte_level.h"

@@ -8,11 +8,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "bench_support/checkpoint_presets.h"
+#include "bench_support/random_checkpoint.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "izwi/engine.h"
-#include "models/checkpoint_presets.h"
-#include "models/random_checkpoint.h"
 
 namespace izwi {
 namespace {

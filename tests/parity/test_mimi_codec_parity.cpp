@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 
+#include "bench_support/safetensors_writer.h"
 #include "codec/codec_decoder.h"
 #include "codec/codec_encoder.h"
 #include "common/error_message.h"
@@ -17,7 +18,6 @@
 #include "common/temp_dir.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
-#include "io/safetensors_writer.h"
 #include "izwi/audio.h"
 
 namespace izwi {

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_support/safetensors_writer.h"
 #include "codec/codec_decoder.h"
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
-#include "io/safetensors_writer.h"
 #include "kernels/cpu/panel_kernels.h"
 
 namespace izwi {

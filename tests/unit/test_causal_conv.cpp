@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include "bench_support/random_weights.h"
 #include "codec/causal_conv.h"
-#include "io/random_weights.h"
 #include "kernels/cpu/panel_kernels.h"
 
 namespace izwi {

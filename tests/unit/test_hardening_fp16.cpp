@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support/safetensors_writer.h"
 #include "common/error_message.h"
 #include "common/model_runner.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
-#include "io/safetensors_writer.h"
 #include "izwi/config.h"
 #include "izwi/engine.h"
 #include "izwi/errors.h"

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support/safetensors_writer.h"
 #include "codec/codec_decoder.h"
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
-#include "io/safetensors_writer.h"
 #include "io/weight_source.h"
 #include "izwi/config.h"
 #include "izwi/engine.h"
