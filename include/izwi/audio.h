@@ -1,7 +1,8 @@
 #pragma once
 /// @file audio.h
 /// Audio in: decoding files (WAV, FLAC, OGG/Vorbis, MP3), mixing to mono, resampling, and writing
-/// float WAV. Errors are izwi::Error (see errors.h) whose message names the file or parameter.
+/// WAV (16-bit PCM or 32-bit float). Errors are izwi::Error (see errors.h) whose message names the
+/// file or parameter.
 
 #include <cstddef>
 #include <memory>
@@ -43,15 +44,22 @@ IZWI_API std::vector<float> resample(const std::vector<float>& mono, int from_ra
 /// read_audio, to_mono, then resample to `target_rate`: what a speech model needs from a file.
 IZWI_API std::vector<float> load_audio_mono(const std::string& path, int target_rate);
 
-/// Writes mono samples as a 32-bit float WAV file.
-IZWI_API void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate);
+/// How a written WAV file stores its samples.
+enum class WavFormat {
+  Float32,  ///< 32-bit float in a WAVE_FORMAT_EXTENSIBLE header: the samples exactly.
+  Pcm16,    ///< 16-bit integer PCM, clipped to [-1, 1]: half the bytes, read by every player.
+};
 
-/// A mono 32-bit float WAV file written chunk by chunk, as streamed speech arrives. The header
-/// is completed by close() (or the destructor, which cannot report a failure).
+/// Writes mono samples as a WAV file.
+IZWI_API void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate,
+                        WavFormat format = WavFormat::Float32);
+
+/// A mono WAV file written chunk by chunk, as streamed speech arrives. The header is completed
+/// by close() (or the destructor, which cannot report a failure).
 class IZWI_API WavWriter {
  public:
   /// Throws InvalidArgument naming the file when it cannot be created or the rate is not positive.
-  WavWriter(const std::string& path, int sample_rate);
+  WavWriter(const std::string& path, int sample_rate, WavFormat format = WavFormat::Float32);
   ~WavWriter();
   WavWriter(const WavWriter&) = delete;
   WavWriter& operator=(const WavWriter&) = delete;

@@ -135,10 +135,18 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
   return audio;
 }
 
+}  // namespace
+
+AudioFileFormat wav_file_format(WavFormat format) {
+  return format == WavFormat::Pcm16 ? AudioFileFormat::WavPcm16 : AudioFileFormat::Wav;
+}
+
 int sndfile_format(AudioFileFormat format) {
   switch (format) {
     case AudioFileFormat::Wav:
-      return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+      return SF_FORMAT_WAVEX | SF_FORMAT_FLOAT;
+    case AudioFileFormat::WavPcm16:
+      return SF_FORMAT_WAV | SF_FORMAT_PCM_16;
     case AudioFileFormat::Flac:
       return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
     case AudioFileFormat::OggVorbis:
@@ -148,8 +156,6 @@ int sndfile_format(AudioFileFormat format) {
   }
   IZWI_CHECK(false, "unknown AudioFileFormat {}", static_cast<int>(format));
 }
-
-}  // namespace
 
 AudioBuffer read_audio(const std::string& path) {
   std::error_code ec;
@@ -185,6 +191,7 @@ void write_audio(const std::string& path, const AudioBuffer& audio, AudioFileFor
   }
   SndfilePtr file(sf_open(path.c_str(), SFM_WRITE, &info));
   if (!file) fail(ErrorCode::InvalidArgument, "cannot create audio file '{}': {}", path, sf_strerror(nullptr));
+  sf_command(file.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);  // integer formats: clip, not wrap, past +-1
   const auto frames = static_cast<sf_count_t>(audio.frames());
   if (sf_writef_float(file.get(), audio.samples.data(), frames) != frames) {
     fail(ErrorCode::InvalidArgument, "cannot write audio file '{}': {}", path, sf_strerror(file.get()));
@@ -192,8 +199,8 @@ void write_audio(const std::string& path, const AudioBuffer& audio, AudioFileFor
   if (sf_close(file.release()) != 0) fail(ErrorCode::InvalidArgument, "cannot finish audio file '{}'", path);
 }
 
-void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate) {
-  write_audio(path, AudioBuffer{mono, sample_rate, 1}, AudioFileFormat::Wav);
+void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate, WavFormat format) {
+  write_audio(path, AudioBuffer{mono, sample_rate, 1}, wav_file_format(format));
 }
 
 std::vector<float> load_audio_mono(const std::string& path, int target_rate) {

@@ -1,5 +1,6 @@
 #include <sndfile.h>
 
+#include "audio/audio_file.h"
 #include "audio/sample_checks.h"
 #include "common/check.h"
 #include "izwi/audio.h"
@@ -10,15 +11,17 @@ struct WavWriter::File {
   SNDFILE* handle = nullptr;
 };
 
-WavWriter::WavWriter(const std::string& path, int sample_rate) : file_(std::make_unique<File>()), path_(path) {
+WavWriter::WavWriter(const std::string& path, int sample_rate, WavFormat format)
+    : file_(std::make_unique<File>()), path_(path) {
   check_sample_rate(sample_rate, "sample_rate", "writing audio file '" + path + "'");
   SF_INFO info{};
   info.samplerate = sample_rate;
   info.channels = 1;
-  info.format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+  info.format = sndfile_format(wav_file_format(format));
   file_->handle = sf_open(path.c_str(), SFM_WRITE, &info);
   if (file_->handle == nullptr)
     fail(ErrorCode::InvalidArgument, "cannot create audio file '{}': {}", path, sf_strerror(nullptr));
+  sf_command(file_->handle, SFC_SET_CLIPPING, nullptr, SF_TRUE);  // 16-bit: clip, not wrap, past +-1
 }
 
 WavWriter::~WavWriter() {
