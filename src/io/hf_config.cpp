@@ -9,8 +9,16 @@ HfConfig HfConfig::load(const std::string& model_dir) {
   HfConfig config;
   config.model_dir_ = model_dir;
   config.path_ = (std::filesystem::path(model_dir) / "config.json").string();
-  if (!std::filesystem::is_directory(model_dir))
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(model_dir, ec)) {
+    fail(ErrorCode::InvalidArgument, "model folder '{}' is a file; give the model's folder", model_dir);
+  }
+  if (!std::filesystem::is_directory(model_dir, ec)) {
     fail(ErrorCode::NotFound, "model folder '{}' does not exist", model_dir);
+  }
+  if (!std::filesystem::exists(config.path_, ec)) {
+    fail(ErrorCode::NotFound, "model folder '{}' has no config.json: not a model folder", model_dir);
+  }
   config.json_ = read_json_file(config.path_);
   if (!config.json_.is_object()) fail(ErrorCode::InvalidFormat, "{}: expected a JSON object", config.path_);
   return config;

@@ -138,7 +138,11 @@ Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) 
 
 Tokenizer Tokenizer::from_dir(const std::string& dir) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) fail(ErrorCode::NotFound, "tokenizer folder '{}' does not exist", dir);
+  std::error_code ec;
+  if (fs::is_regular_file(dir, ec)) {
+    fail(ErrorCode::InvalidArgument, "tokenizer folder '{}' is a file; give the model's folder", dir);
+  }
+  if (!fs::is_directory(dir, ec)) fail(ErrorCode::NotFound, "tokenizer folder '{}' does not exist", dir);
   auto impl = std::make_shared<Impl>();
   const fs::path tekken = fs::path(dir) / "tekken.json", hf = fs::path(dir) / "tokenizer.json";
   const fs::path vocab = fs::path(dir) / "vocab.json", spm = fs::path(dir) / "tokenizer.model";
