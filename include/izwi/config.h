@@ -4,6 +4,7 @@
 /// tokens per step, chunked prefill and preemption on, FCFS).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "izwi/export.h"
@@ -83,6 +84,10 @@ struct IZWI_API EngineConfig {
 
   // Logging
   std::string log_level = "warn";  ///< trace, debug, info, warn, error, off.
+  /// Called on the constructing thread as the model's weights load, with the bytes of stored
+  /// tensors read (or skipped) so far and the checkpoint's total; the last call has done == total.
+  /// For progress bars. Not part of the JSON form.
+  std::function<void(int64_t done_bytes, int64_t total_bytes)> on_load_progress;
 
   /// Throws izwi::Error(InvalidArgument) naming the first field out of range. Upper bounds:
   /// max_batch_size <= 4096, max_tokens_per_step <= 2^20, max_seq_len <= 2^24, block_size <= 1024,
