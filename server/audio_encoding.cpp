@@ -6,11 +6,20 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/enum_names.h"
 #include "server/api_error.h"
 
 namespace izwi::server {
 
 namespace {
+
+// OpenAI's response_format names.
+constexpr EnumName<AudioFormat> kAudioFormatNames[] = {
+    {AudioFormat::Wav, "wav"}, {AudioFormat::Flac, "flac"}, {AudioFormat::Pcm, "pcm"}};
+static_assert(enum_names_in_order(kAudioFormatNames));
+constexpr EnumName<AudioFormat> kContentTypes[] = {
+    {AudioFormat::Wav, "audio/wav"}, {AudioFormat::Flac, "audio/flac"}, {AudioFormat::Pcm, "audio/pcm"}};
+static_assert(enum_names_in_order(kContentTypes));
 
 /// libsndfile's virtual I/O over a growing string.
 struct MemoryFile {
@@ -59,22 +68,11 @@ void put_u16(std::string& out, uint16_t v) {
 }  // namespace
 
 AudioFormat parse_audio_format(const std::string& name) {
-  if (name == "wav") return AudioFormat::Wav;
-  if (name == "flac") return AudioFormat::Flac;
-  if (name == "pcm") return AudioFormat::Pcm;
+  if (const auto format = enum_from_name(kAudioFormatNames, name)) return *format;
   bad_param("response_format", "'response_format' = '{}' is not supported; use wav, flac or pcm", name);
 }
 
-const char* content_type(AudioFormat format) {
-  switch (format) {
-    case AudioFormat::Wav:
-      return "audio/wav";
-    case AudioFormat::Flac:
-      return "audio/flac";
-    default:
-      return "audio/pcm";
-  }
-}
+const char* content_type(AudioFormat format) { return enum_name(kContentTypes, format, "audio/pcm"); }
 
 std::string pcm16(const float* samples, size_t count) {
   std::string out;

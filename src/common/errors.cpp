@@ -1,47 +1,35 @@
 #include "izwi/errors.h"
 
+#include "common/enum_names.h"
 #include "izwi/output.h"
 
 namespace izwi {
 
-const char* to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NotFound:
-      return "NotFound";
-    case ErrorCode::Unsupported:
-      return "Unsupported";
-    case ErrorCode::InvalidFormat:
-      return "InvalidFormat";
-    case ErrorCode::ResourceExhausted:
-      return "ResourceExhausted";
-    case ErrorCode::Aborted:
-      return "Aborted";
-    case ErrorCode::Internal:
-      return "Internal";
-  }
-  return "Unknown";
-}
+namespace {
+
+constexpr EnumName<ErrorCode> kErrorCodeNames[] = {
+    {ErrorCode::InvalidArgument, "InvalidArgument"},
+    {ErrorCode::NotFound, "NotFound"},
+    {ErrorCode::Unsupported, "Unsupported"},
+    {ErrorCode::InvalidFormat, "InvalidFormat"},
+    {ErrorCode::ResourceExhausted, "ResourceExhausted"},
+    {ErrorCode::Aborted, "Aborted"},
+    {ErrorCode::Internal, "Internal"},
+};
+static_assert(enum_names_in_order(kErrorCodeNames));
+
+constexpr EnumName<FinishReason> kFinishReasonNames[] = {
+    {FinishReason::None, "none"}, {FinishReason::Eos, "eos"},     {FinishReason::Length, "length"},
+    {FinishReason::Stop, "stop"}, {FinishReason::Abort, "abort"}, {FinishReason::Error, "error"},
+};
+static_assert(enum_names_in_order(kFinishReasonNames));
+
+}  // namespace
+
+const char* to_string(ErrorCode code) noexcept { return enum_name(kErrorCodeNames, code, "Unknown"); }
 
 Error::Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
 
-const char* to_string(FinishReason reason) noexcept {
-  switch (reason) {
-    case FinishReason::None:
-      return "none";
-    case FinishReason::Eos:
-      return "eos";
-    case FinishReason::Length:
-      return "length";
-    case FinishReason::Stop:
-      return "stop";
-    case FinishReason::Abort:
-      return "abort";
-    case FinishReason::Error:
-      return "error";
-  }
-  return "unknown";
-}
+const char* to_string(FinishReason reason) noexcept { return enum_name(kFinishReasonNames, reason, "unknown"); }
 
 }  // namespace izwi

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "common/enum_names.h"
+
 namespace izwi {
 
 namespace {
@@ -18,37 +20,25 @@ void wait_for_device() {
   if (const OpProfileFence f = fence.load(std::memory_order_relaxed)) f();
 }
 
+constexpr EnumName<ProfiledOp> kProfiledOpNames[] = {
+    {ProfiledOp::Linear, "linear"},
+    {ProfiledOp::Attention, "attention"},
+    {ProfiledOp::Norm, "norm"},
+    {ProfiledOp::Rope, "rope"},
+    {ProfiledOp::AttentionInputs, "attention_inputs"},
+    {ProfiledOp::Activation, "activation"},
+    {ProfiledOp::ShortConv, "short_conv"},
+    {ProfiledOp::Forward, "forward"},
+    {ProfiledOp::GraphReplay, "graph_replay"},
+    {ProfiledOp::Sample, "sample"},
+    {ProfiledOp::AudioDecode, "audio_decode"},
+    {ProfiledOp::Step, "step"},
+};
+static_assert(enum_names_in_order(kProfiledOpNames));
+
 }  // namespace
 
-const char* profiled_op_name(ProfiledOp op) {
-  switch (op) {
-    case ProfiledOp::Linear:
-      return "linear";
-    case ProfiledOp::Attention:
-      return "attention";
-    case ProfiledOp::Norm:
-      return "norm";
-    case ProfiledOp::Rope:
-      return "rope";
-    case ProfiledOp::AttentionInputs:
-      return "attention_inputs";
-    case ProfiledOp::Activation:
-      return "activation";
-    case ProfiledOp::ShortConv:
-      return "short_conv";
-    case ProfiledOp::Forward:
-      return "forward";
-    case ProfiledOp::GraphReplay:
-      return "graph_replay";
-    case ProfiledOp::Sample:
-      return "sample";
-    case ProfiledOp::AudioDecode:
-      return "audio_decode";
-    case ProfiledOp::Step:
-      return "step";
-  }
-  return "?";
-}
+const char* profiled_op_name(ProfiledOp op) { return enum_name(kProfiledOpNames, op, "?"); }
 
 StepProfile profile_of_steps(const OpProfile& profile, int64_t tokens) {
   StepProfile steps;

@@ -1,6 +1,7 @@
 #include "tokenizer/chat_template.h"
 
 #include "common/check.h"
+#include "common/enum_names.h"
 
 namespace izwi {
 namespace {
@@ -96,17 +97,14 @@ jinja::ChatTemplateInputs chat_template_inputs(const std::vector<ChatMessage>& m
   return in;
 }
 
-const char* to_string(ChatTemplateFamily family) noexcept {
-  switch (family) {
-    case ChatTemplateFamily::ChatML:
-      return "ChatML";
-    case ChatTemplateFamily::Llama3:
-      return "Llama3";
-    case ChatTemplateFamily::Mistral:
-      return "Mistral";
-  }
-  return "?";
-}
+constexpr EnumName<ChatTemplateFamily> kChatTemplateFamilyNames[] = {
+    {ChatTemplateFamily::ChatML, "ChatML"},
+    {ChatTemplateFamily::Llama3, "Llama3"},
+    {ChatTemplateFamily::Mistral, "Mistral"},
+};
+static_assert(enum_names_in_order(kChatTemplateFamilyNames));
+
+const char* to_string(ChatTemplateFamily family) noexcept { return enum_name(kChatTemplateFamilyNames, family, "?"); }
 
 std::optional<ChatTemplateFamily> detect_chat_family(const std::string& jinja, bool tekken,
                                                      const std::function<bool(std::string_view)>& has_token) {

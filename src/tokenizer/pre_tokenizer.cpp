@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/enum_names.h"
 #include "common/json_fields.h"
 #include "tokenizer/json_input.h"
 #include "tokenizer/utf8.h"
@@ -19,12 +20,18 @@ constexpr const char* kWhitespacePattern = "[" IZWI_WORD "]+|[^" IZWI_WORD IZWI_
 #undef IZWI_WORD
 #undef IZWI_SPACE
 
+// tokenizers' SplitDelimiterBehavior names.
+constexpr EnumName<SplitBehavior> kSplitBehaviorNames[] = {
+    {SplitBehavior::Removed, "Removed"},
+    {SplitBehavior::Isolated, "Isolated"},
+    {SplitBehavior::MergedWithPrevious, "MergedWithPrevious"},
+    {SplitBehavior::MergedWithNext, "MergedWithNext"},
+    {SplitBehavior::Contiguous, "Contiguous"},
+};
+static_assert(enum_names_in_order(kSplitBehaviorNames));
+
 SplitBehavior behavior_of(const std::string& name, const std::string& origin) {
-  if (name == "Removed") return SplitBehavior::Removed;
-  if (name == "Isolated") return SplitBehavior::Isolated;
-  if (name == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
-  if (name == "MergedWithNext") return SplitBehavior::MergedWithNext;
-  if (name == "Contiguous") return SplitBehavior::Contiguous;
+  if (const auto behavior = enum_from_name(kSplitBehaviorNames, name)) return *behavior;
   fail(ErrorCode::Unsupported, "{}: split behavior '{}' is not supported", origin, name);
 }
 
