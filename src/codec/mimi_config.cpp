@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "io/config_fields.h"
 #include "io/hf_config.h"
 
 namespace izwi {
@@ -28,37 +29,56 @@ int64_t MimiConfig::hop_length() const {
   return total;
 }
 
+namespace {
+
+// Absent keys keep MimiConfig's defaults (kyutai/mimi). Bounds that depend on other fields
+// (upsample_groups, num_semantic_quantizers) are checked in parse.
+constexpr ConfigField<MimiConfig> kMimiFields[] = {
+    {"sampling_rate", &MimiConfig::sample_rate, 1000, 768000},
+    {"hidden_size", &MimiConfig::hidden_size, 1, kMaxHiddenSize},
+    {"num_filters", &MimiConfig::num_filters, 1, kMaxHiddenSize},
+    {"num_residual_layers", &MimiConfig::num_residual_layers, 0, 16},
+    {"kernel_size", &MimiConfig::kernel_size, 1, kMaxConvKernel},
+    {"last_kernel_size", &MimiConfig::last_kernel_size, 1, kMaxConvKernel},
+    {"residual_kernel_size", &MimiConfig::residual_kernel_size, 1, kMaxConvKernel},
+    {"dilation_growth_rate", &MimiConfig::dilation_growth_rate, 1, 16},
+    {"compress", &MimiConfig::compress, 1, kMaxHiddenSize},
+};
+constexpr ConfigField<SplitRvqConfig> kQuantizerFields[] = {
+    {"num_quantizers", &SplitRvqConfig::num_quantizers, 1, kMaxCodebooks},
+    {"codebook_size", &SplitRvqConfig::codebook_size, 1, kMaxVocabSize},
+    {"codebook_dim", &SplitRvqConfig::dim, 1, kMaxHiddenSize},
+};
+// num_key_value_heads and head_dim default to values derived from the others (set after reading).
+constexpr ConfigField<WindowedTransformerConfig> kTransformerFields[] = {
+    {"intermediate_size", &WindowedTransformerConfig::intermediate_size, 1, kMaxIntermediateSize},
+    {"num_hidden_layers", &WindowedTransformerConfig::num_layers, 0, kMaxLayers},
+    {"num_attention_heads", &WindowedTransformerConfig::num_heads, 1, kMaxHeads},
+    {"num_key_value_heads", &WindowedTransformerConfig::num_kv_heads, 1, kMaxHeads},
+    {"head_dim", &WindowedTransformerConfig::head_dim, 2, kMaxHeadDim},
+    {"sliding_window", &WindowedTransformerConfig::sliding_window, 1, kMaxPositions},
+    {"norm_eps", &WindowedTransformerConfig::norm_eps, 0, kMaxNormEps},
+    {"rope_theta", &WindowedTransformerConfig::rope_theta, 0, kMaxRopeTheta, kKeep, true},
+};
+
+}  // namespace
+
 MimiConfig MimiConfig::parse(const JsonFields& f) {
   MimiConfig c;
   const std::string& origin = f.origin();
-  c.sample_rate = f.get_or<int32_t>("sampling_rate", c.sample_rate);
-  c.hidden_size = f.get_or<int64_t>("hidden_size", c.hidden_size);
-  c.num_filters = f.get_or<int64_t>("num_filters", c.num_filters);
-  c.num_residual_layers = f.get_or<int64_t>("num_residual_layers", c.num_residual_layers);
+  read_fields(f, kMimiFields, c);
   c.upsampling_ratios = f.get_or<std::vector<int64_t>>("upsampling_ratios", c.upsampling_ratios);
-  c.kernel_size = f.get_or<int64_t>("kernel_size", c.kernel_size);
-  c.last_kernel_size = f.get_or<int64_t>("last_kernel_size", c.last_kernel_size);
-  c.residual_kernel_size = f.get_or<int64_t>("residual_kernel_size", c.residual_kernel_size);
-  c.dilation_growth_rate = f.get_or<int64_t>("dilation_growth_rate", c.dilation_growth_rate);
-  c.compress = f.get_or<int64_t>("compress", c.compress);
   c.upsample_groups = f.get_or<int64_t>("upsample_groups", c.upsample_groups);
   SplitRvqConfig& q = c.quantizer;
-  q.num_quantizers = f.get_or<int64_t>("num_quantizers", q.num_quantizers);
+  read_fields(f, kQuantizerFields, q);
   q.num_semantic = f.get_or<int64_t>("num_semantic_quantizers", q.num_semantic);
-  q.codebook_size = f.get_or<int64_t>("codebook_size", q.codebook_size);
-  q.dim = f.get_or<int64_t>("codebook_dim", q.dim);
   q.output_dim = c.hidden_size;
   WindowedTransformerConfig& t = c.transformer;
   t.input_dim = t.hidden_size = c.hidden_size;
-  t.intermediate_size = f.get_or<int64_t>("intermediate_size", t.intermediate_size);
-  t.num_layers = f.get_or<int64_t>("num_hidden_layers", t.num_layers);
-  t.num_heads = f.get_or<int64_t>("num_attention_heads", t.num_heads);
-  t.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", t.num_heads);
-  t.head_dim = f.get_or<int64_t>("head_dim", c.hidden_size / std::max<int64_t>(t.num_heads, 1));
-  t.sliding_window = f.get_or<int64_t>("sliding_window", t.sliding_window);
-  t.norm_eps = f.get_or<double>("norm_eps", t.norm_eps);
+  read_fields(f, kTransformerFields, t);
+  if (!f.has("num_key_value_heads")) t.num_kv_heads = t.num_heads;
+  if (!f.has("head_dim")) t.head_dim = c.hidden_size / std::max<int64_t>(t.num_heads, 1);
   t.attention_bias = f.get_or<bool>("attention_bias", false);
-  t.rope_theta = f.get_or<double>("rope_theta", t.rope_theta);
   if (const std::optional<JsonFields> rope = f.object("rope_parameters")) {
     t.rope_theta = rope->get_or<double>("rope_theta", t.rope_theta);
     const std::string type = rope->get_or<std::string>("rope_type", "default");
@@ -66,30 +86,13 @@ MimiConfig MimiConfig::parse(const JsonFields& f) {
       fail(ErrorCode::Unsupported, "{}: rope_type '{}' is not supported (only default)", origin, type);
   }
 
-  require_in_range(origin, {{"sampling_rate", c.sample_rate, 1000, 768000},
-                            {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                            {"num_filters", c.num_filters, 1, kMaxHiddenSize},
-                            {"num_residual_layers", c.num_residual_layers, 0, 16},
-                            {"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 1, 8},
-                            {"kernel_size", c.kernel_size, 1, kMaxConvKernel},
-                            {"last_kernel_size", c.last_kernel_size, 1, kMaxConvKernel},
-                            {"residual_kernel_size", c.residual_kernel_size, 1, kMaxConvKernel},
-                            {"dilation_growth_rate", c.dilation_growth_rate, 1, 16},
-                            {"compress", c.compress, 1, kMaxHiddenSize},
-                            {"upsample_groups", c.upsample_groups, 1, c.hidden_size},
-                            {"num_quantizers", q.num_quantizers, 1, kMaxCodebooks},
-                            {"num_semantic_quantizers", q.num_semantic, 1, q.num_quantizers},
-                            {"codebook_size", q.codebook_size, 1, kMaxVocabSize},
-                            {"codebook_dim", q.dim, 1, kMaxHiddenSize},
-                            {"intermediate_size", t.intermediate_size, 1, kMaxIntermediateSize},
-                            {"num_hidden_layers", t.num_layers, 0, kMaxLayers},
-                            {"num_attention_heads", t.num_heads, 1, kMaxHeads},
-                            {"num_key_value_heads", t.num_kv_heads, 1, kMaxHeads},
-                            {"head_dim", t.head_dim, 2, kMaxHeadDim},
-                            {"sliding_window", t.sliding_window, 1, kMaxPositions}});
+  check_fields(origin, kMimiFields, c);
+  require_in_range(origin, {{"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 1, 8},
+                            {"upsample_groups", c.upsample_groups, 1, c.hidden_size}});
+  check_fields(origin, kQuantizerFields, q);
+  require_in_range(origin, {{"num_semantic_quantizers", q.num_semantic, 1, q.num_quantizers}});
+  check_fields(origin, kTransformerFields, t);
   for (const int64_t r : c.upsampling_ratios) require_in_range(origin, {{"upsampling_ratios", r, 1, kMaxUpsampleRate}});
-  require_real_in_range(
-      origin, {{"norm_eps", t.norm_eps, 0, kMaxNormEps}, {"rope_theta", t.rope_theta, 0, kMaxRopeTheta, true}});
   if (t.num_heads % t.num_kv_heads != 0 || t.head_dim % 2 != 0) {
     fail(ErrorCode::InvalidFormat,
          "{}: {} heads, {} key/value heads and head_dim {} do not fit (whole groups, even head_dim)", origin,

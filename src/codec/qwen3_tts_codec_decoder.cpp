@@ -7,50 +7,53 @@
 
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "io/config_fields.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
 
 namespace izwi {
+namespace {
+
+// Qwen3-TTS-Tokenizer-12Hz's decoder where a key is absent.
+constexpr ConfigField<Qwen3TtsCodecConfig> kCodecFields[] = {
+    {"codebook_size", &Qwen3TtsCodecConfig::codebook_size, 1, kMaxVocabSize, 2048},
+    {"codebook_dim", &Qwen3TtsCodecConfig::codebook_dim, 1, kMaxHiddenSize, 512},
+    {"num_quantizers", &Qwen3TtsCodecConfig::num_quantizers, 1, kMaxCodebooks, 16},
+    {"latent_dim", &Qwen3TtsCodecConfig::latent_dim, 1, kMaxHiddenSize, 1024},
+    {"decoder_dim", &Qwen3TtsCodecConfig::decoder_dim, 1, kMaxHiddenSize, 1536},
+};
+// num_key_value_heads and head_dim default to values derived from the others (set after reading).
+constexpr ConfigField<WindowedTransformerConfig> kTransformerFields[] = {
+    {"hidden_size", &WindowedTransformerConfig::hidden_size, 1, kMaxHiddenSize, 512},
+    {"intermediate_size", &WindowedTransformerConfig::intermediate_size, 1, kMaxIntermediateSize, 1024},
+    {"num_hidden_layers", &WindowedTransformerConfig::num_layers, 1, kMaxLayers, 8},
+    {"num_attention_heads", &WindowedTransformerConfig::num_heads, 1, kMaxHeads, 16},
+    {"num_key_value_heads", &WindowedTransformerConfig::num_kv_heads, 1, kMaxHeads},
+    {"head_dim", &WindowedTransformerConfig::head_dim, 1, kMaxHeadDim},
+    {"sliding_window", &WindowedTransformerConfig::sliding_window, 1, kMaxPositions, 72},
+    {"rms_norm_eps", &WindowedTransformerConfig::norm_eps, 0, kMaxNormEps, 1e-5},
+    {"rope_theta", &WindowedTransformerConfig::rope_theta, 0, kMaxRopeTheta, 10000.0, true},
+};
+
+}  // namespace
+
 Qwen3TtsCodecConfig Qwen3TtsCodecConfig::parse(const JsonFields& decoder, const JsonFields* top) {
   Qwen3TtsCodecConfig c;
-  c.codebook_size = decoder.get_or<int64_t>("codebook_size", 2048);
-  c.codebook_dim = decoder.get_or<int64_t>("codebook_dim", 512);
-  c.num_quantizers = decoder.get_or<int64_t>("num_quantizers", 16);
-  c.latent_dim = decoder.get_or<int64_t>("latent_dim", 1024);
-  c.decoder_dim = decoder.get_or<int64_t>("decoder_dim", 1536);
+  read_fields(decoder, kCodecFields, c);
   c.upsample_rates = decoder.get_or<std::vector<int64_t>>("upsample_rates", {8, 5, 4, 3});
   c.upsampling_ratios = decoder.get_or<std::vector<int64_t>>("upsampling_ratios", {2, 2});
   WindowedTransformerConfig& t = c.transformer;
   t.input_dim = c.latent_dim;
-  t.hidden_size = decoder.get_or<int64_t>("hidden_size", 512);
-  t.intermediate_size = decoder.get_or<int64_t>("intermediate_size", 1024);
-  t.num_layers = decoder.get_or<int64_t>("num_hidden_layers", 8);
-  t.num_heads = decoder.get_or<int64_t>("num_attention_heads", 16);
-  t.num_kv_heads = decoder.get_or<int64_t>("num_key_value_heads", t.num_heads);
-  t.head_dim =
-      decoder.has("head_dim") ? decoder.get<int64_t>("head_dim") : t.hidden_size / std::max<int64_t>(t.num_heads, 1);
-  t.sliding_window = decoder.get_or<int64_t>("sliding_window", 72);
-  t.rope_theta = decoder.get_or<double>("rope_theta", 10000.0);
-  t.norm_eps = decoder.get_or<double>("rms_norm_eps", 1e-5);
+  read_fields(decoder, kTransformerFields, t);
+  if (!decoder.has("num_key_value_heads")) t.num_kv_heads = t.num_heads;
+  if (!decoder.has("head_dim")) t.head_dim = t.hidden_size / std::max<int64_t>(t.num_heads, 1);
   t.attention_bias = decoder.get_or<bool>("attention_bias", false);
 
   const std::string& origin = decoder.origin();
-  require_in_range(origin, {{"codebook_size", c.codebook_size, 1, kMaxVocabSize},
-                            {"codebook_dim", c.codebook_dim, 1, kMaxHiddenSize},
-                            {"num_quantizers", c.num_quantizers, 1, kMaxCodebooks},
-                            {"latent_dim", c.latent_dim, 1, kMaxHiddenSize},
-                            {"decoder_dim", c.decoder_dim, 1, kMaxHiddenSize},
-                            {"hidden_size", t.hidden_size, 1, kMaxHiddenSize},
-                            {"intermediate_size", t.intermediate_size, 1, kMaxIntermediateSize},
-                            {"num_hidden_layers", t.num_layers, 1, kMaxLayers},
-                            {"num_attention_heads", t.num_heads, 1, kMaxHeads},
-                            {"num_key_value_heads", t.num_kv_heads, 1, kMaxHeads},
-                            {"head_dim", t.head_dim, 1, kMaxHeadDim},
-                            {"sliding_window", t.sliding_window, 1, kMaxPositions},
-                            {"upsample_rates (stages)", static_cast<int64_t>(c.upsample_rates.size()), 1, 8},
+  check_fields(origin, kCodecFields, c);
+  check_fields(origin, kTransformerFields, t);
+  require_in_range(origin, {{"upsample_rates (stages)", static_cast<int64_t>(c.upsample_rates.size()), 1, 8},
                             {"upsampling_ratios (stages)", static_cast<int64_t>(c.upsampling_ratios.size()), 0, 8}});
-  require_real_in_range(
-      origin, {{"rms_norm_eps", t.norm_eps, 0, kMaxNormEps}, {"rope_theta", t.rope_theta, 0, kMaxRopeTheta, true}});
   if (c.codebook_dim % 2 != 0) fail(ErrorCode::InvalidFormat, "{}: field 'codebook_dim' must be even", origin);
   if (t.num_heads % t.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,

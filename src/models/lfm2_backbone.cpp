@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 #include "io/hf_config.h"
 
 namespace izwi {
@@ -28,35 +29,33 @@ int64_t lfm2_ffn_dim(const JsonFields& f, int64_t intermediate) {
   return dim;
 }
 
+// num_key_value_heads defaults to num_attention_heads (set after reading).
+constexpr ConfigField<Lfm2Config> kLfm2Fields[] = {
+    {"vocab_size", &Lfm2Config::vocab_size, 1, kMaxVocabSize, kRequired},
+    {"hidden_size", &Lfm2Config::hidden_size, 1, kMaxHiddenSize, kRequired},
+    {"intermediate_size", &Lfm2Config::intermediate_size, 1, kMaxIntermediateSize, kRequired},
+    {"num_hidden_layers", &Lfm2Config::num_layers, 1, kMaxLayers, kRequired},
+    {"num_attention_heads", &Lfm2Config::num_heads, 1, kMaxHeads, kRequired},
+    {"num_key_value_heads", &Lfm2Config::num_kv_heads, 1, kMaxHeads},
+    {"max_position_embeddings", &Lfm2Config::max_positions, 1, kMaxPositions, kRequired},
+    {"conv_L_cache", &Lfm2Config::conv_kernel, 1, kMaxConvKernel},
+    {"norm_eps", &Lfm2Config::norm_eps, 0, kMaxNormEps},
+};
+
 }  // namespace
 
 Lfm2Config Lfm2Config::parse(const JsonFields& f) {
   Lfm2Config c;
-  c.vocab_size = f.get<int64_t>("vocab_size");
-  c.hidden_size = f.get<int64_t>("hidden_size");
-  const int64_t intermediate = f.get<int64_t>("intermediate_size");
-  // Checked before lfm2_ffn_dim derives the feed-forward width from it.
-  require_in_range(f.origin(), {{"intermediate_size", intermediate, 1, kMaxIntermediateSize}});
-  c.intermediate_size = lfm2_ffn_dim(f, intermediate);
-  c.num_layers = f.get<int64_t>("num_hidden_layers");
-  c.num_heads = f.get<int64_t>("num_attention_heads");
-  c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
-  c.max_positions = f.get<int64_t>("max_position_embeddings");
-  c.conv_kernel = f.get_or<int64_t>("conv_L_cache", c.conv_kernel);
+  read_fields(f, kLfm2Fields, c);
+  if (!f.has("num_key_value_heads")) c.num_kv_heads = c.num_heads;
   c.conv_bias = f.get_or<bool>("conv_bias", false);
-  c.norm_eps = f.get_or<double>("norm_eps", c.norm_eps);
   c.rope = read_rope_config(f);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", true);
-
-  require_in_range(f.origin(), {{"vocab_size", c.vocab_size, 1, kMaxVocabSize},
-                                {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                                {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
-                                {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
-                                {"num_attention_heads", c.num_heads, 1, kMaxHeads},
-                                {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
-                                {"max_position_embeddings", c.max_positions, 1, kMaxPositions},
-                                {"conv_L_cache", c.conv_kernel, 1, kMaxConvKernel}});
-  require_real_in_range(f.origin(), {{"norm_eps", c.norm_eps, 0, kMaxNormEps}});
+  // intermediate_size is checked before lfm2_ffn_dim derives the feed-forward width from it, and
+  // the width after.
+  check_fields(f.origin(), kLfm2Fields, c);
+  c.intermediate_size = lfm2_ffn_dim(f, c.intermediate_size);
+  require_in_range(f.origin(), {{"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize}});
   if (c.hidden_size % c.num_heads != 0 || c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: hidden_size, num_attention_heads and num_key_value_heads do not divide",
          f.origin());

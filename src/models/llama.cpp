@@ -3,37 +3,40 @@
 #include <fmt/format.h>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 
 namespace izwi {
 
 LlamaConfig LlamaConfig::parse(const HfConfig& hf, bool qk_norm) { return parse(hf.fields(), qk_norm); }
 
+namespace {
+
+// num_key_value_heads and head_dim default to values derived from the others (set after reading).
+constexpr ConfigField<LlamaConfig> kLlamaFields[] = {
+    {"vocab_size", &LlamaConfig::vocab_size, 1, kMaxVocabSize, kRequired},
+    {"hidden_size", &LlamaConfig::hidden_size, 1, kMaxHiddenSize, kRequired},
+    {"intermediate_size", &LlamaConfig::intermediate_size, 1, kMaxIntermediateSize, kRequired},
+    {"num_hidden_layers", &LlamaConfig::num_layers, 1, kMaxLayers, kRequired},
+    {"num_attention_heads", &LlamaConfig::num_heads, 1, kMaxHeads, kRequired},
+    {"num_key_value_heads", &LlamaConfig::num_kv_heads, 1, kMaxHeads},
+    {"head_dim", &LlamaConfig::head_dim, 1, kMaxHeadDim},
+    {"max_position_embeddings", &LlamaConfig::max_positions, 1, kMaxPositions, kRequired},
+    {"rms_norm_eps", &LlamaConfig::rms_norm_eps, 0, kMaxNormEps},
+};
+
+}  // namespace
+
 LlamaConfig LlamaConfig::parse(const JsonFields& f, bool qk_norm) {
   LlamaConfig c;
-  c.vocab_size = f.get<int64_t>("vocab_size");
-  c.hidden_size = f.get<int64_t>("hidden_size");
-  c.intermediate_size = f.get<int64_t>("intermediate_size");
-  c.num_layers = f.get<int64_t>("num_hidden_layers");
-  c.num_heads = f.get<int64_t>("num_attention_heads");
-  c.num_kv_heads = f.get_or<int64_t>("num_key_value_heads", c.num_heads);
-  c.head_dim = f.get_or<int64_t>("head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
-  c.max_positions = f.get<int64_t>("max_position_embeddings");
-  c.rms_norm_eps = f.get_or<double>("rms_norm_eps", c.rms_norm_eps);
+  read_fields(f, kLlamaFields, c);
+  if (!f.has("num_key_value_heads")) c.num_kv_heads = c.num_heads;
+  if (!f.has("head_dim")) c.head_dim = c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;
   c.rope = read_rope_config(f);
   c.tie_word_embeddings = f.get_or<bool>("tie_word_embeddings", false);
   c.attention_bias = f.get_or<bool>("attention_bias", false);
   c.mlp_bias = f.get_or<bool>("mlp_bias", false);
   c.qk_norm = qk_norm;
-
-  require_in_range(f.origin(), {{"vocab_size", c.vocab_size, 1, kMaxVocabSize},
-                                {"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                                {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
-                                {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
-                                {"num_attention_heads", c.num_heads, 1, kMaxHeads},
-                                {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
-                                {"head_dim", c.head_dim, 1, kMaxHeadDim},
-                                {"max_position_embeddings", c.max_positions, 1, kMaxPositions}});
-  require_real_in_range(f.origin(), {{"rms_norm_eps", c.rms_norm_eps, 0, kMaxNormEps}});
+  check_fields(f.origin(), kLlamaFields, c);
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", f.origin(),
          c.num_heads, c.num_kv_heads);

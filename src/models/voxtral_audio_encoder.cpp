@@ -7,33 +7,37 @@
 #include <limits>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 #include "kernels/ops/rope_op.h"
 
 namespace izwi {
 
+namespace {
+
+// num_key_value_heads and head_dim default to values derived from the others (set after reading).
+constexpr ConfigField<VoxtralEncoderConfig> kVoxtralEncoderFields[] = {
+    {"hidden_size", &VoxtralEncoderConfig::hidden_size, 1, kMaxHiddenSize, kRequired},
+    {"intermediate_size", &VoxtralEncoderConfig::intermediate_size, 1, kMaxIntermediateSize, kRequired},
+    {"num_hidden_layers", &VoxtralEncoderConfig::num_layers, 1, kMaxLayers, kRequired},
+    {"num_attention_heads", &VoxtralEncoderConfig::num_heads, 1, kMaxHeads, kRequired},
+    {"num_key_value_heads", &VoxtralEncoderConfig::num_kv_heads, 1, kMaxHeads},
+    {"head_dim", &VoxtralEncoderConfig::head_dim, 1, kMaxHeadDim},
+    {"num_mel_bins", &VoxtralEncoderConfig::mel_bins, 1, kMaxMelBins},
+    {"sliding_window", &VoxtralEncoderConfig::sliding_window, 0, kMaxPositions},
+    {"rms_norm_eps", &VoxtralEncoderConfig::rms_norm_eps, 0, kMaxNormEps},
+};
+
+}  // namespace
+
 VoxtralEncoderConfig VoxtralEncoderConfig::parse(const JsonFields& a, int64_t downsample, int64_t text_hidden_size) {
   VoxtralEncoderConfig c;
-  c.mel_bins = a.get_or<int64_t>("num_mel_bins", c.mel_bins);
-  c.hidden_size = a.get<int64_t>("hidden_size");
-  c.intermediate_size = a.get<int64_t>("intermediate_size");
-  c.num_layers = a.get<int64_t>("num_hidden_layers");
-  c.num_heads = a.get<int64_t>("num_attention_heads");
-  c.num_kv_heads = a.get_or<int64_t>("num_key_value_heads", c.num_heads);
-  c.head_dim = a.get_or<int64_t>("head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
-  c.sliding_window = a.get_or<int64_t>("sliding_window", 0);
-  c.rms_norm_eps = a.get_or<double>("rms_norm_eps", c.rms_norm_eps);
+  read_fields(a, kVoxtralEncoderFields, c);
+  if (!a.has("num_key_value_heads")) c.num_kv_heads = c.num_heads;
+  if (!a.has("head_dim")) c.head_dim = c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;
   c.rope = read_rope_config(a);
   c.downsample = downsample;
   c.text_hidden_size = text_hidden_size;
-  require_in_range(a.origin(), {{"hidden_size", c.hidden_size, 1, kMaxHiddenSize},
-                                {"intermediate_size", c.intermediate_size, 1, kMaxIntermediateSize},
-                                {"num_hidden_layers", c.num_layers, 1, kMaxLayers},
-                                {"num_attention_heads", c.num_heads, 1, kMaxHeads},
-                                {"num_key_value_heads", c.num_kv_heads, 1, kMaxHeads},
-                                {"head_dim", c.head_dim, 1, kMaxHeadDim},
-                                {"num_mel_bins", c.mel_bins, 1, kMaxMelBins},
-                                {"sliding_window", c.sliding_window, 0, kMaxPositions}});
-  require_real_in_range(a.origin(), {{"rms_norm_eps", c.rms_norm_eps, 0, kMaxNormEps}});
+  check_fields(a.origin(), kVoxtralEncoderFields, c);
   if (c.num_heads % c.num_kv_heads != 0) {
     fail(ErrorCode::InvalidFormat, "{}: num_attention_heads is not a multiple of num_key_value_heads", a.origin());
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 #include "io/hf_config.h"
 
 namespace izwi {
@@ -44,29 +45,28 @@ void require_full_context(const JsonFields& e) {
   }
 }
 
+// NeMo's defaults where they differ from the struct's: subsampling_factor 4, and
+// subsampling_conv_channels -1 (= d_model).
+constexpr ConfigField<FastConformerConfig> kFastConformerFields[] = {
+    {"feat_in", &FastConformerConfig::feat_in, 1, kMaxMelBins},
+    {"n_layers", &FastConformerConfig::n_layers, 1, kMaxLayers, kRequired},
+    {"d_model", &FastConformerConfig::d_model, 2, kMaxHiddenSize, kRequired},
+    {"n_heads", &FastConformerConfig::n_heads, 1, kMaxHeads},
+    {"ff_expansion_factor", &FastConformerConfig::ff_expansion_factor, 1, 64},
+    {"subsampling_factor", &FastConformerConfig::subsampling_factor, 2, 1024, 4},
+    {"subsampling_conv_channels", &FastConformerConfig::subsampling_conv_channels, 1, kMaxHiddenSize, -1},
+    {"conv_kernel_size", &FastConformerConfig::conv_kernel_size, 1, 1023},
+};
+
 }  // namespace
 
 FastConformerConfig FastConformerConfig::parse(const JsonFields& e) {
   FastConformerConfig c;
   const std::string& origin = e.origin();
-  c.feat_in = e.get_or<int64_t>("feat_in", c.feat_in);
-  c.n_layers = e.get<int64_t>("n_layers");
-  c.d_model = e.get<int64_t>("d_model");
-  c.n_heads = e.get_or<int64_t>("n_heads", c.n_heads);
-  c.ff_expansion_factor = e.get_or<int64_t>("ff_expansion_factor", c.ff_expansion_factor);
-  c.subsampling_factor = e.get_or<int64_t>("subsampling_factor", 4);
-  c.subsampling_conv_channels = e.get_or<int64_t>("subsampling_conv_channels", -1);
+  read_fields(e, kFastConformerFields, c);
   if (c.subsampling_conv_channels == -1) c.subsampling_conv_channels = c.d_model;
-  c.conv_kernel_size = e.get_or<int64_t>("conv_kernel_size", c.conv_kernel_size);
   c.xscaling = e.get_or<bool>("xscaling", c.xscaling);
-  require_in_range(origin, {{"feat_in", c.feat_in, 1, kMaxMelBins},
-                            {"n_layers", c.n_layers, 1, kMaxLayers},
-                            {"d_model", c.d_model, 2, kMaxHiddenSize},
-                            {"n_heads", c.n_heads, 1, kMaxHeads},
-                            {"ff_expansion_factor", c.ff_expansion_factor, 1, 64},
-                            {"subsampling_factor", c.subsampling_factor, 2, 1024},
-                            {"subsampling_conv_channels", c.subsampling_conv_channels, 1, kMaxHiddenSize},
-                            {"conv_kernel_size", c.conv_kernel_size, 1, 1023}});
+  check_fields(origin, kFastConformerFields, c);
   if (c.d_model % c.n_heads != 0 || c.d_model % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: field 'd_model' ({}) must be even and a multiple of n_heads ({})", origin,
          c.d_model, c.n_heads);

@@ -1,8 +1,23 @@
 #include "models/lfm2_audio/lfm2_audio_config.h"
 
 #include "common/check.h"
+#include "io/config_fields.h"
 
 namespace izwi {
+
+namespace {
+
+constexpr ConfigField<Lfm2AudioConfig> kLfm2AudioFields[] = {
+    {"codebooks", &Lfm2AudioConfig::codebooks, 1, kMaxCodebooks},
+    {"interleaved_n_text", &Lfm2AudioConfig::interleaved_n_text, 1, 1 << 20},
+    {"interleaved_n_audio", &Lfm2AudioConfig::interleaved_n_audio, 1, 1 << 20},
+};
+constexpr ConfigField<DepthformerConfig> kDepthformerFields[] = {
+    {"dim", &DepthformerConfig::dim, 1, kMaxHiddenSize, kRequired},
+    {"layers", &DepthformerConfig::layers, 1, kMaxLayers, kRequired},
+};
+
+}  // namespace
 
 Lfm2AudioConfig Lfm2AudioConfig::parse(const HfConfig& hf) {
   const JsonFields top = hf.fields();
@@ -18,21 +33,13 @@ Lfm2AudioConfig Lfm2AudioConfig::parse(const HfConfig& hf) {
   c.lfm = Lfm2Config::parse(*lfm);
   c.encoder = FastConformerConfig::parse(*encoder);
   c.mel = NemoLogMelConfig::parse(*preprocessor);
-  c.codebooks = top.get_or<int64_t>("codebooks", c.codebooks);
-  c.interleaved_n_text = top.get_or<int32_t>("interleaved_n_text", c.interleaved_n_text);
-  c.interleaved_n_audio = top.get_or<int32_t>("interleaved_n_audio", c.interleaved_n_audio);
+  read_checked_fields(top, kLfm2AudioFields, c);
   c.tie_audio_embeddings = top.get_or<bool>("tie_audio_embeddings", false);
   DepthformerConfig& d = c.depthformer;
   d.input_dim = c.lfm.hidden_size;
-  d.dim = depth->get<int64_t>("dim");
-  d.layers = depth->get<int64_t>("layers");
+  read_checked_fields(*depth, kDepthformerFields, d);
   d.tie = depth->get_or<bool>("tie", false);
   d.codebooks = c.codebooks;
-  require_in_range(hf.path(), {{"codebooks", c.codebooks, 1, kMaxCodebooks},
-                               {"interleaved_n_text", c.interleaved_n_text, 1, 1 << 20},
-                               {"interleaved_n_audio", c.interleaved_n_audio, 1, 1 << 20},
-                               {"depthformer.dim", d.dim, 1, kMaxHiddenSize},
-                               {"depthformer.layers", d.layers, 1, kMaxLayers}});
   if (d.dim % d.heads != 0 || (d.dim / d.heads) % 2 != 0) {
     fail(ErrorCode::InvalidFormat, "{}: depthformer.dim {} must be a multiple of {} heads with an even head size",
          hf.path(), d.dim, d.heads);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
 
@@ -27,25 +28,29 @@ std::pair<at::Tensor, at::Tensor> weighted_stats(const at::Tensor& x, const at::
 
 }  // namespace
 
+namespace {
+
+// Absent keys keep SpeakerEncoderConfig's defaults (the ECAPA-TDNN of Qwen3-TTS Base).
+constexpr ConfigField<SpeakerEncoderConfig> kSpeakerEncoderFields[] = {
+    {"mel_dim", &SpeakerEncoderConfig::mel_dim, 1, kMaxMelBins},
+    {"enc_dim", &SpeakerEncoderConfig::enc_dim, 1, kMaxHiddenSize},
+    {"enc_attention_channels", &SpeakerEncoderConfig::attention_channels, 1, kMaxHiddenSize},
+    {"enc_res2net_scale", &SpeakerEncoderConfig::res2net_scale, 2, 64},
+    {"enc_se_channels", &SpeakerEncoderConfig::se_channels, 1, kMaxHiddenSize},
+    {"sample_rate", &SpeakerEncoderConfig::sample_rate, 1000, 768000},
+};
+
+}  // namespace
+
 SpeakerEncoderConfig SpeakerEncoderConfig::parse(const JsonFields& f) {
   SpeakerEncoderConfig c;
-  c.mel_dim = f.get_or<int64_t>("mel_dim", c.mel_dim);
-  c.enc_dim = f.get_or<int64_t>("enc_dim", c.enc_dim);
+  read_fields(f, kSpeakerEncoderFields, c);
   c.channels = f.get_or<std::vector<int64_t>>("enc_channels", c.channels);
   c.kernel_sizes = f.get_or<std::vector<int64_t>>("enc_kernel_sizes", c.kernel_sizes);
   c.dilations = f.get_or<std::vector<int64_t>>("enc_dilations", c.dilations);
-  c.attention_channels = f.get_or<int64_t>("enc_attention_channels", c.attention_channels);
-  c.res2net_scale = f.get_or<int64_t>("enc_res2net_scale", c.res2net_scale);
-  c.se_channels = f.get_or<int64_t>("enc_se_channels", c.se_channels);
-  c.sample_rate = f.get_or<int32_t>("sample_rate", c.sample_rate);
   const std::string& origin = f.origin();
-  require_in_range(origin, {{"mel_dim", c.mel_dim, 1, kMaxMelBins},
-                            {"enc_dim", c.enc_dim, 1, kMaxHiddenSize},
-                            {"enc_attention_channels", c.attention_channels, 1, kMaxHiddenSize},
-                            {"enc_res2net_scale", c.res2net_scale, 2, 64},
-                            {"enc_se_channels", c.se_channels, 1, kMaxHiddenSize},
-                            {"sample_rate", c.sample_rate, 1000, 768000},
-                            {"enc_channels (entries)", static_cast<int64_t>(c.channels.size()), 3, 64}});
+  check_fields(origin, kSpeakerEncoderFields, c);
+  require_in_range(origin, {{"enc_channels (entries)", static_cast<int64_t>(c.channels.size()), 3, 64}});
   const size_t n = c.channels.size();
   if (c.kernel_sizes.size() != n || c.dilations.size() != n) {
     fail(ErrorCode::InvalidFormat,
