@@ -22,7 +22,7 @@ SpeechJob parse_speech_request(const nlohmann::json& body, const ServedModels& m
   SpeechJob job;
   job.model = &models.get(required_string(body, "model"));
   const ModelInfo& info = job.model->engine->model_info();
-  if (!info.produces_audio) bad_param("model", "the model '{}' is not a speech synthesis model", job.model->name);
+  require_kind(*job.model, "speech", "/v1/audio/speech");
   job.request.text = required_string(body, "input");
   if (job.request.text.empty()) bad_param("input", "'input' must not be empty");
   if (job.request.text.size() > kMaxInputChars) {
@@ -91,9 +91,7 @@ TranscriptionJob parse_transcription_request(const std::vector<FormField>& field
   const std::optional<std::string> model = text("model");
   if (!model) bad_param("model", "'model' is required");
   job.model = &models.get(*model);
-  if (!job.model->engine->model_info().accepts_audio || job.model->engine->model_info().audio_chat) {
-    bad_param("model", "the model '{}' is not a transcription model", job.model->name);
-  }
+  require_kind(*job.model, "transcription", "/v1/audio/transcriptions");
   if (file == nullptr) bad_param("file", "'file' is required (a multipart upload)");
   try {
     const AudioBuffer audio = read_audio_from_memory(file->content.data(), file->content.size(),

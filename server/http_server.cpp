@@ -13,6 +13,7 @@
 #include "server/audio_endpoints.h"
 #include "server/json_fields.h"
 #include "server/playground.h"
+#include "server/server_log.h"
 #include "server/text_endpoints.h"
 
 namespace izwi::server {
@@ -24,6 +25,55 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string sse(const nlohmann::json& event) { return "data: " + dump_json(event) + "\n\n"; }
+
+/// What the request log says of the request served on this thread (httplib serves a connection's
+/// requests one after another on its thread): filled by the pre-routing handler and the route,
+/// logged when the response is written, or, for a streamed reply, when the stream ends.
+struct AccessRecord {
+  Clock::time_point start = Clock::now();
+  std::string client, method, path, model, finish;
+  int32_t prompt_tokens = -1, completion_tokens = -1;  ///< -1: not a token route
+  double audio_seconds = -1;                           ///< audio in (transcription) or out (speech)
+};
+thread_local std::shared_ptr<AccessRecord> t_record;
+
+/// At most 200 bytes of a client's string with control bytes as '?', so that a log line stays one line.
+std::string printable(const std::string& text) {
+  std::string out = text.substr(0, 200);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
+void log_request(const AccessRecord& r, int status) {
+  std::string line = fmt::format("{} {} {}", r.client, printable(r.method), printable(r.path));
+  if (!r.model.empty()) line += fmt::format(" model={}", printable(r.model));
+  line += fmt::format(" status={}", status);
+  if (r.prompt_tokens >= 0) line += fmt::format(" prompt_tokens={}", r.prompt_tokens);
+  if (r.completion_tokens >= 0) line += fmt::format(" completion_tokens={}", r.completion_tokens);
+  if (r.audio_seconds >= 0) line += fmt::format(" audio_s={:.2f}", r.audio_seconds);
+  if (!r.finish.empty()) line += fmt::format(" finish={}", r.finish);
+  line += fmt::format(" {:.1f} ms", std::chrono::duration<double, std::milli>(Clock::now() - r.start).count());
+  server_log()->info("{}", line);
+}
+
+const char* finish_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::Eos:
+      return "eos";
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Abort:
+      return "abort";
+    case FinishReason::Error:
+      return "error";
+    default:
+      return "none";
+  }
+}
 
 ApiError body_too_large() {
   return ApiError(413, "the request body is larger than this server takes (--max-body-mb)", {}, "request_too_large");
@@ -62,12 +112,16 @@ struct Reply {
   std::function<std::optional<StreamChunk>()> next;
   std::function<void()> abort;
   std::function<std::string(const StreamChunk&)> on_chunk;
-  std::function<void()> on_hangup;  ///< the client left before the last chunk
-  std::shared_ptr<void> ticket;     ///< the admission slot, released with the reply
+  std::function<void()> on_hangup;        ///< the client left before the last chunk
+  std::shared_ptr<void> ticket;           ///< the admission slot, released with the reply
+  std::shared_ptr<AccessRecord> record;  ///< logged when the reply ends; none when not logged
   bool finished = false;
 };
 
-void send_reply(httplib::Response& res, const std::string& content_type, std::shared_ptr<Reply> reply) {
+void send_reply(httplib::Response& res, const std::string& content_type, std::shared_ptr<Reply> reply,
+                bool log_requests) {
+  // This reply's log line comes when it ends, not when its status line is written.
+  if (log_requests) reply->record = std::exchange(t_record, nullptr);
   res.set_chunked_content_provider(
       content_type,
       [reply](size_t, httplib::DataSink& sink) {
@@ -98,6 +152,10 @@ void send_reply(httplib::Response& res, const std::string& content_type, std::sh
             reply->abort();
             if (reply->on_hangup) reply->on_hangup();
           }
+          if (reply->record) {
+            if (!reply->finished && reply->record->finish.empty()) reply->record->finish = "hangup";
+            log_request(*reply->record, 200);
+          }
         } catch (const std::exception& e) {
           logger()->error("HTTP response stream release failed: {}", e.what());
         }
@@ -124,11 +182,11 @@ HttpServer::HttpServer(const ServerOptions& options)
          options.connections.max_connections, options.max_concurrent);
   }
   if (!options.kv_events_endpoint.empty()) kv_events_ = std::make_unique<KvEventsPublisher>(options.kv_events_endpoint);
-  for (const auto& [name, dir] : options.models) {
-    models_.add(name, dir, options.engine);
+  for (const ModelSpec& spec : options.models) {
+    models_.add(spec, options.engine);
     if (kv_events_) {
-      models_.get(name).engine->set_kv_event_listener(
-          [publisher = kv_events_.get(), topic = fmt::format("kv@{}@{}", options.pod_name, name)](
+      models_.get(spec.name).engine->set_kv_event_listener(
+          [publisher = kv_events_.get(), topic = fmt::format("kv@{}@{}", options.pod_name, spec.name)](
               const KvEventBatch& batch) { publisher->publish(topic, batch); });
     }
   }
@@ -197,6 +255,10 @@ std::string HttpServer::read_body(const httplib::ContentReader& reader) const {
 void HttpServer::add_routes() {
   // Authentication and the body limit come before routing; every answer is counted.
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    t_record = std::make_shared<AccessRecord>();
+    t_record->client = req.remote_addr;
+    t_record->method = req.method;
+    t_record->path = req.path;
     // httplib would read the body of any other method into memory, unbounded, before routing.
     if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
       set_error(res, ApiError(405, fmt::format("method {} is not served; use GET or POST", req.method), {},
@@ -213,6 +275,18 @@ void HttpServer::add_routes() {
   http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     metrics_->record_http(res.status);
     LimitedHttpServer::close_if_body_unread(req, res);
+    // A streamed reply took its record (send_reply); a request httplib refused before routing
+    // (a malformed request line, say) has none yet.
+    if (options_.log_requests && !res.is_chunked_content_provider_) {
+      if (!t_record) {
+        t_record = std::make_shared<AccessRecord>();
+        t_record->client = req.remote_addr;
+        t_record->method = req.method;
+        t_record->path = req.path;
+      }
+      log_request(*t_record, res.status);
+    }
+    t_record.reset();
   });
   // The method and path may be any bytes (e.g. %FF decodes to an invalid UTF-8 path); dump_json
   // writes them as U+FFFD.
@@ -274,6 +348,14 @@ void HttpServer::add_routes() {
   });
 }
 
+void HttpServer::record_model(const nlohmann::json& request) const {
+  const auto model = request.find("model");  // end() for a body that is not an object
+  if (!t_record || model == request.end() || !model->is_string()) return;
+  for (const auto& served : models_.all()) {
+    if (served->name == *model) t_record->model = served->name;  // only served names reach the log
+  }
+}
+
 std::string HttpServer::models_json() const {
   nlohmann::json data = nlohmann::json::array();
   for (const auto& model : models_.all()) {
@@ -290,7 +372,11 @@ std::string HttpServer::models_json() const {
 }
 
 void HttpServer::completions(const std::string& body, httplib::Response& res, bool chat) {
-  const std::shared_ptr<TextJob> job = std::make_shared<TextJob>(parse_text_request(parse_body(body), models_, chat));
+  const nlohmann::json request = parse_body(body);
+  record_model(request);
+  const std::shared_ptr<TextJob> job = std::make_shared<TextJob>(parse_text_request(request, models_, chat));
+  const std::shared_ptr<AccessRecord> record = t_record;
+  if (record) record->prompt_tokens = job->prompt_tokens();
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   attach(*reply, std::make_shared<StreamHandle>(job->model->engine->generate_streaming(job->request)));
@@ -298,25 +384,27 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
   struct Progress {
     Clock::time_point start = Clock::now(), last_token;
     bool first = true;
-    int32_t tokens = 0;
+    std::vector<int32_t> tokens;
     std::string text;
   };
   auto progress = std::make_shared<Progress>();
   ServerMetrics* metrics = metrics_.get();
-  reply->on_chunk = [job, progress, metrics](const StreamChunk& chunk) -> std::string {
+  reply->on_chunk = [job, progress, metrics, record](const StreamChunk& chunk) -> std::string {
     Progress& p = *progress;
     if (!chunk.tokens.empty()) {
-      if (p.tokens == 0) {
+      if (p.tokens.empty()) {
         p.last_token = Clock::now();
       } else {
         metrics->record_inter_token(job->model->name, seconds_since(p.last_token));
         p.last_token = Clock::now();
       }
     }
-    p.tokens += static_cast<int32_t>(chunk.tokens.size());
+    p.tokens.insert(p.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
     p.text += chunk.text;
+    if (record) record->completion_tokens = static_cast<int32_t>(p.tokens.size());
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason});
+      if (record) record->finish = finish_name(chunk.finish_reason);
     }
     if (!job->stream) {
       if (!chunk.finished) return {};
@@ -325,19 +413,19 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
       }
       Output output;
       output.text = p.text;
-      output.tokens.resize(static_cast<size_t>(p.tokens));
+      output.tokens = p.tokens;
       output.finish_reason = chunk.finish_reason;
       return dump_json(text_response(*job, output));
     }
     std::string out;
     if (chunk.finish_reason == FinishReason::Error) {
       out += sse(ApiError(500, chunk.error, {}, "internal_error").body());
-    } else if (!chunk.text.empty() || p.first || chunk.finished) {
-      out += sse(text_chunk(*job, chunk.text, chunk.finish_reason, p.first));
+    } else if (!chunk.text.empty() || (job->ids_as_text && !chunk.tokens.empty()) || p.first || chunk.finished) {
+      out += sse(text_chunk(*job, chunk, p.first));
       p.first = false;
     }
     if (chunk.finished) {
-      if (job->include_usage) out += sse(usage_chunk(*job, p.tokens));
+      if (job->include_usage) out += sse(usage_chunk(*job, static_cast<int32_t>(p.tokens.size())));
       out += "data: [DONE]\n\n";
     }
     return out;
@@ -345,11 +433,14 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
   reply->on_hangup = [job, progress, metrics] {
     metrics->record(job->model->name, {-1, seconds_since(progress->start), FinishReason::Abort});
   };
-  send_reply(res, job->stream ? "text/event-stream" : "application/json", reply);
+  send_reply(res, job->stream ? "text/event-stream" : "application/json", reply, options_.log_requests);
 }
 
 void HttpServer::speech(const std::string& body, httplib::Response& res) {
-  const std::shared_ptr<SpeechJob> job = std::make_shared<SpeechJob>(parse_speech_request(parse_body(body), models_));
+  const nlohmann::json request = parse_body(body);
+  record_model(request);
+  const std::shared_ptr<SpeechJob> job = std::make_shared<SpeechJob>(parse_speech_request(request, models_));
+  const std::shared_ptr<AccessRecord> record = t_record;
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   attach(*reply, std::make_shared<StreamHandle>(job->model->engine->synthesize_streaming(job->request)));
@@ -362,12 +453,14 @@ void HttpServer::speech(const std::string& body, httplib::Response& res) {
   };
   auto progress = std::make_shared<Progress>();
   ServerMetrics* metrics = metrics_.get();
-  reply->on_chunk = [job, progress, metrics, rate](const StreamChunk& chunk) -> std::string {
+  reply->on_chunk = [job, progress, metrics, rate, record](const StreamChunk& chunk) -> std::string {
     Progress& p = *progress;
     p.samples += chunk.audio.size();
+    if (record) record->audio_seconds = static_cast<double>(p.samples) / rate;
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
                                          static_cast<double>(p.samples) / rate});
+      if (record) record->finish = finish_name(chunk.finish_reason);
     }
     if (chunk.finished && chunk.finish_reason == FinishReason::Error) {
       return job->stream == SpeechStreamFormat::Audio ? std::string()
@@ -399,7 +492,7 @@ void HttpServer::speech(const std::string& body, httplib::Response& res) {
     metrics->record(job->model->name, {-1, seconds_since(progress->start), FinishReason::Abort});
   };
   const char* type = job->stream == SpeechStreamFormat::Sse ? "text/event-stream" : content_type(job->format);
-  send_reply(res, type, reply);
+  send_reply(res, type, reply, options_.log_requests);
 }
 
 void HttpServer::transcriptions(const httplib::Request& req, const httplib::ContentReader& reader,
@@ -409,6 +502,11 @@ void HttpServer::transcriptions(const httplib::Request& req, const httplib::Cont
   }
   const std::shared_ptr<TranscriptionJob> job = std::make_shared<TranscriptionJob>(
       parse_transcription_request(read_form(reader, options_.connections.max_body_bytes), models_));
+  const std::shared_ptr<AccessRecord> record = t_record;
+  if (record) {
+    record->model = job->model->name;
+    record->audio_seconds = static_cast<double>(job->samples.size()) / job->sample_rate;
+  }
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
   auto stream = std::make_shared<TranscriptionStream>(job->model->engine->start_transcription(job->options));
@@ -432,13 +530,15 @@ void HttpServer::transcriptions(const httplib::Request& req, const httplib::Cont
   };
   auto progress = std::make_shared<Progress>();
   ServerMetrics* metrics = metrics_.get();
-  reply->on_chunk = [job, progress, metrics](const StreamChunk& chunk) -> std::string {
+  reply->on_chunk = [job, progress, metrics, record](const StreamChunk& chunk) -> std::string {
     Progress& p = *progress;
     p.text += chunk.text;
     p.tokens.insert(p.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
+    if (record) record->completion_tokens = static_cast<int32_t>(p.tokens.size());
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
                                          static_cast<double>(job->samples.size()) / job->sample_rate});
+      if (record) record->finish = finish_name(chunk.finish_reason);
     }
     const bool failed = chunk.finished && chunk.finish_reason == FinishReason::Error;
     if (job->stream) {
@@ -459,7 +559,7 @@ void HttpServer::transcriptions(const httplib::Request& req, const httplib::Cont
   const char* type = job->stream                      ? "text/event-stream"
                      : job->response_format == "text" ? "text/plain; charset=utf-8"
                                                       : "application/json";
-  send_reply(res, type, reply);
+  send_reply(res, type, reply, options_.log_requests);
 }
 
 }  // namespace izwi::server

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "server/admission.h"
 #include "server/kv_events_publisher.h"
@@ -45,6 +46,8 @@ class HttpServer {
   void transcriptions(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res);
   std::string read_body(const httplib::ContentReader& reader) const;
   std::string models_json() const;
+  /// Puts the request's `model` in its log line when it names a served model.
+  void record_model(const nlohmann::json& request) const;
 
   ServerOptions options_;
   std::unique_ptr<KvEventsPublisher> kv_events_;  ///< declared first: outlives the engines

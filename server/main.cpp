@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   const std::string program = izwi::cli::program_name(argv[0]);
   return izwi::cli::run_main(program.c_str(), [&] {
     izwi::server::ServerOptions options;
-    std::vector<std::string> models;
+    std::vector<std::string> models, model_configs;
     std::string config_path;
     izwi::server::ConnectionLimits& limits = options.connections;
     double max_body_mb = static_cast<double>(limits.max_body_bytes) / (1 << 20);
@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
                    "when --port is 0)")
         ->check(CLI::Range(-1, 65535));
     app.add_option("--config", config_path, "EngineConfig JSON for every model's engine");
+    app.add_option("--model-config", model_configs,
+                   "NAME=FILE: EngineConfig JSON for the model NAME's engine, instead of --config (repeatable)");
     app.add_option("--max-concurrent", options.max_concurrent, "Engine requests at once; more get 429")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
@@ -72,8 +74,11 @@ int main(int argc, char** argv) {
     app.add_option("--kv-events", options.kv_events_endpoint,
                    "ZeroMQ endpoint to publish KV-cache events on, vLLM's format (docs/kv_events.md)");
     app.add_option("--pod-name", options.pod_name, "Pod name in KV-event topics kv@POD@MODEL; default: host name");
+    app.add_flag("--log-requests,!--no-log-requests", options.log_requests,
+                 "One line per HTTP request on stderr: method, route, model, status, tokens, latency (default on)");
     if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
     for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
+    izwi::server::add_model_configs(options.models, model_configs);
     if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
     limits.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
     limits.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(header_timeout_s * 1000.0));

@@ -58,7 +58,7 @@ RealtimeSession::RealtimeSession(const ServedModels& models, ServerMetrics& metr
       choose_model(model, "model");
     } else {
       for (const auto& served : models_.all()) {
-        if (!served->engine->model_info().accepts_audio) continue;
+        if (std::string(model_kind(served->engine->model_info())) != "transcription") continue;
         if (model_ != nullptr) {  // more than one: the client must name it
           model_ = nullptr;
           break;
@@ -120,9 +120,7 @@ void RealtimeSession::choose_model(const std::string& name, const std::string& p
   } catch (const ApiError& e) {
     throw ApiError(e.status(), e.what(), param, e.code());
   }
-  if (!model->engine->model_info().accepts_audio) {
-    bad_param(param, "the model '{}' is not a transcription model", name);
-  }
+  require_kind(*model, "transcription", "/v1/realtime", param);
   model_ = model;
 }
 

@@ -4,8 +4,24 @@
 
 #include "common/check.h"
 #include "server/api_error.h"
+#include "server/server_log.h"
 
 namespace izwi::server {
+
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+/// What a model of `kind` is, and the routes that serve it.
+const char* kind_description(const std::string& kind) {
+  if (kind == "speech") return "a text-to-speech model: use /v1/audio/speech";
+  if (kind == "transcription") {
+    return "a speech-recognition model: use /v1/audio/transcriptions or the realtime WebSocket (/v1/realtime)";
+  }
+  return "a text model: use /v1/completions or /v1/chat/completions";
+}
+
+}  // namespace
 
 const char* model_kind(const ModelInfo& info) {
   if (info.produces_audio) return "speech";
@@ -13,15 +29,32 @@ const char* model_kind(const ModelInfo& info) {
   return "text";
 }
 
-void ServedModels::add(const std::string& name, const std::string& dir, const EngineConfig& config) {
-  if (name.empty()) fail(ErrorCode::InvalidArgument, "--model '{}': the name before '=' is empty", dir);
+void require_kind(const ServedModel& model, const std::string& kind, const char* route, const std::string& param) {
+  const std::string actual = model_kind(model.engine->model_info());
+  if (actual == kind) return;
+  bad_param(param, "{} serves {} models; '{}' is {}", route, kind, model.name, kind_description(actual));
+}
+
+void ServedModels::add(const ModelSpec& spec, const EngineConfig& default_config) {
+  const std::string& name = spec.name;
+  if (name.empty()) fail(ErrorCode::InvalidArgument, "--model '{}': the name before '=' is empty", spec.dir);
   if (by_name_.count(name) != 0) fail(ErrorCode::InvalidArgument, "--model: '{}' is served twice", name);
+  const EngineConfig& config = spec.engine ? *spec.engine : default_config;
+  server_log()->info("loading '{}' from {} ({}, {})", name, spec.dir, config.device, config.dtype);
+  const auto start = std::chrono::steady_clock::now();
   auto model = std::make_unique<ServedModel>();
   model->name = name;
-  model->dir = dir;
-  model->engine = std::make_unique<Engine>(dir, config);
+  model->dir = spec.dir;
+  model->engine = std::make_unique<Engine>(spec.dir, config);
   model->created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const ModelInfo& info = model->engine->model_info();
+  server_log()->info(
+      "loaded '{}' in {:.2f} s: {} ({} model), {:.1f} MiB of weights read per decode step, KV pool {} blocks "
+      "({:.1f} MiB), process resident {:.1f} MiB",
+      name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), info.model_type,
+      model_kind(info), info.decode_weight_bytes / kMiB, info.kv_cache_blocks, info.kv_cache_bytes / kMiB,
+      resident_bytes() / kMiB);
   by_name_[name] = model.get();
   models_.push_back(std::move(model));
 }

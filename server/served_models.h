@@ -1,5 +1,5 @@
 #pragma once
-// The models one server serves: an engine per NAME=DIR, looked up by the request's `model`.
+// The models one server serves: an engine per --model NAME=DIR, looked up by the request's `model`.
 
 #include <cstdint>
 #include <map>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "izwi/engine.h"
+#include "server/server_options.h"
 
 namespace izwi::server {
 
@@ -22,11 +23,18 @@ struct ServedModel {
 /// (/v1/audio/transcriptions and the realtime WebSocket) or "text" (the completions routes).
 const char* model_kind(const ModelInfo& info);
 
+/// A 400 naming `param` when `model` is not of `kind` (a model_kind value): it says what `route`
+/// serves, what the model is and which routes serve it, e.g. "/v1/chat/completions serves text
+/// models; 'tts' is a text-to-speech model: use /v1/audio/speech".
+void require_kind(const ServedModel& model, const std::string& kind, const char* route,
+                  const std::string& param = "model");
+
 class ServedModels {
  public:
-  /// Loads DIR as NAME (izwi::Error naming the folder when it does not load; InvalidArgument for
-  /// a name served twice).
-  void add(const std::string& name, const std::string& dir, const EngineConfig& config);
+  /// Loads spec.dir as spec.name with spec.engine, else `default_config`, and logs the load (its
+  /// size and time). izwi::Error naming the folder when it does not load; InvalidArgument for a
+  /// name served twice.
+  void add(const ModelSpec& spec, const EngineConfig& default_config);
   /// 404 (ApiError) naming the model when it is not served.
   ServedModel& get(const std::string& name) const;
   const std::vector<std::unique_ptr<ServedModel>>& all() const { return models_; }

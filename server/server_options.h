@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "izwi/config.h"
@@ -20,21 +20,35 @@ struct ConnectionLimits {
   size_t max_body_bytes = 32u << 20;                ///< 413 beyond, on the wire and decompressed
 };
 
+/// One served model: --model NAME=DIR, and its engine's config when --model-config NAME=FILE gives one.
+struct ModelSpec {
+  std::string name;
+  std::string dir;
+  std::optional<EngineConfig> engine;  ///< none: ServerOptions::engine (--config)
+};
+
 struct ServerOptions {
-  std::vector<std::pair<std::string, std::string>> models;  ///< NAME, DIR
+  std::vector<ModelSpec> models;
   std::string host = "127.0.0.1";
   int port = 8000;              ///< 0 = any free port (printed at start)
   int realtime_port = -1;       ///< live-transcription WebSocket; 0 = any free port, -1 = none
-  EngineConfig engine;          ///< every model's engine
+  EngineConfig engine;          ///< the engine of every model without a config of its own
   int32_t max_concurrent = 64;  ///< engine requests at once; 429 beyond
   std::string api_key;          ///< empty = no authentication
   ConnectionLimits connections;
   int32_t shutdown_grace_ms = 10000;  ///< SIGTERM: running requests get this long to finish
   std::string kv_events_endpoint;     ///< ZeroMQ endpoint for KV events; empty = none published
   std::string pod_name;               ///< KV-event topics are kv@<pod_name>@<model>
+  bool log_requests = true;           ///< one info line per HTTP request on stderr (server_log.h)
 };
 
 /// "NAME=DIR" -> {NAME, DIR}; izwi::Error(InvalidArgument) naming the argument otherwise.
-std::pair<std::string, std::string> parse_model_spec(const std::string& spec);
+ModelSpec parse_model_spec(const std::string& spec);
+
+/// Each --model-config "NAME=FILE" gives the model NAME the EngineConfig JSON in FILE (fields it
+/// leaves out take EngineConfig's defaults, as with --config). InvalidArgument naming the
+/// argument when it is not NAME=FILE, no model is named NAME, or NAME is given twice; the file's
+/// own errors name the file.
+void add_model_configs(std::vector<ModelSpec>& models, const std::vector<std::string>& specs);
 
 }  // namespace izwi::server

@@ -155,11 +155,7 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
   TextJob job;
   job.model = &models.get(required_string(body, "model"));
   const ModelInfo& info = job.model->engine->model_info();
-  if (info.produces_audio || (info.accepts_audio && !info.audio_chat)) {
-    bad_param("model", "the model '{}' is a {} model; use /v1/audio/{}", job.model->name,
-              info.produces_audio ? "speech synthesis" : "transcription",
-              info.produces_audio ? "speech" : "transcriptions");
-  }
+  require_kind(*job.model, "text", chat ? "/v1/chat/completions" : "/v1/completions");
   reject_unsupported(body);
   job.chat = chat;
   job.stream = bool_field(body, "stream").value_or(false);
@@ -170,7 +166,10 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
   if (chat) {
     const Tokenizer* tokenizer = job.model->engine->tokenizer();
     std::vector<ChatMessage> messages = parse_messages(body);
-    if (tokenizer == nullptr) bad_param("model", "the model '{}' has no tokenizer to render messages", job.model->name);
+    if (tokenizer == nullptr) {
+      bad_param("model", "the model '{}' has no tokenizer to render messages: use /v1/completions with token ids",
+                job.model->name);
+    }
     try {
       job.request.prompt_ids = tokenizer->encode_chat(messages, parse_chat_options(body));
     } catch (const Error& e) {
@@ -179,6 +178,8 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
   } else {
     job.request.prompt_ids = parse_prompt(body, *job.model, &job.prompt_text);
     job.echo = bool_field(body, "echo").value_or(false);
+    job.ids_as_text = job.model->engine->tokenizer() == nullptr;
+    if (job.ids_as_text) job.prompt_text = token_ids_text(job.request.prompt_ids);
   }
 
   GenerationParams& p = job.request.params;
@@ -262,6 +263,12 @@ nlohmann::json envelope(const TextJob& job, bool chunk) {
 
 }  // namespace
 
+std::string token_ids_text(const std::vector<int32_t>& ids) {
+  std::string text;
+  for (const int32_t id : ids) text += fmt::format("token_id:{}", id);
+  return text;
+}
+
 nlohmann::json text_response(const TextJob& job, const Output& output) {
   nlohmann::json out = envelope(job, false);
   nlohmann::json choice = {
@@ -269,22 +276,27 @@ nlohmann::json text_response(const TextJob& job, const Output& output) {
   if (job.chat) {
     choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
   } else {
-    choice["text"] = job.echo ? job.prompt_text + output.text : output.text;
+    const std::string text = job.ids_as_text ? token_ids_text(output.tokens) : output.text;
+    choice["text"] = job.echo ? job.prompt_text + text : text;
+    if (job.ids_as_text) choice["token_ids"] = output.tokens;
   }
   out["choices"] = nlohmann::json::array({choice});
   out["usage"] = usage(job, static_cast<int32_t>(output.tokens.size()));
   return out;
 }
 
-nlohmann::json text_chunk(const TextJob& job, const std::string& delta, FinishReason finish, bool first) {
+nlohmann::json text_chunk(const TextJob& job, const StreamChunk& chunk, bool first) {
   nlohmann::json out = envelope(job, true);
-  nlohmann::json choice = {{"index", 0}, {"finish_reason", finish_reason_json(finish)}, {"logprobs", nullptr}};
+  nlohmann::json choice = {
+      {"index", 0}, {"finish_reason", finish_reason_json(chunk.finish_reason)}, {"logprobs", nullptr}};
+  const std::string delta = job.ids_as_text ? token_ids_text(chunk.tokens) : chunk.text;
   if (job.chat) {
     choice["delta"] = nlohmann::json::object();
     if (first) choice["delta"]["role"] = "assistant";
     if (!delta.empty() || first) choice["delta"]["content"] = delta;
   } else {
     choice["text"] = first && job.echo ? job.prompt_text + delta : delta;
+    if (job.ids_as_text) choice["token_ids"] = chunk.tokens;
   }
   out["choices"] = nlohmann::json::array({choice});
   if (job.include_usage) out["usage"] = nullptr;

@@ -19,8 +19,11 @@ struct TextJob {
   bool include_usage = false;  ///< stream_options.include_usage
   bool echo = false;           ///< completions: the prompt text before the answer
   std::string prompt_text;     ///< for echo
-  Request request;             ///< prompt resolved to ids
-  std::string id;              ///< "chatcmpl-..." / "cmpl-..."
+  /// Completions from a model without a tokenizer: each token is rendered as "token_id:N" (as
+  /// vLLM's return_tokens_as_token_ids does) and the choices carry the ids as `token_ids`.
+  bool ids_as_text = false;
+  Request request;  ///< prompt resolved to ids
+  std::string id;   ///< "chatcmpl-..." / "cmpl-..."
   int64_t created = 0;
   int32_t prompt_tokens() const { return static_cast<int32_t>(request.prompt_ids.size()); }
 };
@@ -31,11 +34,14 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
 /// OpenAI's finish_reason: "stop" (EOS or a stop string/id), "length", or "abort".
 nlohmann::json finish_reason_json(FinishReason reason);
 
-/// The whole answer (stream = false).
+/// "token_id:N" for each id, concatenated (the text of a completion when ids_as_text).
+std::string token_ids_text(const std::vector<int32_t>& ids);
+
+/// The whole answer (stream = false): output.text, or output.tokens when job.ids_as_text.
 nlohmann::json text_response(const TextJob& job, const Output& output);
-/// One server-sent event's JSON: a text delta (chat: `delta.content`; the first also carries the
-/// role), and the finish reason in the last.
-nlohmann::json text_chunk(const TextJob& job, const std::string& delta, FinishReason finish, bool first);
+/// One server-sent event's JSON for `chunk`: a text delta (chat: `delta.content`; the first also
+/// carries the role), and the finish reason in the last.
+nlohmann::json text_chunk(const TextJob& job, const StreamChunk& chunk, bool first);
 /// The last event when include_usage is set: no choices, the usage.
 nlohmann::json usage_chunk(const TextJob& job, int32_t completion_tokens);
 

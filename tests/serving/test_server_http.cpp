@@ -179,6 +179,32 @@ TEST_F(ServerHttp, BadRequestsGetOpenAiErrorsAndServingGoesOn) {
   EXPECT_EQ(json::parse(r->body)["usage"]["completion_tokens"], 4);
 }
 
+TEST_F(ServerHttp, AWrongKindOfModelIsNamedWithTheRouteThatServesIt) {
+  testing::RunningServer server(options());
+  httplib::Client client(server.url());
+  client.set_read_timeout(60, 0);
+  const auto message_of = [&](const httplib::Result& r) {
+    EXPECT_TRUE(r);
+    if (!r) return std::string();
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(error_of(r).at("param"), "model") << r->body;
+    return error_of(r).at("message").get<std::string>();
+  };
+  const std::string chat_tts = R"({"model": "tts", "messages": [{"role": "user", "content": "x"}]})";
+  EXPECT_EQ(message_of(client.Post("/v1/chat/completions", chat_tts, "application/json")),
+            "/v1/chat/completions serves text models; 'tts' is a text-to-speech model: use /v1/audio/speech");
+  EXPECT_EQ(message_of(client.Post("/v1/completions", R"({"model": "asr", "prompt": [1, 2]})", "application/json")),
+            "/v1/completions serves text models; 'asr' is a speech-recognition model: use "
+            "/v1/audio/transcriptions or the realtime WebSocket (/v1/realtime)");
+  EXPECT_EQ(message_of(client.Post("/v1/audio/speech", R"({"model": "text", "input": "hi"})", "application/json")),
+            "/v1/audio/speech serves speech models; 'text' is a text model: use /v1/completions or "
+            "/v1/chat/completions");
+  const httplib::MultipartFormDataItems form = {{"model", "tts", "", ""}, {"file", "x", "a.wav", "audio/wav"}};
+  EXPECT_EQ(message_of(client.Post("/v1/audio/transcriptions", form)),
+            "/v1/audio/transcriptions serves transcription models; 'tts' is a text-to-speech model: use "
+            "/v1/audio/speech");
+}
+
 TEST_F(ServerHttp, AnApiKeyGuardsTheV1Routes) {
   server::ServerOptions o = options();
   o.api_key = "sk-right";

@@ -1,6 +1,8 @@
 // The izwi-server binary: it prints where it listens, a bad command line or model folder is an
-// error naming it (exit 1), SIGTERM lets a running stream finish, then exits 0, and --kv-events
-// publishes what its engines cache to a real subscriber.
+// error naming it (exit 1), SIGTERM lets a running stream finish, then exits 0, --kv-events
+// publishes what its engines cache to a real subscriber, it logs each model's load and each
+// request on stderr (--no-log-requests turns the requests' lines off), and --model-config gives
+// one model an engine config of its own.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,12 +12,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/kv_event_checks.h"
 #include "common/reference.h"
+#include "common/temp_dir.h"
 #include "serving/child_process.h"
 #include "serving/server_process.h"
 
@@ -105,6 +109,63 @@ TEST(ServerProcess, KvEventsTellASubscriberWhatEachModelCaches) {
   EXPECT_EQ(server.wait(60s), 0);
 }
 
+TEST(ServerProcess, LogsEachModelLoadAndOneLinePerRequest) {
+  // Model "short" gets a context of 16 tokens from its own config; "q" keeps --config's (none).
+  testing::TempDir dir;
+  const std::string config = dir.write("short.json", R"({"max_seq_len": 16})");
+  const std::string llama = testing::fixture_dir("llama-tiny");
+  ChildProcess server = start_server({"--model", "q=" + llama, "--model", "short=" + llama, "--model-config",
+                                      "short=" + config, "--port", "0", "--realtime-port", "-1"});
+  const std::string loaded = line_with(server, "loaded 'q' in ");
+  EXPECT_NE(loaded.find("[info]"), std::string::npos) << loaded;
+  EXPECT_NE(loaded.find("llama (text model)"), std::string::npos) << loaded;
+  EXPECT_NE(loaded.find("MiB of weights"), std::string::npos) << loaded;
+  const int port = port_after(server, "listening on http://127.0.0.1:");
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  const std::string body = R"({"model": "MODEL", "prompt": [1, 2, 3], "max_tokens": 20, "temperature": 0})";
+  const auto complete = [&](const std::string& model) {
+    std::string request = body;
+    request.replace(request.find("MODEL"), 5, model);
+    return client.Post("/v1/completions", request, "application/json");
+  };
+  const httplib::Result full = complete("q");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 200) << full->body;
+  const httplib::Result cut = complete("short");  // 3 + 20 tokens do not fit its 16
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->status, 400);
+  EXPECT_NE(cut->body.find("exceeds the model's context of 16 tokens"), std::string::npos) << cut->body;
+
+  const std::string ok = line_with(server, "POST /v1/completions model=q status=200");
+  EXPECT_NE(ok.find("[info]"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("prompt_tokens=3 completion_tokens=20 finish=length"), std::string::npos) << ok;
+  EXPECT_NE(ok.find(" ms"), std::string::npos) << ok;
+  EXPECT_NE(line_with(server, "POST /v1/completions model=short status=400"), "");
+  server.send_signal(SIGTERM);
+  EXPECT_EQ(server.wait(60s), 0);
+}
+
+TEST(ServerProcess, NoLogRequestsLeavesOnlyTheLoadLines) {
+  ChildProcess server = start_server({"--model", "q=" + testing::fixture_dir("llama-tiny"), "--port", "0",
+                                      "--realtime-port", "-1", "--no-log-requests"});
+  const int port = port_after(server, "listening on http://127.0.0.1:");
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  const httplib::Result res =
+      client.Post("/v1/completions", R"({"model": "q", "prompt": [1, 2], "max_tokens": 2})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  server.send_signal(SIGTERM);
+  std::string rest;
+  while (std::optional<std::string> line = server.read_line(60s)) rest += *line + "\n";
+  EXPECT_EQ(rest.find("POST /v1/completions"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("SIGTERM, shutting down"), std::string::npos) << rest;
+  EXPECT_EQ(server.wait(60s), 0);
+}
+
 TEST(ServerProcess, BadArgumentsAreNamed) {
   {
     ChildProcess server = start_server({"--model", "q"});
@@ -112,8 +173,15 @@ TEST(ServerProcess, BadArgumentsAreNamed) {
     EXPECT_EQ(server.wait(60s), 1);
   }
   {
+    ChildProcess server = start_server({"--model", "q=/m", "--model-config", "x=/c.json"});
+    EXPECT_NE(server.read_line(60s).value_or("").find("--model-config 'x=/c.json': no --model is named 'x'"),
+              std::string::npos);
+    EXPECT_EQ(server.wait(60s), 1);
+  }
+  {
     ChildProcess server = start_server({"--model", "q=/no/such/folder"});
-    EXPECT_NE(server.read_line(60s).value_or("").find("/no/such/folder"), std::string::npos);
+    // The error line, after the log's "loading 'q' from /no/such/folder".
+    EXPECT_NE(line_with(server, "izwi-server: ").find("/no/such/folder"), std::string::npos);
     EXPECT_EQ(server.wait(60s), 1);
   }
   {
