@@ -19,6 +19,10 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  /// Lets the kernel drop the resident pages of bytes [offset, offset + length): touched again,
+  /// they are read from the file anew. A loader that has copied a tensor out then holds it once,
+  /// not twice (a checkpoint's peak memory is its weights, not weights + file).
+  void drop_pages(size_t offset, size_t length) const;
   const std::string& path() const { return path_; }
 
  private:

@@ -50,6 +50,8 @@ class SafetensorsFile {
   const StTensorInfo* find(const std::string& name) const;
   /// First byte of a tensor's data (not necessarily aligned).
   const uint8_t* data(const StTensorInfo& info) const { return file_.data() + data_offset_ + info.begin; }
+  /// Drops the resident pages of a tensor's data once it has been copied out (MappedFile::drop_pages).
+  void drop(const StTensorInfo& info) const { file_.drop_pages(data_offset_ + info.begin, info.end - info.begin); }
 
  private:
   MappedFile file_;

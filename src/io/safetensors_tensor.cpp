@@ -36,6 +36,7 @@ at::Tensor read_tensor(const SafetensorsFile& file, const StTensorInfo& info) {
   at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(to_scalar_type(info.dtype)));
   const size_t nbytes = info.end - info.begin;
   if (nbytes > 0) std::memcpy(t.data_ptr(), file.data(info), nbytes);
+  file.drop(info);  // the copy is the weight now: do not hold the file's pages too
   return t;
 }
 
