@@ -1,0 +1,102 @@
+// The cached token masks against brute force: at every step of random walks, the bitmask equals
+// trying every token of the vocabulary on the matcher (accept, then roll back).
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/synthetic_vocabulary.h"
+#include "structured/schema_compiler.h"
+#include "structured/token_mask.h"
+
+namespace izwi::structured {
+namespace {
+
+using nlohmann::json;
+
+/// Compares the mask with brute force at each step of a few random walks; returns the first mismatch.
+std::string first_mismatch(const std::shared_ptr<const Grammar>& grammar,
+                           const std::shared_ptr<const TokenVocabulary>& vocab, int walks, size_t steps) {
+  const TokenMasker masker(grammar, vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  std::mt19937 rng(99);
+  for (int w = 0; w < walks; ++w) {
+    GrammarMatcher matcher(grammar);
+    std::string text;
+    for (size_t step = 0; step < steps; ++step) {
+      masker.fill_next_token_bitmask(matcher, mask.data());
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < vocab->size(); ++id) {
+        const bool in_mask = (mask[static_cast<size_t>(id) / 32] >> (id % 32)) & 1;
+        const size_t before = matcher.num_steps();
+        const bool accepted = masker.accept_token(matcher, id);
+        if (matcher.num_steps() > before) matcher.rollback(1);
+        if (in_mask != accepted) {
+          return "after \"" + text + "\": token " + std::to_string(id) + " \"" + vocab->bytes(id) + "\" in mask " +
+                 std::to_string(in_mask) + ", accepted " + std::to_string(accepted);
+        }
+        if (accepted && !vocab->is_stop(id)) allowed.push_back(id);
+      }
+      if (allowed.empty()) break;
+      const int32_t id = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+      masker.accept_token(matcher, id);
+      text += vocab->bytes(id);
+    }
+  }
+  return "";
+}
+
+std::shared_ptr<const TokenVocabulary> vocabulary(size_t size) {
+  std::vector<std::string> tokens = testing::synthetic_vocabulary(size);
+  const int32_t stop = static_cast<int32_t>(tokens.size() - 1);
+  return std::make_shared<TokenVocabulary>(std::move(tokens), std::vector<int32_t>{stop});
+}
+
+TEST(StructuredTokenMask, EqualsBruteForce) {
+  const auto vocab = vocabulary(3000);
+  for (
+      const char* schema : {
+          R"({"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"},
+               "tags": {"type": "array", "items": {"enum": ["a", "b"]}}}, "required": ["name"]})",
+          R"({"type": "array", "items": {"type": "number"}, "maxItems": 5})",
+          R"({"type": "string", "minLength": 2, "maxLength": 6})",
+          R"({"type": "string", "pattern": "^[a-z]+\\d?$"})",
+          R"({"anyOf": [{"type": "integer", "minimum": -50, "maximum": 50}, {"type": "boolean"}]})",
+          R"({"$defs": {"t": {"type": "object", "properties": {"c": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}},
+               "$ref": "#/$defs/t"})",
+          R"({})",
+      }) {
+    EXPECT_EQ(first_mismatch(compile_json_schema(json::parse(schema)), vocab, 3, 40), "") << schema;
+  }
+  EXPECT_EQ(first_mismatch(compile_any_json_object(), vocab, 3, 40), "");
+}
+
+TEST(StructuredTokenMask, SpecialTokensAreNeverAllowedAndStopOnlyAtTheEnd) {
+  // Ids 3 and 4 have no bytes (special tokens); 5 is the stop token.
+  const auto vocab = std::make_shared<TokenVocabulary>(std::vector<std::string>{"[", "1", "]", "", "", "x", ",", " "},
+                                                       std::vector<int32_t>{5});
+  const auto grammar = compile_json_schema(json::parse(R"({"type": "array", "items": {"type": "integer"}})"));
+  const TokenMasker masker(grammar, vocab);
+  GrammarMatcher matcher(grammar);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  masker.fill_next_token_bitmask(matcher, mask.data());
+  EXPECT_EQ(mask[0], (1u << 0) | (1u << 7));  // "[" or leading whitespace
+  EXPECT_FALSE(masker.accept_token(matcher, 5));
+  ASSERT_TRUE(masker.accept_token(matcher, 0));
+  ASSERT_TRUE(masker.accept_token(matcher, 1));
+  masker.fill_next_token_bitmask(matcher, mask.data());
+  EXPECT_EQ(mask[0], (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7));
+  ASSERT_TRUE(masker.accept_token(matcher, 2));
+  masker.fill_next_token_bitmask(matcher, mask.data());
+  EXPECT_EQ(mask[0], (1u << 5) | (1u << 7));  // stop, or trailing whitespace
+  EXPECT_TRUE(masker.accept_token(matcher, 5));
+  EXPECT_FALSE(masker.accept_token(matcher, 3));
+}
+
+}  // namespace
+}  // namespace izwi::structured
