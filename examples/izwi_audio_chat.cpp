@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
     }
     const bool sequential = mode.empty() ? asr || tts_opt->count() > 0 : mode == "sequential";
     request.mode = sequential ? izwi::AudioChatMode::Sequential : izwi::AudioChatMode::Interleaved;
-    if (temperature_opt->count() > 0) request.temperature = temperature;
-    if (audio_temperature_opt->count() > 0) request.audio_temperature = audio_temperature;
+    if (temperature_opt->count() > 0) request.text_sampling.temperature = temperature;
+    if (audio_temperature_opt->count() > 0) request.audio_sampling.temperature = audio_temperature;
     if (seed_opt->count() > 0) request.seed = seed;
     if (!audio_path.empty()) {
       const izwi::AudioBuffer audio = izwi::read_audio(audio_path);

@@ -26,21 +26,22 @@ int main(int argc, char** argv) {
   std::string model_dir, system_prompt, messages_file, template_kwargs;
   izwi::GenerationParams params;
   params.max_tokens = 512;
-  params.temperature = 0.7f;
-  params.top_p = 0.9f;
+  float temperature = 0.7f, top_p = 0.9f;
   uint64_t seed = 0;
   app.add_option("--model", model_dir, "Model folder (config.json, safetensors, tokenizer)")->required();
   app.add_option("--system", system_prompt, "System message");
   app.add_option("--messages", messages_file, "Conversation JSON file to start from");
   app.add_option("--template-kwargs", template_kwargs, "Chat template variables, a JSON object");
   app.add_option("--max-tokens", params.max_tokens, "Reply length at most")->capture_default_str();
-  app.add_option("--temperature", params.temperature, "0 = greedy")->capture_default_str();
-  app.add_option("--top-p", params.top_p, "Nucleus mass")->capture_default_str();
+  app.add_option("--temperature", temperature, "0 = greedy")->capture_default_str();
+  app.add_option("--top-p", top_p, "Nucleus mass")->capture_default_str();
   auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-chat", [&] {
     if (seed_opt->count() > 0) params.seed = seed;
+    params.sampling.temperature = temperature;
+    params.sampling.top_p = top_p;
     izwi::Engine engine(model_dir);
     if (engine.tokenizer() == nullptr) {
       throw izwi::Error(izwi::ErrorCode::InvalidArgument, "model folder '" + model_dir + "' has no tokenizer");

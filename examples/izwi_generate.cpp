@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
   std::string model_dir, prompt_ids, prompt_file, prompt_text, config_file, device, dtype;
   izwi::GenerationParams params;
   params.max_tokens = 32;
+  float temperature = 0.0f, top_p = 1.0f, repetition_penalty = 1.0f;
+  int32_t top_k = 0;
   uint64_t seed = 0;
   bool sequential = false, json = false;
   app.add_option("--model", model_dir, "Model folder (config.json + safetensors)")->required();
@@ -99,10 +101,10 @@ int main(int argc, char** argv) {
   app.add_option("--stop", params.stop, "Stop string (repeatable; needs a tokenizer)");
   app.add_option("--max-tokens", params.max_tokens, "New tokens at most")->capture_default_str();
   app.add_option("--min-tokens", params.min_tokens, "Suppress EOS until this many tokens")->capture_default_str();
-  app.add_option("--temperature", params.temperature, "0 = greedy")->capture_default_str();
-  app.add_option("--top-k", params.top_k, "0 = off")->capture_default_str();
-  app.add_option("--top-p", params.top_p, "1 = off")->capture_default_str();
-  app.add_option("--repetition-penalty", params.repetition_penalty, "1 = off")->capture_default_str();
+  app.add_option("--temperature", temperature, "0 = greedy")->capture_default_str();
+  app.add_option("--top-k", top_k, "0 = off")->capture_default_str();
+  app.add_option("--top-p", top_p, "1 = off")->capture_default_str();
+  app.add_option("--repetition-penalty", repetition_penalty, "1 = off")->capture_default_str();
   auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
   app.add_option("--config", config_file, "Engine config JSON file");
   app.add_option("--device", device, "EngineConfig::device: cpu, cuda, cuda:N or mps (over --config's)");
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file, --prompt or --messages is required");
     }
     if (seed_opt->count() > 0) params.seed = seed;
+    params.sampling = {temperature, top_k, top_p, repetition_penalty};
     std::vector<izwi::Request> requests;
     if (messages_opt->count() > 0) {
       izwi::cli::ChatFile chat = izwi::cli::read_chat_file(messages_file);

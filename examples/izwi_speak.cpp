@@ -98,11 +98,11 @@ int main(int argc, char** argv) {
     if (!text_mode.empty()) {
       request.text_mode = text_mode == "streaming" ? izwi::SpeechTextMode::Streaming : izwi::SpeechTextMode::Full;
     }
-    if (temperature_opt->count() > 0) p.temperature = p.subtalker_temperature = temperature;
-    if (sub_opt->count() > 0) p.subtalker_temperature = subtalker_temperature;
-    if (top_k_opt->count() > 0) p.top_k = top_k;
-    if (top_p_opt->count() > 0) p.top_p = top_p;
-    if (penalty_opt->count() > 0) p.repetition_penalty = repetition_penalty;
+    if (temperature_opt->count() > 0) p.sampling.temperature = p.codebook_sampling.temperature = temperature;
+    if (sub_opt->count() > 0) p.codebook_sampling.temperature = subtalker_temperature;
+    if (top_k_opt->count() > 0) p.sampling.top_k = top_k;
+    if (top_p_opt->count() > 0) p.sampling.top_p = top_p;
+    if (penalty_opt->count() > 0) p.sampling.repetition_penalty = repetition_penalty;
     if (seed_opt->count() > 0) p.seed = seed;
 
     if (!save_voice.empty() && voice_audio.empty()) {

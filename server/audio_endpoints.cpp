@@ -59,8 +59,8 @@ SpeechJob parse_speech_request(const nlohmann::json& body, const ServedModels& m
   }
   SpeechParams& p = job.request.params;
   if (const auto temperature = number_field(body, "temperature", 0.0, 2.0)) {
-    p.temperature = static_cast<float>(*temperature);
-    p.subtalker_temperature = p.temperature;
+    p.sampling.temperature = static_cast<float>(*temperature);
+    p.codebook_sampling.temperature = p.sampling.temperature;
   }
   if (const auto seed = integer_field(body, "seed", 0, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
   if (const auto frames = integer_field(body, "max_frames", 1, 1 << 16)) p.max_frames = static_cast<int32_t>(*frames);
@@ -114,7 +114,7 @@ TranscriptionJob parse_transcription_request(const std::vector<FormField>& field
     if (end == temperature->c_str() || *end != '\0' || !(t >= 0.0 && t <= 2.0)) {
       bad_param("temperature", "'temperature' must be a number in [0, 2]");
     }
-    job.options.temperature = static_cast<float>(t);
+    job.options.sampling.temperature = static_cast<float>(t);
   }
   // A whole file: decode until the model ends the text after the audio.
   job.options.continue_after_audio = true;
@@ -124,6 +124,8 @@ TranscriptionJob parse_transcription_request(const std::vector<FormField>& field
 nlohmann::json transcription_response(const TranscriptionJob& job, const Output& output) {
   if (job.response_format != "verbose_json") return {{"text", output.text}};
   const double duration = static_cast<double>(job.samples.size()) / job.sample_rate;
+  const float temperature = job.options.sampling.temperature.value_or(
+      job.model->engine->model_info().default_sampling.temperature.value_or(0.0f));
   return {{"task", "transcribe"},
           {"language", "auto"},
           {"duration", duration},
@@ -134,7 +136,7 @@ nlohmann::json transcription_response(const TranscriptionJob& job, const Output&
                                                {"end", duration},
                                                {"text", output.text},
                                                {"tokens", output.tokens},
-                                               {"temperature", job.options.temperature}}})}};
+                                               {"temperature", temperature}}})}};
 }
 
 }  // namespace izwi::server

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -198,12 +199,19 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
               *max_tokens, context);
   }
   p.max_tokens = static_cast<int32_t>(max_tokens.value_or(room));  // as vLLM: the rest of the context
-  p.temperature = static_cast<float>(number_field(body, "temperature", 0.0, 2.0).value_or(1.0));
-  p.top_p = static_cast<float>(number_field(body, "top_p", 0.0, 1.0).value_or(1.0));
-  if (p.top_p == 0.0f) bad_param("top_p", "'top_p' must be > 0");
-  p.top_k = static_cast<int32_t>(integer_field(body, "top_k", -1, INT32_MAX).value_or(0));  // vLLM's extension
-  if (p.top_k < 0) p.top_k = 0;                                                             // -1: off, as in vLLM
-  p.repetition_penalty = static_cast<float>(number_field(body, "repetition_penalty", 0.01, 100.0).value_or(1.0));
+  // OpenAI's default temperature is 1; the other fields, when absent, take the model's defaults.
+  SamplingParams& sampling = p.sampling;
+  sampling.temperature = static_cast<float>(number_field(body, "temperature", 0.0, 2.0).value_or(1.0));
+  if (const auto top_p = number_field(body, "top_p", 0.0, 1.0)) {
+    if (*top_p == 0.0) bad_param("top_p", "'top_p' must be > 0");
+    sampling.top_p = static_cast<float>(*top_p);
+  }
+  if (const auto top_k = integer_field(body, "top_k", -1, INT32_MAX)) {   // vLLM's extension
+    sampling.top_k = static_cast<int32_t>(std::max<int64_t>(*top_k, 0));  // -1: off, as in vLLM
+  }
+  if (const auto penalty = number_field(body, "repetition_penalty", 0.01, 100.0)) {
+    sampling.repetition_penalty = static_cast<float>(*penalty);
+  }
   p.ignore_eos = bool_field(body, "ignore_eos").value_or(false);  // vLLM's extensions, as the engine has them
   p.min_tokens = static_cast<int32_t>(integer_field(body, "min_tokens", 0, p.max_tokens).value_or(0));
   if (const auto seed = integer_field(body, "seed", std::numeric_limits<int64_t>::min(), INT64_MAX)) {

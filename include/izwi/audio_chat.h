@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "izwi/output.h"
+#include "izwi/sampling.h"
 
 namespace izwi {
 
@@ -70,12 +71,12 @@ struct AudioChatRequest {
   std::vector<AudioChatMessage> history;
   AudioChatMode mode = AudioChatMode::Interleaved;
   int32_t max_items = 512;  ///< Text tokens + audio frames at most.
-  /// Text sampling; unset = greedy. Audio: per codebook, unset = greedy.
-  std::optional<float> temperature;
-  std::optional<int32_t> top_k;
-  std::optional<float> audio_temperature;
-  std::optional<int32_t> audio_top_k;
-  std::optional<uint64_t> seed;
+  /// Sampling of the text tokens, and of each codebook of the audio frames. Unset fields take the
+  /// model's defaults, as liquid-audio releases them: greedy. top_k = 1 is greedy too (as there).
+  /// The audio head's repetition_penalty has no effect.
+  SamplingParams text_sampling;
+  SamplingParams audio_sampling;
+  std::optional<uint64_t> seed;  ///< Fixed seed for reproducible sampling (both heads).
   /// Streaming: audio goes out once this many frames exist, then in chunks of `chunk_frames`.
   int32_t first_chunk_frames = 1;
   int32_t chunk_frames = 4;

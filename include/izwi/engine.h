@@ -53,8 +53,13 @@ struct ModelInfo {
   std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
   bool clones_voices = false;          ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
   bool audio_chat = false;             ///< Supports audio_chat / audio_chat_streaming (LFM2-Audio).
-  int32_t kv_cache_blocks = 0;         ///< Blocks in the paged pool (EngineConfig::kv_cache_memory_fraction sizes it).
-  int64_t kv_cache_bytes = 0;          ///< Device bytes of the paged pool's blocks (K, V, state snapshots).
+  /// What unset SamplingParams fields take (izwi/sampling.h): the main head's defaults (text,
+  /// transcription, codebook 0 of speech, the text of audio chat) and the per-frame head's (the
+  /// other codebooks of speech and the audio of audio chat), from generation_config.json.
+  SamplingParams default_sampling;
+  SamplingParams default_codebook_sampling;
+  int32_t kv_cache_blocks = 0;  ///< Blocks in the paged pool (EngineConfig::kv_cache_memory_fraction sizes it).
+  int64_t kv_cache_bytes = 0;   ///< Device bytes of the paged pool's blocks (K, V, state snapshots).
 };
 
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);

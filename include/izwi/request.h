@@ -8,18 +8,18 @@
 #include <vector>
 
 #include "izwi/chat.h"
+#include "izwi/sampling.h"
 
 namespace izwi {
 
-/// Decoding controls, applied per request. Temperature 0 means greedy.
+/// Decoding controls, applied per request.
 struct GenerationParams {
-  int32_t max_tokens = 256;             ///< New tokens at most (>= 1).
-  int32_t min_tokens = 0;               ///< EOS and stop ids are suppressed until this many exist.
-  bool ignore_eos = false;              ///< Keep generating past EOS (stop ids still apply).
-  float temperature = 0.0f;             ///< 0 = greedy; otherwise softmax temperature (> 0).
-  int32_t top_k = 0;                    ///< Keep the k most likely tokens; 0 = off.
-  float top_p = 1.0f;                   ///< Nucleus sampling mass in (0, 1]; 1 = off.
-  float repetition_penalty = 1.0f;      ///< > 1 discourages tokens already in prompt or output.
+  int32_t max_tokens = 256;  ///< New tokens at most (>= 1).
+  int32_t min_tokens = 0;    ///< EOS and stop ids are suppressed until this many exist.
+  bool ignore_eos = false;   ///< Keep generating past EOS (stop ids still apply).
+  /// Unset fields take the model's defaults (ModelInfo::default_sampling: generation_config.json
+  /// as Hugging Face's generate reads it; greedy when it has no do_sample: true).
+  SamplingParams sampling;
   std::vector<int32_t> stop_token_ids;  ///< Finish (reason Stop) when one is generated.
   /// Finish (reason Stop) when the output text contains one of these; the text ends before it.
   /// Matched across token boundaries; needs a model folder with a tokenizer.

@@ -8,24 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "izwi/sampling.h"
 #include "izwi/voice.h"
 
 namespace izwi {
 
-/// Sampling of a speech request. Unset values take the model's defaults (its
-/// generation_config.json, else the released code's: temperature 0.9, top-k 50, top-p 1,
-/// repetition penalty 1.05, the same for the per-frame head without the penalty).
+/// Length and sampling of a speech request. Unset sampling fields take the model's defaults
+/// (ModelInfo::default_sampling / default_codebook_sampling): its generation_config.json
+/// (do_sample, temperature, top_k, top_p, repetition_penalty for the main head; subtalker_dosample,
+/// subtalker_temperature, subtalker_top_k, subtalker_top_p for the per-frame head), else the
+/// released code's: temperature 0.9, top-k 50, top-p 1, repetition penalty 1.05, the same for the
+/// per-frame head without the penalty.
 struct SpeechParams {
-  int32_t max_frames = 2048;                   ///< Audio frames at most (one frame = 80 ms at 12.5 Hz).
-  int32_t min_frames = 2;                      ///< No end of speech before this many (capped at max_frames).
-  std::optional<float> temperature;            ///< Main head (codebook 0); 0 = greedy.
-  std::optional<int32_t> top_k;                ///< 0 = off.
-  std::optional<float> top_p;                  ///< 1 = off.
-  std::optional<float> repetition_penalty;     ///< Over the generated codebook-0 ids.
-  std::optional<float> subtalker_temperature;  ///< Per-frame head (the other codebooks); 0 = greedy.
-  std::optional<int32_t> subtalker_top_k;
-  std::optional<float> subtalker_top_p;
-  std::optional<uint64_t> seed;  ///< Fixed seed for reproducible sampling.
+  int32_t max_frames = 2048;  ///< Audio frames at most (one frame = 80 ms at 12.5 Hz).
+  int32_t min_frames = 2;     ///< No end of speech before this many (capped at max_frames).
+  SamplingParams sampling;    ///< Main head (codebook 0); its penalty is over the generated codebook-0 ids.
+  /// Per-frame head (the other codebooks of each frame). Its repetition_penalty has no effect.
+  SamplingParams codebook_sampling;
+  std::optional<uint64_t> seed;  ///< Fixed seed for reproducible sampling (both heads).
 };
 
 /// How the text enters the model. Full: the whole text is in the prompt before the first frame

@@ -11,6 +11,7 @@
 
 #include "izwi/export.h"
 #include "izwi/output.h"
+#include "izwi/sampling.h"
 #include "izwi/stream_handle.h"
 
 namespace izwi {
@@ -27,8 +28,8 @@ struct TranscriptionOptions {
   std::optional<int32_t> pad_token_id;  ///< Streaming pad token; default from the model's tokenizer.
   bool continue_after_audio = false;    ///< After the audio's positions, keep decoding text until EOS...
   int32_t max_tokens_after_audio = 64;  ///< ...or this many extra positions.
-  float temperature = 0.0f;             ///< 0 = greedy.
-  std::optional<uint64_t> seed;
+  SamplingParams sampling;              ///< Unset fields: the model's defaults (greedy unless it says).
+  std::optional<uint64_t> seed;         ///< Fixed seed for reproducible sampling.
 };
 
 /// A live transcription: push audio as it arrives, read tokens as they are decoded. Destroying an

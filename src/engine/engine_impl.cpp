@@ -146,6 +146,8 @@ void EngineImpl::load(const std::string& model_dir) {
   load_options.cpu_kernels =
       setup_cpu_backend(options.device, options.fast_kernels, config_.num_threads, config_.cpu_kernels);
   std::unique_ptr<CausalLM> model =
+  info_.default_sampling = spec.default_sampling;
+  info_.default_codebook_sampling = spec.default_codebook_sampling;
       load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, load_options);
   const ModelSpec& spec = model->spec();
   if (config_.max_seq_len > spec.max_positions) {
@@ -244,7 +246,7 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
   active->seq.priority = r.priority;
   active->seq.tokens = r.prompt_ids;
   active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
-  active->sampling = make_sampling_state(r.params, info_.eos_token_ids);
+  active->sampling = make_sampling_state(r.params, info_.default_sampling, info_.eos_token_ids);
   active->channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback));
   if (tokenizer_) active->text = std::make_unique<TextStream>(*tokenizer_, r.params.stop);
   active->submitted = Clock::now();
@@ -298,17 +300,29 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   r.id = options.id.empty() ? next_id() : options.id;
   r.priority = options.priority;
   r.prompt_ids = model_->transcription_prompt(settings);
-  r.params.temperature = options.temperature;
+  r.params.sampling = options.sampling;
   r.params.seed = options.seed;
   r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
   // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
   // pool fails with ResourceExhausted when it gets there.
   RequestLimits limits = limits_;
+    // The sampling is checked before the model does any work (audio chat encodes its audio).
+    validate_sampling(request.sampling, request.sampling_field);
+    validate_sampling_without_penalty(request.codebook_sampling, request.codebook_field);
+    if (request.audio_chat) {
+      // The text head's ids interleave with frame keys, which a penalty would misread as ids.
+      validate_sampling_without_penalty(request.sampling, request.sampling_field);
+    }
   limits.num_kv_blocks = std::numeric_limits<int32_t>::max();
-  validate_request(r, limits);
+  validate_request(r, limits, "TranscriptionOptions.sampling");
 
   std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
+  IZWI_CHECK(prompt.codebook_sampling != nullptr, "the model's prompt has no per-frame sampling state");
+  prompt.params.sampling = request.sampling;
+  prompt.params.seed = request.seed;
   active->seq.cacheable_len = 0;  // positions carry audio, not just token ids
+  *prompt.codebook_sampling =
+      make_codebook_sampling_state(request.codebook_sampling, info_.default_codebook_sampling, request.seed);
   active->state = model_->make_transcription_state(settings);
   active->continue_after_audio = options.continue_after_audio;
   active->max_positions_after_audio = options.max_tokens_after_audio;
@@ -361,7 +375,9 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
     fail(ErrorCode::Unsupported, "model_type '{}' is not a speech synthesis model", info_.model_type);
   }
   return submit_audio_out(
-      {"speech request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, false},
+      {"speech request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, false,
+       request.params.sampling, "SpeechParams.sampling", request.params.codebook_sampling,
+       "SpeechParams.codebook_sampling", request.params.seed},
       [&] { return model_->speech_prompt(request, tokenizer()); }, mode);
 }
 
@@ -369,7 +385,9 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_audio_chat(const AudioChatReq
                                                               RequestChannel::Mode mode) {
   if (!info_.audio_chat) fail(ErrorCode::Unsupported, "model_type '{}' does not do audio chat", info_.model_type);
   return submit_audio_out(
-      {"audio chat request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, true},
+      {"audio chat request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, true,
+       request.text_sampling, "AudioChatRequest.text_sampling", request.audio_sampling,
+       "AudioChatRequest.audio_sampling", request.seed},
       [&] { return model_->audio_chat_prompt(request, tokenizer()); }, mode);
 }
 

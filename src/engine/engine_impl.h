@@ -110,6 +110,12 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
     int32_t priority;
     int32_t first_chunk_frames, chunk_frames;
     bool audio_chat;  ///< Text tokens and frames in one stream (else frames only, no text).
+    /// The sampling of the main head and of the per-frame head, with the caller's names for them.
+    const SamplingParams& sampling;
+    const char* sampling_field;
+    const SamplingParams& codebook_sampling;
+    const char* codebook_field;
+    std::optional<uint64_t> seed;
   };
   /// Resolves the request into the model's prompt (errors prefixed with `what` and the id) and
   /// queues it with its state and chunk sizes.

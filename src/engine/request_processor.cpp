@@ -1,7 +1,5 @@
 #include "engine/request_processor.h"
 
-#include <cmath>
-
 #include "common/check.h"
 
 namespace izwi {
@@ -28,7 +26,7 @@ void resolve_prompt(Request& r, const Tokenizer* tokenizer) {
   if (r.prompt_ids.empty()) fail(ErrorCode::InvalidArgument, "request '{}': {} encodes to no tokens", r.id, field);
 }
 
-void validate_request(const Request& r, const RequestLimits& limits) {
+void validate_request(const Request& r, const RequestLimits& limits, const std::string& sampling_field) {
   if (r.prompt_ids.empty()) fail(ErrorCode::InvalidArgument, "request '{}': prompt_ids is empty", r.id);
   for (size_t i = 0; i < r.prompt_ids.size(); ++i) {
     const int32_t id = r.prompt_ids[i];
@@ -36,6 +34,11 @@ void validate_request(const Request& r, const RequestLimits& limits) {
       fail(ErrorCode::InvalidArgument, "request '{}': prompt_ids[{}] = {} is outside the vocabulary [0, {})", r.id, i,
            id, limits.vocab_size);
     }
+  }
+  try {
+    validate_sampling(r.params.sampling, sampling_field);
+  } catch (const Error& e) {
+    fail(e.code(), "request '{}': {}", r.id, e.what());
   }
   validate_params(r.id, r.params, static_cast<int32_t>(r.prompt_ids.size()), limits);
 }
@@ -47,19 +50,6 @@ void validate_params(const std::string& request_id, const GenerationParams& p, i
   if (p.min_tokens < 0 || p.min_tokens > p.max_tokens) {
     fail(ErrorCode::InvalidArgument, "request '{}': params.min_tokens = {} must be in [0, max_tokens = {}]", request_id,
          p.min_tokens, p.max_tokens);
-  }
-  if (!std::isfinite(p.temperature) || p.temperature < 0) {
-    fail(ErrorCode::InvalidArgument, "request '{}': params.temperature = {} must be finite and >= 0", request_id,
-         p.temperature);
-  }
-  if (p.top_k < 0)
-    fail(ErrorCode::InvalidArgument, "request '{}': params.top_k = {} must be >= 0", request_id, p.top_k);
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) {
-    fail(ErrorCode::InvalidArgument, "request '{}': params.top_p = {} must be in (0, 1]", request_id, p.top_p);
-  }
-  if (!std::isfinite(p.repetition_penalty) || p.repetition_penalty <= 0) {
-    fail(ErrorCode::InvalidArgument, "request '{}': params.repetition_penalty = {} must be finite and > 0", request_id,
-         p.repetition_penalty);
   }
   for (size_t i = 0; i < p.stop_token_ids.size(); ++i) {
     const int32_t id = p.stop_token_ids[i];
@@ -89,16 +79,42 @@ void validate_params(const std::string& request_id, const GenerationParams& p, i
   }
 }
 
-SamplingState make_sampling_state(const GenerationParams& p, const std::vector<int32_t>& eos_ids) {
+void validate_sampling_without_penalty(const SamplingParams& params, const std::string& field) {
+  validate_sampling(params, field);
+  if (params.repetition_penalty && *params.repetition_penalty != 1.0f) {
+    fail(ErrorCode::InvalidArgument, "{}.repetition_penalty = {}: this head has no repetition penalty (leave it unset)",
+         field, *params.repetition_penalty);
+  }
+}
+
+namespace {
+
+void set_controls(SamplingState& s, const ResolvedSampling& r) {
+  s.temperature = r.temperature;
+  s.top_k = r.top_k;
+  s.top_p = r.top_p;
+  s.repetition_penalty = r.repetition_penalty;
+}
+
+}  // namespace
+
+SamplingState make_sampling_state(const GenerationParams& p, const SamplingParams& model_default,
+                                  const std::vector<int32_t>& eos_ids) {
   SamplingState s;
-  s.temperature = p.temperature;
-  s.top_k = p.top_k;
-  s.top_p = p.top_p;
-  s.repetition_penalty = p.repetition_penalty;
+  set_controls(s, resolve_sampling(p.sampling, model_default));
   s.min_tokens = p.min_tokens;
   s.suppressed_below_min = eos_ids;
   s.suppressed_below_min.insert(s.suppressed_below_min.end(), p.stop_token_ids.begin(), p.stop_token_ids.end());
   s.reseed(p.seed ? *p.seed : std::random_device{}());
+  return s;
+}
+
+SamplingState make_codebook_sampling_state(const SamplingParams& sampling, const SamplingParams& model_default,
+                                           std::optional<uint64_t> seed) {
+  SamplingState s;
+  set_controls(s, resolve_sampling(sampling, model_default));
+  // Its own stream of random numbers: the same seed must not replay the main head's draws.
+  s.reseed(seed ? *seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
   return s;
 }
 

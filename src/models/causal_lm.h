@@ -48,6 +48,10 @@ struct ModelSpec {
   std::vector<std::string> languages;
   bool clones_voices = false;  ///< create_voice works and speech requests take a Voice.
   bool audio_chat = false;     ///< audio_chat_prompt works: steps emit text tokens and frames.
+  /// Sampling defaults of the main head and of the per-frame head (the frames' other codebooks),
+  /// from the model folder's generation_config.json (sampling/generation_defaults.h).
+  SamplingParams default_sampling;
+  SamplingParams default_codebook_sampling;
 };
 
 /// One row of a step's output head: the sequence's sampling state and model state.
@@ -58,14 +62,16 @@ struct SampleRow {
 
 /// A speech request resolved by the model: the keys of its prompt positions (what the scheduler
 /// counts and the prefix tree matches; the inputs themselves are embeddings the model builds),
-/// its state, and the sampling of its main head.
+/// its state, and its length limits. The engine resolves the sampling of both heads.
 struct SpeechPrompt {
   std::vector<int32_t> keys;
   /// Leading positions whose key names their whole input, generated ones included (the prefix
   /// tree keys only those); unset: the prompt's.
   std::optional<int32_t> cacheable_positions;
   std::unique_ptr<RequestState> state;
-  GenerationParams params;
+  GenerationParams params;  ///< max_tokens and min_tokens (in items); the engine fills the rest.
+  /// The per-frame head's sampling state inside `state`, which the engine fills.
+  SamplingState* codebook_sampling = nullptr;
 };
 
 /// The spec fields every model reads the same way: type, sizes, and EOS/BOS ids from `config`.

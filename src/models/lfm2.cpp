@@ -1,11 +1,14 @@
 #include "models/lfm2.h"
 
+#include "io/generation_defaults.h"
+
 namespace izwi {
 
 Lfm2ForCausalLM::Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source)
     : backbone_(source, "model", Lfm2Config::parse(hf.fields())) {
   const Lfm2Config& c = backbone_.config();
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
+  spec_.default_sampling = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::HfGenerate).sampling;
   spec_.needs_state_slots = true;
   spec_.graph_safe_decode = true;
   lm_head_ =

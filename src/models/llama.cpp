@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "io/config_fields.h"
+#include "io/generation_defaults.h"
 
 namespace izwi {
 
@@ -70,6 +71,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, boo
     : config_(LlamaConfig::parse(hf, qk_norm)) {
   const LlamaConfig& c = config_;
   spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
+  spec_.default_sampling = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::HfGenerate).sampling;
   spec_.graph_safe_decode = true;
 
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);

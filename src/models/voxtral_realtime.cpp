@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/check.h"
+#include "io/generation_defaults.h"
 #include "models/voxtral_streaming_input.h"
 
 namespace izwi {
@@ -50,6 +51,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   hidden_size_ = hidden;
 
   spec_ = base_spec(hf.model_type(), *text, vocab, hidden, max_positions);
+  spec_.default_sampling = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::HfGenerate).sampling;
   spec_.accepts_audio = true;
   spec_.audio_sample_rate = 16000;
   spec_.default_delay_tokens = static_cast<int32_t>(delay_tokens);

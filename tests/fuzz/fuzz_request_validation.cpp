@@ -51,21 +51,26 @@ izwi::GenerationParams random_params(Bytes& in) {
   p.max_tokens = small_or_special(in, 600);
   p.min_tokens = small_or_special(in, 600);
   p.ignore_eos = in.flag();
-  p.temperature = float_param(in, 0.0f);
-  p.top_k = small_or_special(in, 100);
-  p.top_p = float_param(in, 1.0f);
-  p.repetition_penalty = float_param(in, 1.0f);
+  if (in.flag()) p.sampling.temperature = float_param(in, 0.0f);
+  if (in.flag()) p.sampling.top_k = small_or_special(in, 100);
+  if (in.flag()) p.sampling.top_p = float_param(in, 1.0f);
+  if (in.flag()) p.sampling.repetition_penalty = float_param(in, 1.0f);
   for (int n = in.byte() % 4; n > 0; --n) p.stop_token_ids.push_back(small_or_special(in, 4000));
   for (int n = in.byte() % 3; n > 0; --n) p.stop.push_back(in.string(16));
   if (in.flag()) p.seed = in.take<uint64_t>();
   return p;
 }
 
+// The documented rules of sampling, restated: each set value in range.
+bool sampling_ok(const izwi::SamplingParams& s) {
+  return (!s.temperature || (std::isfinite(*s.temperature) && *s.temperature >= 0)) && (!s.top_k || *s.top_k >= 0) &&
+         (!s.top_p || (*s.top_p > 0 && *s.top_p <= 1)) &&
+         (!s.repetition_penalty || (std::isfinite(*s.repetition_penalty) && *s.repetition_penalty > 0));
+}
+
 // The documented rules, restated: an accepted request must satisfy all of them.
 void check_accepted(const izwi::GenerationParams& p, int64_t prompt_len, const izwi::RequestLimits& l) {
-  const bool ok = p.max_tokens >= 1 && p.min_tokens >= 0 && p.min_tokens <= p.max_tokens &&
-                  std::isfinite(p.temperature) && p.temperature >= 0 && p.top_k >= 0 && p.top_p > 0 && p.top_p <= 1 &&
-                  std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0 &&
+  const bool ok = p.max_tokens >= 1 && p.min_tokens >= 0 && p.min_tokens <= p.max_tokens && sampling_ok(p.sampling) &&
                   prompt_len + p.max_tokens <= l.max_seq_len &&
                   (prompt_len + p.max_tokens + l.block_size - 1) / l.block_size <= l.num_kv_blocks &&
                   (p.stop.empty() || l.has_tokenizer);
@@ -95,7 +100,7 @@ void fuzz_text_request(Bytes& in) {
     if (id < 0 || id >= l.vocab_size) std::abort();
   }
   check_accepted(r.params, static_cast<int64_t>(r.prompt_ids.size()), l);
-  (void)izwi::make_sampling_state(r.params, {0, 1});
+  (void)izwi::make_sampling_state(r.params, {}, {0, 1});
 }
 
 struct Tts {
@@ -131,19 +136,24 @@ void fuzz_speech_request(Bytes& in) {
   izwi::SpeechParams& p = r.params;
   p.max_frames = small_or_special(in, 600);
   p.min_frames = small_or_special(in, 600);
-  if (in.flag()) p.temperature = float_param(in, 0.9f);
-  if (in.flag()) p.top_k = small_or_special(in, 100);
-  if (in.flag()) p.top_p = float_param(in, 1.0f);
-  if (in.flag()) p.repetition_penalty = float_param(in, 1.05f);
-  if (in.flag()) p.subtalker_temperature = float_param(in, 0.9f);
-  if (in.flag()) p.subtalker_top_k = small_or_special(in, 100);
-  if (in.flag()) p.subtalker_top_p = float_param(in, 1.0f);
+  if (in.flag()) p.sampling.temperature = float_param(in, 0.9f);
+  if (in.flag()) p.sampling.top_k = small_or_special(in, 100);
+  if (in.flag()) p.sampling.top_p = float_param(in, 1.0f);
+  if (in.flag()) p.sampling.repetition_penalty = float_param(in, 1.05f);
+  if (in.flag()) p.codebook_sampling.temperature = float_param(in, 0.9f);
+  if (in.flag()) p.codebook_sampling.top_k = small_or_special(in, 100);
+  if (in.flag()) p.codebook_sampling.top_p = float_param(in, 1.0f);
   if (in.flag()) p.seed = in.take<uint64_t>();
   const izwi::RequestLimits l = limits(true);
   const izwi::Tokenizer* tokenizer = (how & 16) ? &tts().tokenizer : nullptr;
   try {
-    const izwi::SpeechPrompt prompt = tts().model->speech_prompt(r, tokenizer);
-    if (prompt.keys.empty() || !prompt.state) std::abort();
+    // As the engine's speech path: both heads' sampling, then the model's prompt and the length.
+    izwi::validate_sampling(p.sampling, "SpeechParams.sampling");
+    izwi::validate_sampling_without_penalty(p.codebook_sampling, "SpeechParams.codebook_sampling");
+    izwi::SpeechPrompt prompt = tts().model->speech_prompt(r, tokenizer);
+    if (prompt.keys.empty() || !prompt.state || prompt.codebook_sampling == nullptr) std::abort();
+    if (!sampling_ok(p.codebook_sampling)) std::abort();
+    prompt.params.sampling = p.sampling;
     izwi::validate_params("fuzz", prompt.params, static_cast<int32_t>(prompt.keys.size()), l);
     check_accepted(prompt.params, static_cast<int64_t>(prompt.keys.size()), l);
   } catch (const izwi::Error&) {

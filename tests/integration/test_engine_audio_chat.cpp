@@ -312,8 +312,9 @@ TEST(EngineAudioChat, BadRequestsAreNamed) {
   EXPECT_NE(testing::error_message([&] { engine.audio_chat(untokenized); }).find("needs the model folder's tokenizer"),
             std::string::npos);
   AudioChatRequest hot = reference_request(AudioChatMode::Interleaved, 4);
-  hot.audio_temperature = -1.0f;
-  EXPECT_NE(testing::error_message([&] { engine.audio_chat(hot); }).find("audio_temperature = -1"), std::string::npos);
+  hot.audio_sampling.temperature = -1.0f;
+  EXPECT_NE(testing::error_message([&] { engine.audio_chat(hot); }).find("AudioChatRequest.audio_sampling.temperature = -1"),
+            std::string::npos);
   Engine text(fixture_dir("qwen3-tiny"));
   EXPECT_EQ(testing::error_code_of([&] { text.audio_chat(reference_request(AudioChatMode::Interleaved, 4)); }),
             ErrorCode::Unsupported);

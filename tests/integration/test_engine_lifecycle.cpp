@@ -206,7 +206,7 @@ TEST(EngineLifecycle, ThousandRandomOperationsLeakNothing) {
         Request r = request(1 + static_cast<int32_t>(rng() % 60), 1 + static_cast<int32_t>(rng() % 16), id);
         r.params.min_tokens = 0;
         if (rng() % 2 == 0) {
-          r.params.temperature = 0.8f;
+          r.params.sampling.temperature = 0.8f;
           r.params.seed = rng();
         }
         r.priority = static_cast<int32_t>(rng() % 3);

@@ -55,15 +55,16 @@ TEST(EngineRequests, InvalidRequestsAreRejectedWithTheFieldNamed) {
   expect_rejected(engine, with([](Request& r) { r.prompt_ids[0] = -1; }), ErrorCode::InvalidArgument, "prompt_ids[0]");
   expect_rejected(engine, with([](Request& r) { r.params.max_tokens = 0; }), ErrorCode::InvalidArgument, "max_tokens");
   expect_rejected(engine, with([](Request& r) { r.params.min_tokens = 5; }), ErrorCode::InvalidArgument, "min_tokens");
-  expect_rejected(engine, with([](Request& r) { r.params.temperature = -1; }), ErrorCode::InvalidArgument,
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.temperature = -1; }), ErrorCode::InvalidArgument,
                   "temperature");
-  expect_rejected(engine, with([](Request& r) { r.params.temperature = std::nanf(""); }), ErrorCode::InvalidArgument,
-                  "temperature");
-  expect_rejected(engine, with([](Request& r) { r.params.top_p = 0; }), ErrorCode::InvalidArgument, "top_p");
-  expect_rejected(engine, with([](Request& r) { r.params.top_p = 1.5f; }), ErrorCode::InvalidArgument, "top_p");
-  expect_rejected(engine, with([](Request& r) { r.params.top_k = -2; }), ErrorCode::InvalidArgument, "top_k");
-  expect_rejected(engine, with([](Request& r) { r.params.repetition_penalty = 0; }), ErrorCode::InvalidArgument,
-                  "repetition_penalty");
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.temperature = std::nanf(""); }),
+                  ErrorCode::InvalidArgument, "temperature");
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.top_p = 0; }), ErrorCode::InvalidArgument, "top_p");
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.top_p = 1.5f; }), ErrorCode::InvalidArgument,
+                  "top_p");
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.top_k = -2; }), ErrorCode::InvalidArgument, "top_k");
+  expect_rejected(engine, with([](Request& r) { r.params.sampling.repetition_penalty = 0; }),
+                  ErrorCode::InvalidArgument, "repetition_penalty");
   expect_rejected(engine, with([](Request& r) {
                     r.params.stop_token_ids = {7, 9999};
                   }),
@@ -203,10 +204,7 @@ TEST(EngineRequests, StopTokenIdsEndGeneration) {
 TEST(EngineRequests, SeededSamplingIsReproducibleAloneAndInABatch) {
   Engine engine(testing::fixture_dir("qwen3-tiny"));
   Request r = request({5, 6, 7, 8}, 16);
-  r.params.temperature = 0.9f;
-  r.params.top_k = 40;
-  r.params.top_p = 0.95f;
-  r.params.repetition_penalty = 1.1f;
+  r.params.sampling = {0.9f, 40, 0.95f, 1.1f};
   r.params.seed = 1234;
   const std::vector<int32_t> alone = engine.generate(r).tokens;
   EXPECT_EQ(engine.generate(r).tokens, alone);

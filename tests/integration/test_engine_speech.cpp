@@ -39,8 +39,8 @@ SpeechRequest greedy(const TtsCase& c, const char* speaker, const char* language
   r.speaker = speaker;
   r.language = language;
   r.text_mode = mode;
-  r.params.temperature = 0.0f;
-  r.params.subtalker_temperature = 0.0f;
+  r.params.sampling.temperature = 0.0f;
+  r.params.codebook_sampling.temperature = 0.0f;
   r.params.max_frames = static_cast<int32_t>(c.frames.size());
   return r;
 }
@@ -157,7 +157,7 @@ TEST_F(EngineSpeech, AbortMidStreamFreesEverything) {
   SpeechRequest r = requests_[1];
   r.id = "speaking";
   r.params.max_frames = 200;
-  r.params.temperature = 0.9f;  // sampled: the stream is long enough to abort in the middle
+  r.params.sampling.temperature = 0.9f;  // sampled: the stream is long enough to abort in the middle
   r.params.seed = 7;
   StreamHandle stream = engine.synthesize_streaming(r);
   std::optional<StreamChunk> chunk = stream.next();
@@ -212,8 +212,8 @@ TEST_F(EngineSpeech, BadRequestsNameTheProblem) {
   r.params.max_frames = 0;
   EXPECT_NE(error_of(r).find("max_frames = 0 must be >= 1"), std::string::npos);
   r = requests_[0];
-  r.params.subtalker_top_p = 0.0f;
-  EXPECT_NE(error_of(r).find("subtalker_top_p"), std::string::npos);
+  r.params.codebook_sampling.top_p = 0.0f;
+  EXPECT_NE(error_of(r).find("SpeechParams.codebook_sampling.top_p = 0"), std::string::npos);
   r = requests_[0];
   r.chunk_frames = 0;
   EXPECT_NE(error_of(r).find("chunk_frames = 0 must be >= 1"), std::string::npos);

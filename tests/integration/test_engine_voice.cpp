@@ -74,8 +74,8 @@ class EngineVoice : public ::testing::Test {
     r.voice = voice;
     r.language = languages[c];
     r.text_mode = c == 2 ? SpeechTextMode::Full : SpeechTextMode::Streaming;
-    r.params.temperature = 0.0f;
-    r.params.subtalker_temperature = 0.0f;
+    r.params.sampling.temperature = 0.0f;
+    r.params.codebook_sampling.temperature = 0.0f;
     r.params.max_frames = 19;
     return r;
   }
@@ -339,8 +339,8 @@ TEST(EngineVoiceFromAudio, ATranscriptMakesAnInContextVoiceFromTheSpeechTokenize
   SpeechRequest r;
   r.text_ids = ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids");
   r.voice = voice;
-  r.params.temperature = 0.0f;
-  r.params.subtalker_temperature = 0.0f;
+  r.params.sampling.temperature = 0.0f;
+  r.params.codebook_sampling.temperature = 0.0f;
   r.params.max_frames = 4;
   const Output out = engine.synthesize(r);
   ASSERT_FALSE(out.audio_codes.empty());

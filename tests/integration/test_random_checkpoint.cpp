@@ -83,8 +83,8 @@ TEST(RandomCheckpoint, TinyQwen3TtsTextMatchesFramedIds) {
   for (SpeechRequest* r : {&by_text, &by_ids}) {
     r->params.min_frames = 6;
     r->params.max_frames = 6;
-    r->params.temperature = 0.0f;
-    r->params.subtalker_temperature = 0.0f;
+    r->params.sampling.temperature = 0.0f;
+    r->params.codebook_sampling.temperature = 0.0f;
   }
   const Output a = engine.synthesize(by_text), b = engine.synthesize(by_ids);
   ASSERT_EQ(a.audio_codes.size(), 6u);

@@ -42,8 +42,8 @@ TEST_P(Qwen3TtsParity, GreedyFramesAndTalkerHiddenMatchTheReleasedCode) {
     request.speaker = kCases[c].speaker;
     request.language = kCases[c].language;
     request.text_mode = kCases[c].mode;
-    request.params.temperature = 0.0f;
-    request.params.subtalker_temperature = 0.0f;
+    request.params.sampling.temperature = 0.0f;
+    request.params.codebook_sampling.temperature = 0.0f;
     request.params.max_frames = static_cast<int32_t>(codes.size(0));
     SpeechPrompt prompt = runner.model().speech_prompt(request, nullptr);
     auto& state = dynamic_cast<Qwen3TtsRequestState&>(*prompt.state);

@@ -67,8 +67,8 @@ TEST(ServerOpenAiClient, AnswersAsTheCppApiDoes) {
   SpeechRequest speech;
   speech.text = "hi";
   speech.speaker = "alice";
-  speech.params.temperature = 0.0f;
-  speech.params.subtalker_temperature = 0.0f;
+  speech.params.sampling.temperature = 0.0f;
+  speech.params.codebook_sampling.temperature = 0.0f;
   speech.params.max_frames = 6;
   const Output spoken = tts.synthesize(speech);
   ASSERT_FALSE(spoken.audio.empty());

@@ -234,12 +234,12 @@ Request text_request(std::mt19937_64& rng, const std::string& id, int32_t vocab)
   r.params.min_tokens = static_cast<int32_t>(rng() % (r.params.max_tokens + 1));
   r.params.ignore_eos = rng() % 4 == 0;
   if (rng() % 2 == 0) {
-    r.params.temperature = 0.7f;
-    r.params.top_k = static_cast<int32_t>(rng() % 50);
-    r.params.top_p = 0.9f;
+    r.params.sampling.temperature = 0.7f;
+    r.params.sampling.top_k = static_cast<int32_t>(rng() % 50);
+    r.params.sampling.top_p = 0.9f;
     r.params.seed = rng();
   }
-  if (rng() % 4 == 0) r.params.repetition_penalty = 1.2f;
+  if (rng() % 4 == 0) r.params.sampling.repetition_penalty = 1.2f;
   if (rng() % 4 == 0) r.params.stop_token_ids = {static_cast<int32_t>(rng() % vocab)};
   r.priority = static_cast<int32_t>(rng() % 3);
   return r;
@@ -260,13 +260,13 @@ Request invalid_request(std::mt19937_64& rng, const std::string& id, int32_t voc
       r.params.max_tokens = 0;
       break;
     case 3:
-      r.params.temperature = std::numeric_limits<float>::quiet_NaN();
+      r.params.sampling.temperature = std::numeric_limits<float>::quiet_NaN();
       break;
     case 4:
-      r.params.top_p = 0.0f;
+      r.params.sampling.top_p = 0.0f;
       break;
     case 5:
-      r.params.repetition_penalty = -std::numeric_limits<float>::infinity();
+      r.params.sampling.repetition_penalty = -std::numeric_limits<float>::infinity();
       break;
     case 6:
       r.params.min_tokens = r.params.max_tokens + 1;

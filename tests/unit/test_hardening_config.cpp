@@ -18,6 +18,7 @@
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
+#include "io/generation_defaults.h"
 #include "io/hf_config.h"
 #include "izwi/config.h"
 #include "izwi/engine.h"
@@ -431,12 +432,12 @@ TEST(HardeningModelConfig, Qwen3TtsSamplingDefaultsAreBounded) {
                                                                                         {"top_k", -5}}) {
     TempDir dir;
     dir.write("generation_config.json", nlohmann::json{{field, value}}.dump());
-    expect_error([&] { Qwen3TtsSamplingDefaults::load(dir.path()); }, ErrorCode::InvalidFormat,
-                 {dir.file("generation_config.json"), "'" + field + "'"});
+    expect_error([&] { read_generation_defaults(dir.path(), GenerationDefaultsRule::Qwen3Tts); },
+                 ErrorCode::InvalidFormat, {dir.file("generation_config.json"), "'" + field + "'"});
   }
   TempDir dir;
   dir.write("generation_config.json", R"({"top_p": 1.0, "temperature": 0.9, "repetition_penalty": 1.05, "top_k": 50})");
-  EXPECT_FLOAT_EQ(Qwen3TtsSamplingDefaults::load(dir.path()).temperature, 0.9f);
+  EXPECT_FLOAT_EQ(*read_generation_defaults(dir.path(), GenerationDefaultsRule::Qwen3Tts).sampling.temperature, 0.9f);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "codec/codec_checkpoint.h"
 #include "codec/warm_codec_states.h"
 #include "common/check.h"
+#include "io/generation_defaults.h"
 #include "izwi/audio.h"
 #include "layers/index_tensor.h"
 #include "layers/linear.h"
@@ -41,6 +42,9 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   const Lfm2Config& c = config_.lfm;
   spec_ = base_spec("lfm2_audio", *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions);
   spec_.needs_state_slots = true;
+  const GenerationDefaults defaults = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::Lfm2Audio);
+  spec_.default_sampling = defaults.sampling;
+  spec_.default_codebook_sampling = defaults.codebook_sampling;
   spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
   // The text head is the token embedding (liquid-audio ties them).
   text_head_ = backbone_.embed_tokens().tie_output_head(source.cpu_kernels());
@@ -220,24 +224,8 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
     }
   }
   out.cacheable_positions = std::numeric_limits<int32_t>::max();
-  for (const auto& [name, value] :
-       {std::pair{"temperature", request.temperature}, std::pair{"audio_temperature", request.audio_temperature}}) {
-    if (value && (!std::isfinite(*value) || *value < 0)) {
-      fail(ErrorCode::InvalidArgument, "{} = {} must be finite and >= 0", name, *value);
-    }
-  }
-  for (const auto& [name, value] : {std::pair{"top_k", request.top_k}, std::pair{"audio_top_k", request.audio_top_k}}) {
-    if (value && *value < 0) fail(ErrorCode::InvalidArgument, "{} = {} must be >= 0", name, *value);
-  }
-  // liquid-audio decodes greedily at top_k = 1 (the sampler would draw among ties with the best).
-  out.params.temperature = request.top_k == 1 ? 0.0f : request.temperature.value_or(0.0f);
-  out.params.top_k = request.top_k.value_or(0);
-  out.params.seed = request.seed;
   out.params.max_tokens = request.max_items;
-  state->audio_sampling.temperature = request.audio_top_k == 1 ? 0.0f : request.audio_temperature.value_or(0.0f);
-  state->audio_sampling.top_k = request.audio_top_k.value_or(0);
-  // The audio head's own stream of random numbers, derived from the request's seed when there is one.
-  state->audio_sampling.reseed(request.seed ? *request.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  out.codebook_sampling = &state->audio_sampling;
   state->decodes_audio = codec_ != nullptr;
   out.state = std::move(state);
   return out;
@@ -375,7 +363,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
       sampling.push_back(&dynamic_cast<Lfm2AudioRequestState*>(rows[static_cast<size_t>(i)].state)->audio_sampling);
     }
     const std::vector<std::vector<int32_t>> frames =
-        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler, ctx.backend);
+        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler, *ctx.backend);
     for (size_t j = 0; j < audio_rows.size(); ++j) outputs[static_cast<size_t>(audio_rows[j])].codes = frames[j];
   }
   (void)cache;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <random>
 
 #include "audio/sample_checks.h"
 #include "common/check.h"
+#include "io/generation_defaults.h"
 #include "layers/index_tensor.h"
 
 namespace izwi {
@@ -36,16 +36,6 @@ std::vector<int32_t> resolve_text(const std::string& text, const std::vector<int
   return tokenizer->encode(prefix + text + suffix, false);
 }
 
-void check_sampling(const char* name, float temperature, int32_t top_k, float top_p) {
-  if (!std::isfinite(temperature) || temperature < 0) {
-    fail(ErrorCode::InvalidArgument, "params.{}temperature = {} must be finite and >= 0", name, temperature);
-  }
-  if (top_k < 0) fail(ErrorCode::InvalidArgument, "params.{}top_k = {} must be >= 0", name, top_k);
-  if (!(top_p > 0.0f && top_p <= 1.0f)) {
-    fail(ErrorCode::InvalidArgument, "params.{}top_p = {} must be in (0, 1]", name, top_p);
-  }
-}
-
 Qwen3TtsRequestState& tts_state(RequestState* state) {
   auto* tts = dynamic_cast<Qwen3TtsRequestState*>(state);
   IZWI_CHECK(tts != nullptr, "a qwen3_tts sequence has no Qwen3-TTS request state");
@@ -55,12 +45,15 @@ Qwen3TtsRequestState& tts_state(RequestState* state) {
 }  // namespace
 
 Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfig& hf, WeightSource& source)
-    : config_(Qwen3TtsConfig::parse(hf)), defaults_(Qwen3TtsSamplingDefaults::load(hf.model_dir())) {
+    : config_(Qwen3TtsConfig::parse(hf)) {
   const Qwen3TtsConfig& c = config_;
   const LlamaConfig& t = c.talker;
   spec_ = base_spec(hf.model_type(), hf.fields(), t.vocab_size, t.hidden_size, t.max_positions);
   spec_.eos_token_ids = {c.codec_eos};
   spec_.bos_token_id.reset();
+  const GenerationDefaults defaults = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::Qwen3Tts);
+  spec_.default_sampling = defaults.sampling;
+  spec_.default_codebook_sampling = defaults.codebook_sampling;
 
   codec_embedding_ = Embedding(source, "talker.model.codec_embedding.weight", t.vocab_size, t.hidden_size);
   text_embedding_ = Embedding(source, "talker.model.text_embedding.weight", c.text_vocab_size, c.text_hidden_size);
@@ -264,21 +257,8 @@ SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest
   GenerationParams& p = out.params;
   p.max_tokens = sp.max_frames;
   p.min_tokens = std::min(sp.min_frames, sp.max_frames);
-  p.temperature = sp.temperature.value_or(defaults_.do_sample ? defaults_.temperature : 0.0f);
-  p.top_k = sp.top_k.value_or(defaults_.top_k);
-  p.top_p = sp.top_p.value_or(defaults_.top_p);
-  p.repetition_penalty = sp.repetition_penalty.value_or(defaults_.repetition_penalty);
-  p.seed = sp.seed;
-
   auto state = std::make_unique<Qwen3TtsRequestState>();
-  SamplingState& sub = state->subtalker;
-  sub.temperature =
-      sp.subtalker_temperature.value_or(defaults_.subtalker_do_sample ? defaults_.subtalker_temperature : 0.0f);
-  sub.top_k = sp.subtalker_top_k.value_or(defaults_.subtalker_top_k);
-  sub.top_p = sp.subtalker_top_p.value_or(defaults_.subtalker_top_p);
-  check_sampling("subtalker_", sub.temperature, sub.top_k, sub.top_p);
-  // Its own stream of random numbers, derived from the request's seed when there is one.
-  sub.reseed(sp.seed ? *sp.seed ^ 0x9e3779b97f4a7c15ULL : std::random_device{}());
+  out.codebook_sampling = &state->subtalker;
   state->prompt = build_tts_prompt(c, in);
   // A voice's reference is most of an in-context prompt: when no max_frames could make the prompt
   // fit, name the voice (before its frames are embedded, prefilled and decoded).

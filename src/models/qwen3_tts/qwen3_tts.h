@@ -58,7 +58,6 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   at::Tensor text_track(const std::vector<int64_t>& ids, const ForwardContext& ctx) const;
 
   Qwen3TtsConfig config_;
-  Qwen3TtsSamplingDefaults defaults_;
   ModelSpec spec_;
   Embedding codec_embedding_;
   Embedding text_embedding_;

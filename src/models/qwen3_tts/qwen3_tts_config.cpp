@@ -1,6 +1,5 @@
 #include "models/qwen3_tts/qwen3_tts_config.h"
 
-#include <filesystem>
 #include <limits>
 
 #include "common/check.h"
@@ -8,9 +7,6 @@
 namespace izwi {
 
 namespace {
-
-// Temperatures and penalties beyond this only flatten or zero the distribution (released: 0.9 to 1.05).
-constexpr double kMaxSamplingScale = 100;
 
 int32_t token_id(const JsonFields& fields, const std::string& key) {
   const int64_t id = fields.get<int64_t>(key);
@@ -34,32 +30,6 @@ std::map<std::string, int32_t> id_map(const JsonFields& fields, const std::strin
 }
 
 }  // namespace
-
-Qwen3TtsSamplingDefaults Qwen3TtsSamplingDefaults::load(const std::string& model_dir) {
-  Qwen3TtsSamplingDefaults d;
-  const std::string path = (std::filesystem::path(model_dir) / "generation_config.json").string();
-  if (!std::filesystem::exists(path)) return d;
-  const nlohmann::json doc = read_json_file(path);
-  const JsonFields f(doc, path);
-  d.do_sample = f.get_or<bool>("do_sample", d.do_sample);
-  d.top_k = f.get_or<int32_t>("top_k", d.top_k);
-  d.top_p = f.get_or<float>("top_p", d.top_p);
-  d.temperature = f.get_or<float>("temperature", d.temperature);
-  d.repetition_penalty = f.get_or<float>("repetition_penalty", d.repetition_penalty);
-  d.subtalker_do_sample = f.get_or<bool>("subtalker_dosample", d.subtalker_do_sample);
-  d.subtalker_top_k = f.get_or<int32_t>("subtalker_top_k", d.subtalker_top_k);
-  d.subtalker_top_p = f.get_or<float>("subtalker_top_p", d.subtalker_top_p);
-  d.subtalker_temperature = f.get_or<float>("subtalker_temperature", d.subtalker_temperature);
-  // The request checks apply to these defaults too, but only a check here names the file.
-  require_in_range(path,
-                   {{"top_k", d.top_k, 0, kMaxVocabSize}, {"subtalker_top_k", d.subtalker_top_k, 0, kMaxVocabSize}});
-  require_real_in_range(path, {{"top_p", d.top_p, 0, 1, true},
-                               {"subtalker_top_p", d.subtalker_top_p, 0, 1, true},
-                               {"temperature", d.temperature, 0, kMaxSamplingScale},
-                               {"subtalker_temperature", d.subtalker_temperature, 0, kMaxSamplingScale},
-                               {"repetition_penalty", d.repetition_penalty, 0, kMaxSamplingScale, true}});
-  return d;
-}
 
 Qwen3TtsConfig Qwen3TtsConfig::parse(const HfConfig& hf) {
   const JsonFields top = hf.fields();

@@ -1,7 +1,7 @@
 #pragma once
 // Qwen3-TTS 12 Hz: config.json (talker_config with its code_predictor_config, the codec control,
-// language and speaker ids, the text-track special ids) and the sampling defaults of
-// generation_config.json, as the released code reads them.
+// language and speaker ids, the text-track special ids), as the released code reads it. Its
+// sampling defaults are read by io/generation_defaults.h.
 
 #include <cstdint>
 #include <map>
@@ -12,22 +12,6 @@
 #include "models/llama.h"
 
 namespace izwi {
-
-/// Sampling defaults: generation_config.json where it has a key, else the released hard defaults.
-struct Qwen3TtsSamplingDefaults {
-  bool do_sample = true;
-  int32_t top_k = 50;
-  float top_p = 1.0f;
-  float temperature = 0.9f;
-  float repetition_penalty = 1.05f;
-  bool subtalker_do_sample = true;
-  int32_t subtalker_top_k = 50;
-  float subtalker_top_p = 1.0f;
-  float subtalker_temperature = 0.9f;
-
-  /// Reads `<model_dir>/generation_config.json` when it exists.
-  static Qwen3TtsSamplingDefaults load(const std::string& model_dir);
-};
 
 struct Qwen3TtsConfig {
   std::string tts_model_type;  ///< custom_voice, voice_design or base.
