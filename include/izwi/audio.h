@@ -16,10 +16,12 @@ namespace izwi {
 /// Decoded PCM audio, samples in [-1, 1] for integer sources.
 struct AudioBuffer {
   std::vector<float> samples;  ///< Interleaved: frame 0 of every channel, then frame 1, ...
-  int sample_rate = 0;
-  int channels = 0;
+  int sample_rate = 0;         ///< Frames per second.
+  int channels = 0;            ///< Samples per frame.
 
+  /// Samples per channel.
   size_t frames() const { return channels > 0 ? samples.size() / static_cast<size_t>(channels) : 0; }
+  /// Duration: frames() / sample_rate.
   double seconds() const { return sample_rate > 0 ? static_cast<double>(frames()) / sample_rate : 0.0; }
 };
 

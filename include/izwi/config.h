@@ -20,12 +20,12 @@ enum class SchedulingPolicy {
 /// Everything the engine needs besides the model folder.
 struct IZWI_API EngineConfig {
   // Scheduling
-  int32_t max_batch_size = 8;          ///< Sequences running at once.
-  int32_t max_tokens_per_step = 512;   ///< Positions computed per step over the whole batch.
-  bool enable_chunked_prefill = true;  ///< Split prompts longer than the step budget.
-  bool enable_preemption = true;       ///< Evict the lowest-priority sequence when blocks run out.
-  SchedulingPolicy policy = SchedulingPolicy::Fcfs;
-  int32_t max_seq_len = 0;  ///< Prompt + output limit; 0 = the model's max positions.
+  int32_t max_batch_size = 8;                        ///< Sequences running at once.
+  int32_t max_tokens_per_step = 512;                 ///< Positions computed per step over the whole batch.
+  bool enable_chunked_prefill = true;                ///< Split prompts longer than the step budget.
+  bool enable_preemption = true;                     ///< Evict the lowest-priority sequence when blocks run out.
+  SchedulingPolicy policy = SchedulingPolicy::Fcfs;  ///< Admission and preemption order.
+  int32_t max_seq_len = 0;                           ///< Prompt + output limit; 0 = the model's max positions.
   /// A live transcription stream that has waited this long for audio (no position left to
   /// compute, finish_audio() not called) gives up its batch slot and KV blocks when requests are
   /// waiting for a slot in a full batch; when its audio comes it is queued again and recomputes its

@@ -37,27 +37,27 @@ class EngineImpl;
 
 /// Facts about the loaded model that callers need to build requests.
 struct ModelInfo {
-  std::string model_type;  ///< config.json model_type, e.g. "llama".
-  int32_t vocab_size = 0;
-  int32_t max_positions = 0;  ///< Longest prompt + output the engine accepts.
-  std::vector<int32_t> eos_token_ids;
-  std::optional<int32_t> bos_token_id;
-  int64_t decode_weight_bytes = 0;     ///< Weight bytes one decode step reads (memory-bandwidth bound).
-  bool has_tokenizer = false;          ///< The folder has tokenizer.json, tekken.json or vocab.json + merges.txt.
-  bool accepts_audio = false;          ///< Supports start_transcription / transcribe.
-  int32_t audio_sample_rate = 0;       ///< Rate audio is resampled to, when accepts_audio.
-  bool produces_audio = false;         ///< Supports synthesize / synthesize_streaming.
-  int32_t output_sample_rate = 0;      ///< Rate of synthesized audio (produces_audio, or audio_chat with a codec).
-  int32_t num_codebooks = 0;           ///< Codes per audio frame (produces_audio or audio_chat).
-  std::vector<std::string> speakers;   ///< SpeechRequest::speaker values the model knows.
-  std::vector<std::string> languages;  ///< SpeechRequest::language values besides "auto".
-  bool clones_voices = false;          ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
-  bool audio_chat = false;             ///< Supports audio_chat / audio_chat_streaming (LFM2-Audio).
+  std::string model_type;               ///< config.json model_type, e.g. "llama".
+  int32_t vocab_size = 0;               ///< Token ids are in [0, vocab_size).
+  int32_t max_positions = 0;            ///< Longest prompt + output the engine accepts.
+  std::vector<int32_t> eos_token_ids;   ///< Ids that end generation.
+  std::optional<int32_t> bos_token_id;  ///< The id a prompt starts with, when the model has one.
+  int64_t decode_weight_bytes = 0;      ///< Weight bytes one decode step reads (memory-bandwidth bound).
+  bool has_tokenizer = false;           ///< The folder has tokenizer.json, tekken.json or vocab.json + merges.txt.
+  bool accepts_audio = false;           ///< Supports start_transcription / transcribe.
+  int32_t audio_sample_rate = 0;        ///< Rate audio is resampled to, when accepts_audio.
+  bool produces_audio = false;          ///< Supports synthesize / synthesize_streaming.
+  int32_t output_sample_rate = 0;       ///< Rate of synthesized audio (produces_audio, or audio_chat with a codec).
+  int32_t num_codebooks = 0;            ///< Codes per audio frame (produces_audio or audio_chat).
+  std::vector<std::string> speakers;    ///< SpeechRequest::speaker values the model knows.
+  std::vector<std::string> languages;   ///< SpeechRequest::language values besides "auto".
+  bool clones_voices = false;           ///< Supports create_voice and SpeechRequest::voice (Qwen3-TTS Base).
+  bool audio_chat = false;              ///< Supports audio_chat / audio_chat_streaming (LFM2-Audio).
   /// What unset SamplingParams fields take (izwi/sampling.h): the main head's defaults (text,
   /// transcription, codebook 0 of speech, the text of audio chat) and the per-frame head's (the
   /// other codebooks of speech and the audio of audio chat), from generation_config.json.
   SamplingParams default_sampling;
-  SamplingParams default_codebook_sampling;
+  SamplingParams default_codebook_sampling;  ///< See default_sampling.
   int32_t kv_cache_blocks = 0;  ///< Blocks in the paged pool (EngineConfig::kv_cache_memory_fraction sizes it).
   int64_t kv_cache_bytes = 0;   ///< Device bytes of the paged pool's blocks (K, V, state snapshots).
 };
@@ -97,7 +97,7 @@ class IZWI_API Engine {
   /// own callback is allowed: every live request then ends with FinishReason::Abort and the worker
   /// frees the engine after the current step.
   using ChunkCallback = std::function<void(const StreamChunk&)>;
-  std::string generate_streaming(const Request& request, ChunkCallback on_chunk);
+  std::string generate_streaming(const Request& request, ChunkCallback on_chunk);  ///< See ChunkCallback.
 
   /// Starts a live transcription (speech models only; Unsupported otherwise).
   TranscriptionStream start_transcription(const TranscriptionOptions& options = TranscriptionOptions{});
@@ -132,7 +132,7 @@ class IZWI_API Engine {
   /// Aborts a live request; returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);
 
-  MetricsSnapshot metrics() const;
+  MetricsSnapshot metrics() const;   ///< The counters now.
   int32_t pending_requests() const;  ///< Waiting to be scheduled (including preempted).
   int32_t running_requests() const;  ///< Holding KV blocks.
 
@@ -148,7 +148,7 @@ class IZWI_API Engine {
   /// next step. shutdown() and the destructor hand the listener a last batch (AllBlocksCleared), so
   /// what it uses must outlive the engine, or be detached first with an empty function.
   using KvEventListener = std::function<void(const KvEventBatch&)>;
-  void set_kv_event_listener(KvEventListener listener);
+  void set_kv_event_listener(KvEventListener listener);  ///< See KvEventListener.
   /// Hashes (docs/architecture.md, cache design) of every block the prefix cache holds now,
   /// sorted: the state after the last batch handed to the listener. Callable from any thread (from
   /// another it waits for the current step to end); empty once shut down.
@@ -158,10 +158,10 @@ class IZWI_API Engine {
   /// Waits for the worker, so it throws InvalidArgument inside a stream callback.
   void shutdown();
 
-  const ModelInfo& model_info() const;
+  const ModelInfo& model_info() const;  ///< What the loaded model is and takes.
   /// The model folder's tokenizer, or nullptr when it has none.
   const Tokenizer* tokenizer() const;
-  const EngineConfig& config() const;
+  const EngineConfig& config() const;  ///< The config the engine runs with.
 
  private:
   friend class detail::EngineImpl;

@@ -26,8 +26,8 @@ IZWI_API const char* to_string(ErrorCode code) noexcept;
 /// Exception carrying an ErrorCode; what() names the offending file, field or tensor.
 class IZWI_API Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message);
-  ErrorCode code() const noexcept { return code_; }
+  Error(ErrorCode code, const std::string& message);  ///< `message` becomes what().
+  ErrorCode code() const noexcept { return code_; }   ///< The kind of error.
 
  private:
   ErrorCode code_;

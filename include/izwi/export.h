@@ -4,6 +4,7 @@
 /// so everything else (the engine's internals, the bundled third-party code) stays private and
 /// cannot clash with the host program's symbols.
 
+/// Exported from the shared library (see the file's description).
 #if defined(_WIN32)
 #define IZWI_API
 #else

@@ -18,23 +18,24 @@ struct KvBlockStored {
   std::vector<uint64_t> block_hashes;         ///< One per block, in chain order.
   std::optional<uint64_t> parent_block_hash;  ///< Parent of the first block; empty at the root.
   std::vector<int32_t> token_ids;             ///< block_size keys per block, concatenated.
-  int32_t block_size = 0;
+  int32_t block_size = 0;                     ///< Positions per block (EngineConfig::block_size).
 };
 
 /// Blocks left the prefix cache (evicted); their hashes are no longer cached.
 struct KvBlockRemoved {
-  std::vector<uint64_t> block_hashes;
+  std::vector<uint64_t> block_hashes;  ///< The blocks removed.
 };
 
 /// Every block left the prefix cache.
 struct KvAllBlocksCleared {};
 
+/// One change to the prefix cache.
 using KvEvent = std::variant<KvBlockStored, KvBlockRemoved, KvAllBlocksCleared>;
 
 /// The events of one engine step, in the order they happened.
 struct KvEventBatch {
-  double timestamp = 0;  ///< Seconds since the Unix epoch (system clock), as vLLM's time.time().
-  std::vector<KvEvent> events;
+  double timestamp = 0;         ///< Seconds since the Unix epoch (system clock), as vLLM's time.time().
+  std::vector<KvEvent> events;  ///< In the order they happened.
 };
 
 }  // namespace izwi

@@ -33,7 +33,7 @@ struct Timings {
 
 /// The result of a finished request.
 struct Output {
-  std::string request_id;
+  std::string request_id;       ///< Request::id, or the id the engine assigned (Engine::abort takes it).
   std::vector<int32_t> tokens;  ///< Generated ids (prompt excluded); codebook 0 of each frame for speech.
   std::string text;             ///< Their text, special tokens skipped (needs a tokenizer).
   std::vector<float> audio;     ///< Speech synthesis: mono PCM at `sample_rate`.
@@ -43,27 +43,27 @@ struct Output {
   /// are the next of audio_codes, its token is codebook 0) and false for a text token.
   std::vector<bool> item_is_frame;
   FinishReason finish_reason = FinishReason::None;  ///< Eos, Length, Stop or Abort.
-  Timings timings;
-  int32_t prefix_cache_hit_tokens = 0;  ///< Prompt positions served from the prefix cache.
-  int32_t num_preemptions = 0;          ///< Times the request was preempted and recomputed.
+  Timings timings;                                  ///< Where the request's time went.
+  int32_t prefix_cache_hit_tokens = 0;              ///< Prompt positions served from the prefix cache.
+  int32_t num_preemptions = 0;                      ///< Times the request was preempted and recomputed.
 };
 
 /// One piece of a streamed request. The last chunk has finished == true and carries the totals.
 struct StreamChunk {
-  std::string request_id;
+  std::string request_id;       ///< As in Output.
   std::vector<int32_t> tokens;  ///< Ids generated since the previous chunk.
   /// Text completed since the previous chunk: never a partial UTF-8 character; text that may be
   /// the start of a stop string waits for the next chunk. The deltas concatenate to Output::text.
   std::string text;
-  std::vector<float> audio;                       ///< Speech synthesis: PCM decoded since the previous chunk.
-  std::vector<std::vector<int32_t>> audio_codes;  ///< Frames generated since the previous chunk.
-  std::vector<bool> item_is_frame;                ///< Audio chat: the order of `tokens` and frames, as in Output.
-  bool finished = false;
-  FinishReason finish_reason = FinishReason::None;
-  std::string error;                           ///< Set when finish_reason == Error.
-  ErrorCode error_code = ErrorCode::Internal;  ///< Kind of the error, when finish_reason == Error.
-  Timings timings;                             ///< Valid in the last chunk.
-  int32_t prefix_cache_hit_tokens = 0;         ///< Valid in the last chunk.
+  std::vector<float> audio;                         ///< Speech synthesis: PCM decoded since the previous chunk.
+  std::vector<std::vector<int32_t>> audio_codes;    ///< Frames generated since the previous chunk.
+  std::vector<bool> item_is_frame;                  ///< Audio chat: the order of `tokens` and frames, as in Output.
+  bool finished = false;                            ///< The last chunk of the request.
+  FinishReason finish_reason = FinishReason::None;  ///< Set in the last chunk.
+  std::string error;                                ///< Set when finish_reason == Error.
+  ErrorCode error_code = ErrorCode::Internal;       ///< Kind of the error, when finish_reason == Error.
+  Timings timings;                                  ///< Valid in the last chunk.
+  int32_t prefix_cache_hit_tokens = 0;              ///< Valid in the last chunk.
 };
 
 }  // namespace izwi

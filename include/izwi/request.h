@@ -36,8 +36,8 @@ struct Request {
   bool add_special_tokens = true;     ///< With `prompt`: add BOS etc. as the tokenizer's config says.
   std::vector<ChatMessage> messages;  ///< A conversation, rendered with the model's chat template.
   ChatOptions chat;                   ///< With `messages`: tools, template keyword arguments, generation prompt.
-  GenerationParams params;
-  int32_t priority = 0;  ///< Larger runs first under SchedulingPolicy::Priority.
+  GenerationParams params;            ///< Length, sampling and stop conditions.
+  int32_t priority = 0;               ///< Larger runs first under SchedulingPolicy::Priority.
 };
 
 }  // namespace izwi

@@ -37,10 +37,10 @@ enum class SpeechTextMode { Default, Streaming, Full };
 /// tokenizer) or `text_ids`, the complete talker text ids as the released code builds them
 /// (`<|im_start|>assistant\n` + text + `<|im_end|>\n<|im_start|>assistant\n`).
 struct SpeechRequest {
-  std::string id;    ///< Unique among live requests; empty = engine assigns one.
-  std::string text;  ///< UTF-8 text to speak.
-  std::vector<int32_t> text_ids;
-  std::string speaker;  ///< One of ModelInfo::speakers (CustomVoice models); empty = none.
+  std::string id;                 ///< Unique among live requests; empty = engine assigns one.
+  std::string text;               ///< UTF-8 text to speak.
+  std::vector<int32_t> text_ids;  ///< Or the complete talker text ids (see above).
+  std::string speaker;            ///< One of ModelInfo::speakers (CustomVoice models); empty = none.
   /// A cloned voice (models with ModelInfo::clones_voices, from Engine::create_voice or load_voice):
   /// its x-vector takes the speaker slot. Give a speaker or a voice, not both.
   Voice voice;
@@ -49,14 +49,14 @@ struct SpeechRequest {
   /// ignores it, as released). Text needs the tokenizer; `instruct_ids` are the complete ids
   /// (`<|im_start|>user\n` + instruction + `<|im_end|>\n`).
   std::string instruct;
-  std::vector<int32_t> instruct_ids;
-  SpeechTextMode text_mode = SpeechTextMode::Default;
-  SpeechParams params;
+  std::vector<int32_t> instruct_ids;                   ///< See instruct.
+  SpeechTextMode text_mode = SpeechTextMode::Default;  ///< How the text enters the talker's prompt.
+  SpeechParams params;                                 ///< Length and sampling of both heads.
   /// Streaming: audio of the first chunk goes out once this many frames exist, then in chunks
   /// of `chunk_frames` (each frame is decoded exactly once; chunks concatenate to the whole).
   int32_t first_chunk_frames = 1;
-  int32_t chunk_frames = 4;
-  int32_t priority = 0;  ///< Larger runs first under SchedulingPolicy::Priority.
+  int32_t chunk_frames = 4;  ///< See first_chunk_frames.
+  int32_t priority = 0;      ///< Larger runs first under SchedulingPolicy::Priority.
 };
 
 }  // namespace izwi

@@ -22,8 +22,8 @@ class RequestChannel;
 class IZWI_API StreamHandle {
  public:
   StreamHandle() = default;
-  StreamHandle(StreamHandle&&) noexcept;
-  StreamHandle& operator=(StreamHandle&&) noexcept;
+  StreamHandle(StreamHandle&&) noexcept;             ///< Takes over the request.
+  StreamHandle& operator=(StreamHandle&&) noexcept;  ///< Aborts this handle's unfinished request first.
   StreamHandle(const StreamHandle&) = delete;
   StreamHandle& operator=(const StreamHandle&) = delete;
   ~StreamHandle();

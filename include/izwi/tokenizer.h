@@ -42,10 +42,10 @@ class IZWI_API Tokenizer {
   /// Id of a token spelled as in the file: a vocabulary entry of tokenizer.json (byte-level
   /// form, e.g. "Ġthe"), an added/special token, or a tekken token's bytes or special name.
   std::optional<int32_t> token_to_id(std::string_view token) const;
-  bool is_special(int32_t id) const;
-  int32_t vocab_size() const;  ///< highest id + 1
+  bool is_special(int32_t id) const;  ///< A special token (decode skips it with skip_special_tokens).
+  int32_t vocab_size() const;         ///< highest id + 1
 
-  std::optional<int32_t> bos_id() const;
+  std::optional<int32_t> bos_id() const;  ///< The bos_token of tokenizer_config.json, when it has one.
   /// Ids that end generation: eos_token of tokenizer_config.json, then generation_config.json's
   /// eos_token_id (one or a list), without repeats.
   std::vector<int32_t> eos_ids() const;
@@ -84,6 +84,7 @@ class IZWI_API Tokenizer {
 /// one per byte in decode()). Use from one thread at a time.
 class IZWI_API IncrementalDetokenizer {
  public:
+  /// Decodes with `tokenizer`, which must outlive it.
   explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool skip_special_tokens = false);
 
   /// Text completed by `id` (possibly ""). Throws InvalidArgument for an id outside the vocabulary.

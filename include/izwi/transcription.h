@@ -22,8 +22,8 @@ class AudioFeed;
 
 /// Controls of a speech-recognition request.
 struct TranscriptionOptions {
-  std::string id;  ///< Unique among live requests; empty = engine assigns one.
-  int32_t priority = 0;
+  std::string id;                       ///< Unique among live requests; empty = engine assigns one.
+  int32_t priority = 0;                 ///< Larger runs first under SchedulingPolicy::Priority.
   int32_t delay_tokens = -1;            ///< Streaming delay in positions (80 ms each), 0..512; -1 = model default.
   std::optional<int32_t> pad_token_id;  ///< Streaming pad token; default from the model's tokenizer.
   bool continue_after_audio = false;    ///< After the audio's positions, keep decoding text until EOS...
@@ -38,11 +38,11 @@ struct TranscriptionOptions {
 /// has arrived or the audio has ended, so streamed tokens always equal offline decoding.
 class IZWI_API TranscriptionStream {
  public:
-  TranscriptionStream(TranscriptionStream&&) noexcept;
-  TranscriptionStream& operator=(TranscriptionStream&&) noexcept;
+  TranscriptionStream(TranscriptionStream&&) noexcept;             ///< Takes over the stream.
+  TranscriptionStream& operator=(TranscriptionStream&&) noexcept;  ///< Takes over the stream.
   ~TranscriptionStream();
 
-  const std::string& id() const { return stream_.id(); }
+  const std::string& id() const { return stream_.id(); }  ///< The request's id (Engine::abort takes it).
   /// Appends mono PCM samples at `sample_rate` (resampled to the model's rate); any chunk size.
   /// Throws InvalidArgument for a bad rate or non-finite samples, Aborted after finish_audio().
   void push_audio(const float* samples, size_t count, int32_t sample_rate);

@@ -13,6 +13,8 @@
 
 namespace izwi {
 
+/// A speaker's voice for speech synthesis (Engine::create_voice, SpeechRequest::voice): plain
+/// data, saved and loaded with save_voice / load_voice.
 struct Voice {
   std::string model_type;      ///< The model family that made it (e.g. "qwen3_tts").
   std::vector<float> xvector;  ///< Speaker embedding, as wide as the model's talker.
@@ -21,20 +23,20 @@ struct Voice {
   /// frames ([frames][codebooks]). The model continues the reference: the prompt carries both,
   /// and the decoder starts from the reference's state, so no reference audio is in the output.
   std::vector<int32_t> reference_text_ids;
-  std::vector<std::vector<int32_t>> reference_codes;
+  std::vector<std::vector<int32_t>> reference_codes;  ///< See reference_text_ids.
 
-  bool empty() const { return xvector.empty(); }
-  bool in_context() const { return !reference_codes.empty(); }
+  bool empty() const { return xvector.empty(); }                ///< No voice (no x-vector).
+  bool in_context() const { return !reference_codes.empty(); }  ///< An in-context voice.
 };
 
 /// What the reference recording says, for in-context cloning (Engine::create_voice): UTF-8 text,
 /// tokenized by the model folder's tokenizer inside the reference framing, or the complete framed
 /// ids (as Voice::reference_text_ids holds them). Both empty: an x-vector-only voice.
 struct VoiceTranscript {
-  std::string text;
-  std::vector<int32_t> text_ids;
+  std::string text;               ///< UTF-8 text.
+  std::vector<int32_t> text_ids;  ///< Or the complete framed ids.
 
-  bool empty() const { return text.empty() && text_ids.empty(); }
+  bool empty() const { return text.empty() && text_ids.empty(); }  ///< Neither given.
 };
 
 /// Largest voice file load_voice reads (a 2048-wide x-vector and a minute of reference codes take
