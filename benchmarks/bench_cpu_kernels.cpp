@@ -390,7 +390,7 @@ void BM_SampleRows(benchmark::State& state) {
   izwi::Sampler sampler;
   for (auto _ : state) {
     logits.copy_(pristine);
-    benchmark::DoNotOptimize(sampler.sample_rows(logits, rows, izwi::KernelBackend::Cpu));
+    benchmark::DoNotOptimize(sampler.sample_rows(logits, rows, izwi::Backend::host()));
   }
 }
 

@@ -257,7 +257,9 @@ int main(int argc, char** argv) {
     config.device = device_name;
     config.dtype = dtype;
     config.validate();
-    const at::Device device = izwi::parse_device(device_name);
+    // The engine's own parse of the device and dtype (and its thread setup, which the engines do anyway).
+    const izwi::Backend backend(izwi::BackendOptions::from_config(config));
+    const at::Device device = backend.device();
     if (kernels == "both" && !device.is_cpu()) throw std::invalid_argument("--kernels both compares CPU paths only");
     // What the weights are stored as: the bytes per weight of the compute roofline.
     const std::string stored_dtype = weight_dtype == "auto" ? dtype : weight_dtype;
@@ -268,7 +270,7 @@ int main(int argc, char** argv) {
     double bandwidth = 0;
     std::vector<double> bandwidth_samples;  // before and after the concurrency-1 run
     const double fma_peak = device.is_cpu() ? izwi::bench::probe_fma_peak_gflops(threads)
-                                            : izwi::bench::probe_device_matmul_gflops(device, izwi::parse_dtype(dtype));
+                                            : izwi::bench::probe_device_matmul_gflops(device, backend.dtype());
     const auto probe_bandwidth = [&] {
       return device.is_cpu() ? izwi::bench::probe_bandwidth_gbps() : izwi::bench::probe_device_bandwidth_gbps(device);
     };

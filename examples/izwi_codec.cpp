@@ -32,8 +32,8 @@
 #include "common/cli_main.h"
 #include "common/json_fields.h"
 #include "common/retain_freed_memory.h"
-#include "executor/cpu_backend.h"
 #include "izwi/audio.h"
+#include "kernels/backend.h"
 
 namespace {
 
@@ -129,10 +129,13 @@ int main(int argc, char** argv) {
   return izwi::cli::run_main("izwi-codec", [&] {
     // The engine's CPU setup (engine/engine_impl.cpp): without it libtorch runs one thread.
     izwi::retain_freed_memory();
-    const izwi::PanelKernels* kernels = izwi::setup_cpu_backend(at::kCPU, true, threads, "auto");
+    izwi::BackendOptions backend_options;
+    backend_options.threads = threads;
+    const izwi::Backend backend(backend_options);
     if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
-    const auto codec = izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, num_codebooks, kernels);
+    const auto codec = izwi::load_codec_decoder(model_dir, backend.dtype(), backend.device(), false, num_codebooks,
+                                                backend.panel_kernels());
     // Decoded and written a chunk at a time through the streaming path (exact in any chunking),
     // so memory holds one chunk of audio however many frames come in. Without --chunk-frames
     // the codes are checked whole first, as decode() checks them: an error writes no audio.

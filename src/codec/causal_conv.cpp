@@ -60,7 +60,7 @@ at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
     const at::Tensor cols =
         x.as_strided({batch, out_len, in_channels_, k}, {in_channels_ * length, 1, length, dilation_});
     const at::Tensor flat = cols.reshape({batch * out_len, in_channels_ * k});
-    const at::Tensor out = ops::linear(KernelBackend::Cpu, flat, weight_2d_, bias_);
+    const at::Tensor out = ops::linear(Backend::host(), flat, weight_2d_, bias_);
     return out.view({batch, out_len, -1}).transpose(1, 2);
   }
   if (groups_ == in_channels_ && weight_.size(0) == in_channels_ &&

@@ -28,8 +28,8 @@ int64_t ConvNeXtBlock::weight_bytes() const {
 at::Tensor ConvNeXtBlock::forward(const at::Tensor& x, at::Tensor& dwconv_state) const {
   at::Tensor h = dwconv_.forward(x, dwconv_state).transpose(1, 2);  // [B, T, dim]
   h = at::layer_norm(h, {dim_}, norm_weight_, norm_bias_, 1e-6);
-  h = at::gelu(ops::linear(KernelBackend::Cpu, h, pw1_weight_, pw1_bias_));
-  h = ops::linear(KernelBackend::Cpu, h, pw2_weight_, pw2_bias_) * gamma_;
+  h = at::gelu(ops::linear(Backend::host(), h, pw1_weight_, pw1_bias_));
+  h = ops::linear(Backend::host(), h, pw2_weight_, pw2_bias_) * gamma_;
   return x + h.transpose(1, 2);
 }
 

@@ -115,10 +115,10 @@ at::Tensor WindowedTransformer::norm(const at::Tensor& x, const at::Tensor& weig
 
 at::Tensor WindowedTransformer::mlp(const Layer& layer, const at::Tensor& x) const {
   if (!layer.gate.defined())
-    return ops::linear(KernelBackend::Cpu, at::gelu(ops::linear(KernelBackend::Cpu, x, layer.up, {})), layer.down, {});
+    return ops::linear(Backend::host(), at::gelu(ops::linear(Backend::host(), x, layer.up, {})), layer.down, {});
   return ops::linear(
-      KernelBackend::Cpu,
-      at::silu(ops::linear(KernelBackend::Cpu, x, layer.gate, {})) * ops::linear(KernelBackend::Cpu, x, layer.up, {}),
+      Backend::host(),
+      at::silu(ops::linear(Backend::host(), x, layer.gate, {})) * ops::linear(Backend::host(), x, layer.up, {}),
       layer.down, {});
 }
 
@@ -144,18 +144,17 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
   const at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
   const double scaling = 1.0 / std::sqrt(static_cast<double>(hd));
 
-  at::Tensor hidden = input_proj_.defined() ? ops::linear(KernelBackend::Cpu, x, input_proj_, input_proj_bias_) : x;
+  at::Tensor hidden = input_proj_.defined() ? ops::linear(Backend::host(), x, input_proj_, input_proj_bias_) : x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     at::Tensor& k_cache = states[2 * l];
     at::Tensor& v_cache = states[2 * l + 1];
     const at::Tensor h = norm(hidden, layer.input_norm, layer.input_norm_bias);
-    at::Tensor q =
-        ops::linear(KernelBackend::Cpu, h, layer.q, layer.q_bias).view({batch, n, heads, hd}).transpose(1, 2);
+    at::Tensor q = ops::linear(Backend::host(), h, layer.q, layer.q_bias).view({batch, n, heads, hd}).transpose(1, 2);
     at::Tensor k =
-        ops::linear(KernelBackend::Cpu, h, layer.k, layer.k_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
+        ops::linear(Backend::host(), h, layer.k, layer.k_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
     const at::Tensor v =
-        ops::linear(KernelBackend::Cpu, h, layer.v, layer.v_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
+        ops::linear(Backend::host(), h, layer.v, layer.v_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
     q = q * cos + rotate_half(q) * sin;
     k = k * cos + rotate_half(k) * sin;
     at::Tensor k_all = at::cat({k_cache, k}, 2);  // [B, kv_heads, keys, hd]
@@ -169,11 +168,11 @@ at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<i
     const at::Tensor scores = at::matmul(q, k_all.transpose(2, 3)) * scaling + mask;
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(x.scalar_type());
     const at::Tensor attn = at::matmul(probs, v_all).transpose(1, 2).reshape({batch, n, heads * hd});
-    hidden = hidden + ops::linear(KernelBackend::Cpu, attn, layer.o, layer.o_bias) * layer.attn_scale;
+    hidden = hidden + ops::linear(Backend::host(), attn, layer.o, layer.o_bias) * layer.attn_scale;
     hidden = hidden + mlp(layer, norm(hidden, layer.post_norm, layer.post_norm_bias)) * layer.mlp_scale;
   }
   if (!output_proj_.defined()) return hidden;
-  return ops::linear(KernelBackend::Cpu, norm(hidden, norm_, {}), output_proj_, output_proj_bias_);
+  return ops::linear(Backend::host(), norm(hidden, norm_, {}), output_proj_, output_proj_bias_);
 }
 
 }  // namespace izwi

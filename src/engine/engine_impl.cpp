@@ -13,32 +13,23 @@
 #include "common/json_fields.h"
 #include "common/logging.h"
 #include "common/retain_freed_memory.h"
-#include "executor/cpu_backend.h"
-#include "executor/device_memory.h"
-#include "executor/torch_executor.h"
-#include "io/hf_config.h"
-#include "io/weight_loader.h"
-#include "models/model_registry.h"
+#include "executor/executor_factory.h"
 
 namespace izwi::detail {
 
 namespace {
 
-// The largest decode batch captured as a CUDA graph; bigger steps gain little from one.
-constexpr int32_t kMaxGraphBatch = 256;
-
 // EngineConfig::kv_cache_memory_fraction of the memory left after the weights, in whole blocks.
-int32_t kv_blocks_in_free_memory(const CausalLM& model, const EngineConfig& config,
-                                 const TorchExecutorOptions& options) {
-  const int64_t available = available_memory_bytes(options.device);
+int32_t kv_blocks_in_free_memory(const CausalLM& model, const EngineConfig& config, const Backend& backend) {
+  const int64_t available = backend.available_memory_bytes();
   const int64_t block_bytes =
-      CacheBuffers::block_bytes(model.cache_layout(), config.block_size, options.dtype, options.kv_dtype);
+      CacheBuffers::block_bytes(model.cache_layout(), config.block_size, backend.dtype(), backend.kv_dtype());
   const auto budget = static_cast<int64_t>(static_cast<double>(available) * config.kv_cache_memory_fraction);
   const int64_t blocks = block_bytes > 0 ? budget / block_bytes : INT32_MAX;
   if (blocks < 1) {
     fail(ErrorCode::ResourceExhausted,
          "EngineConfig.kv_cache_memory_fraction {} of the {} bytes free on {} is less than one KV block ({} bytes)",
-         config.kv_cache_memory_fraction, available, options.device.str(), block_bytes);
+         config.kv_cache_memory_fraction, available, backend.device().str(), block_bytes);
   }
   // Positions in the pool are int32 (EngineConfig::validate).
   return static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / config.block_size));
@@ -48,16 +39,6 @@ void add_unique(std::vector<int32_t>& ids, const std::vector<int32_t>& more) {
   for (int32_t id : more) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
-}
-
-// EOS ids from config.json, extended by generation_config.json when the folder has one.
-std::vector<int32_t> collect_eos_ids(const std::string& model_dir, std::vector<int32_t> ids) {
-  const std::string path = (std::filesystem::path(model_dir) / "generation_config.json").string();
-  if (std::filesystem::exists(path)) {
-    const nlohmann::json doc = read_json_file(path);
-    add_unique(ids, read_token_ids(JsonFields(doc, path), "eos_token_id"));
-  }
-  return ids;
 }
 
 std::optional<Tokenizer> load_tokenizer(const std::string& model_dir) {
@@ -130,26 +111,12 @@ void EngineImpl::check_not_on_worker(const char* what) const {
 }
 
 void EngineImpl::load(const std::string& model_dir) {
-  TorchExecutorOptions options;
-  options.device = parse_device(config_.device);
-  options.dtype = parse_dtype(config_.dtype);
-  const at::ScalarType weight_dtype =
-      config_.weight_dtype == "auto" ? options.dtype : parse_dtype(config_.weight_dtype, "weight_dtype");
-  options.kv_dtype =
-      config_.kv_cache_dtype == "auto" ? options.dtype : parse_dtype(config_.kv_cache_dtype, "kv_cache_dtype");
-  options.fast_kernels = config_.use_fast_kernels;
-  options.max_graph_batch = config_.use_cuda_graphs ? std::min(config_.max_batch_size, kMaxGraphBatch) : 0;
   // Before the load, whose own temporaries then stay for the steps to reuse.
   if (config_.retain_freed_memory && retain_freed_memory()) logger()->debug("malloc keeps freed memory for reuse");
-  ModelLoadOptions load_options;
-  load_options.check_finite = config_.check_weights_finite;
-  load_options.cpu_kernels =
-      setup_cpu_backend(options.device, options.fast_kernels, config_.num_threads, config_.cpu_kernels);
-  std::unique_ptr<CausalLM> model =
-  info_.default_sampling = spec.default_sampling;
-  info_.default_codebook_sampling = spec.default_codebook_sampling;
-      load_causal_lm(model_dir, options.dtype, weight_dtype, options.device, load_options);
-  const ModelSpec& spec = model->spec();
+  LoadedExecutor loaded = make_executor(model_dir, config_);
+  const Backend& backend = *loaded.backend;
+  const CausalLM& model = loaded.executor->model();
+  const ModelSpec& spec = model.spec();
   if (config_.max_seq_len > spec.max_positions) {
     fail(ErrorCode::InvalidArgument, "EngineConfig.max_seq_len {} exceeds the model's max_position_embeddings {}",
          config_.max_seq_len, spec.max_positions);
@@ -157,7 +124,7 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.model_type = spec.model_type;
   info_.vocab_size = spec.vocab_size;
   info_.max_positions = config_.max_seq_len > 0 ? config_.max_seq_len : spec.max_positions;
-  info_.eos_token_ids = collect_eos_ids(model_dir, spec.eos_token_ids);
+  info_.eos_token_ids = loaded.eos_token_ids;
   tokenizer_ = load_tokenizer(model_dir);
   if (tokenizer_ && !spec.produces_audio) {
     // tokenizer_config.json's eos_token ends chat turns (e.g. <|im_end|>) even where config.json names another.
@@ -179,27 +146,28 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.languages = spec.languages;
   info_.clones_voices = spec.clones_voices;
   info_.audio_chat = spec.audio_chat;
+  info_.default_sampling = spec.default_sampling;
+  info_.default_codebook_sampling = spec.default_codebook_sampling;
   if (config_.kv_cache_memory_fraction > 0) {
-    config_.num_kv_blocks = kv_blocks_in_free_memory(*model, config_, options);
+    config_.num_kv_blocks = kv_blocks_in_free_memory(model, config_, backend);
   }
   info_.kv_cache_blocks = config_.num_kv_blocks;
   info_.kv_cache_bytes =
       static_cast<int64_t>(config_.num_kv_blocks) *
-      CacheBuffers::block_bytes(model->cache_layout(), config_.block_size, options.dtype, options.kv_dtype);
-  model_ = model.get();
+      CacheBuffers::block_bytes(model.cache_layout(), config_.block_size, backend.dtype(), backend.kv_dtype());
+  model_ = &model;
   limits_.vocab_size = spec.vocab_size;
   limits_.has_tokenizer = tokenizer_.has_value();
   limits_.max_seq_len = info_.max_positions;
   limits_.block_size = config_.block_size;
   limits_.num_kv_blocks = config_.num_kv_blocks;
 
-  auto executor = std::make_unique<TorchExecutor>(std::move(model), options);
-  core_ = std::make_unique<EngineCore>(std::move(executor), config_, metrics_, [this](const std::string& id) {
+  core_ = std::make_unique<EngineCore>(std::move(loaded.executor), config_, metrics_, [this](const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
     live_ids_.erase(id);
   });
-  logger()->info("engine ready: {} ({} threads, {} KV blocks of {})", model_dir, at::get_num_threads(),
-                 config_.num_kv_blocks, config_.block_size);
+  logger()->info("engine ready: {} ({} threads, {} kernels, {} KV blocks of {})", model_dir, at::get_num_threads(),
+                 backend.kernels_name(), config_.num_kv_blocks, config_.block_size);
 }
 
 EngineImpl::~EngineImpl() {

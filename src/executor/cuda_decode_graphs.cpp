@@ -46,8 +46,7 @@ class CudaDecodeGraphs final : public DecodeGraphs {
 };
 
 ForwardContext CudaDecodeGraphs::stage(const StepBatch& batch, const Shape& shape) {
-  return make_forward_context(padder_.pad(batch, shape.first), settings_.block_size, settings_.device, settings_.dtype,
-                              KernelBackend::Cuda, shape.second);
+  return make_forward_context(padder_.pad(batch, shape.first), settings_.block_size, *settings_.backend, shape.second);
 }
 
 std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const CausalLM& model, CacheBuffers& cache) {
@@ -59,7 +58,7 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   // Capture needs a stream other than the legacy default one; izwi's kernels launch on libtorch's
   // current stream (kernels/cuda_stream.h), so the guard moves them there too.
-  const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, settings_.device.index());
+  const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, settings_.backend->device().index());
   {
     const c10::cuda::CUDAStreamGuard guard(stream);
     const OpProfilePause pause;  // no step's work, and a capture allows no device wait

@@ -20,8 +20,7 @@
 namespace izwi {
 
 struct DecodeGraphSettings {
-  at::Device device = at::kCPU;
-  at::ScalarType dtype = at::kFloat;
+  std::shared_ptr<const Backend> backend;  ///< The executor's: a CUDA device with the CUDA kernels.
   int64_t block_size = 0;
   int64_t max_table_stride = 0;  ///< The widest block tables a graph reads: the model's longest context.
   int32_t max_bucket = 0;

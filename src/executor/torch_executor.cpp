@@ -9,54 +9,34 @@
 
 namespace izwi {
 
-at::Device parse_device(const std::string& name) {
-  at::Device device = at::kCPU;
-  try {
-    device = at::Device(name);
-  } catch (const std::exception&) {
-    fail(ErrorCode::InvalidArgument, "device '{}' is not one of cpu, cuda, cuda:N, mps", name);
-  }
-  if (device.is_cuda() && !at::hasCUDA()) {
-    fail(ErrorCode::Unsupported, "device '{}': this libtorch build has no CUDA support or no GPU is visible", name);
-  }
-  if (device.is_mps() && !at::hasMPS()) {
-    fail(ErrorCode::Unsupported, "device '{}': this libtorch build has no MPS support", name);
-  }
-  if (!device.is_cpu() && !device.is_cuda() && !device.is_mps()) {
-    fail(ErrorCode::Unsupported, "device '{}' is not supported (cpu, cuda, mps)", name);
-  }
-  return device;
+TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, std::shared_ptr<const Backend> backend)
+    : backend_(std::move(backend)), model_(std::move(model)) {
+  IZWI_CHECK(backend_ != nullptr, "TorchExecutor needs a backend");
 }
-
-TorchExecutor::TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options)
-    : model_(std::move(model)),
-      options_(options),
-      backend_(select_kernel_backend(options.device, options.fast_kernels)) {}
 
 TorchExecutor::~TorchExecutor() = default;
 
 void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
   // CUDA graphs pad their batches with sequences that write one block and one state slot beyond
   // what the engine manages.
-  const bool graphs = backend_ == KernelBackend::Cuda && options_.max_graph_batch > 0 && spec().graph_safe_decode;
+  const bool graphs = backend_->max_graph_batch() > 0 && spec().graph_safe_decode;
   const int32_t extra = graphs ? 1 : 0;
   graphs_.reset();
   try {
-    cache_ = std::make_unique<CacheBuffers>(
-        model_->cache_layout(), num_blocks + extra, block_size, num_state_slots + (num_state_slots > 0 ? extra : 0),
-        at::TensorOptions().dtype(options_.dtype).device(options_.device), options_.kv_dtype);
+    cache_ = std::make_unique<CacheBuffers>(model_->cache_layout(), num_blocks + extra, block_size,
+                                            num_state_slots + (num_state_slots > 0 ? extra : 0), backend_->options(),
+                                            backend_->kv_dtype());
   } catch (const c10::Error& e) {
     fail(ErrorCode::ResourceExhausted, "cannot allocate {} KV blocks of {} positions on {}: {}", num_blocks, block_size,
-         options_.device.str(), e.what_without_backtrace());
+         backend_->device().str(), e.what_without_backtrace());
   }
 #if IZWI_WITH_CUDA
   if (graphs) {
     DecodeGraphSettings settings;
-    settings.device = options_.device;
-    settings.dtype = options_.dtype;
+    settings.backend = backend_;
     settings.block_size = block_size;
     settings.max_table_stride = (spec().max_positions + block_size - 1) / block_size;
-    settings.max_bucket = options_.max_graph_batch;
+    settings.max_bucket = backend_->max_graph_batch();
     settings.padding = DecodeGraphPadding{num_blocks, num_state_slots > 0 ? num_state_slots : -1};
     graphs_ = make_cuda_decode_graphs(settings);
   }
@@ -73,7 +53,7 @@ std::pair<ForwardContext, at::Tensor> TorchExecutor::forward(const StepBatch& ba
     return graphs_->run(batch, *model_, *cache_);
   }
 #endif
-  ForwardContext ctx = make_forward_context(batch, cache_->block_size(), options_.device, options_.dtype, backend_);
+  ForwardContext ctx = make_forward_context(batch, cache_->block_size(), *backend_);
   at::Tensor hidden = model_->forward(ctx, *cache_);
   return {std::move(ctx), std::move(hidden)};
 }
@@ -92,7 +72,7 @@ std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   }
   if (rows.empty()) return {};
   const OpTimer timer(ProfiledOp::Sample, static_cast<int64_t>(rows.size()));
-  at::Tensor index = at::tensor(last_rows, at::TensorOptions().dtype(at::kLong)).to(options_.device);
+  at::Tensor index = at::tensor(last_rows, at::TensorOptions().dtype(at::kLong)).to(backend_->device());
   return model_->sample(hidden.index_select(0, index), rows, ctx, *cache_, sampler_);
 }
 

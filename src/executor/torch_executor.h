@@ -1,5 +1,5 @@
 #pragma once
-// ModelExecutor on libtorch, parameterised by device (CPU, CUDA, MPS) and compute dtype.
+// ModelExecutor on libtorch, on the device, dtypes and kernels its Backend chose.
 
 #include <ATen/ATen.h>
 
@@ -13,21 +13,14 @@
 
 namespace izwi {
 
-struct TorchExecutorOptions {
-  at::Device device = at::kCPU;
-  at::ScalarType dtype = at::kFloat;     ///< Activations and small tensors.
-  at::ScalarType kv_dtype = at::kFloat;  ///< The paged K/V pools (EngineConfig::kv_cache_dtype).
-  bool fast_kernels = true;              ///< CPU kernels where they exist; false = plain libtorch ops.
-  /// CUDA graphs for decode steps of up to this many sequences (Cuda backend, models whose spec is
-  /// graph_safe_decode; CUDA builds); 0 = every step runs eagerly.
-  int32_t max_graph_batch = 0;
-};
-
 class DecodeGraphs;
 
 class TorchExecutor final : public ModelExecutor {
  public:
-  TorchExecutor(std::unique_ptr<CausalLM> model, const TorchExecutorOptions& options);
+  /// Runs `model` (loaded for `backend`) with `backend`'s ops; decode steps of up to
+  /// backend->max_graph_batch() sequences replay CUDA graphs when the model's spec is
+  /// graph_safe_decode (CUDA builds).
+  TorchExecutor(std::unique_ptr<CausalLM> model, std::shared_ptr<const Backend> backend);
   ~TorchExecutor() override;
 
   const ModelSpec& spec() const override { return model_->spec(); }
@@ -41,15 +34,11 @@ class TorchExecutor final : public ModelExecutor {
   /// the hidden states of every new position (of a padded batch when a CUDA graph ran it).
   std::pair<ForwardContext, at::Tensor> forward(const StepBatch& batch);
 
+  std::shared_ptr<const Backend> backend_;  ///< Declared first: the model's parts may refer to it.
   std::unique_ptr<CausalLM> model_;
-  TorchExecutorOptions options_;
-  KernelBackend backend_;  ///< chosen once from the device and options_.fast_kernels
   std::unique_ptr<CacheBuffers> cache_;
   std::unique_ptr<DecodeGraphs> graphs_;  ///< Declared after cache_: destroyed before the pools it captured.
   Sampler sampler_;
 };
-
-/// Parses "cpu", "cuda", "cuda:N" or "mps" and checks this libtorch build supports it.
-at::Device parse_device(const std::string& name);
 
 }  // namespace izwi

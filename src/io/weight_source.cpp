@@ -1,6 +1,7 @@
 #include "io/weight_source.h"
 
 #include "common/check.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 
@@ -24,5 +25,15 @@ at::Tensor WeightSource::take(const std::string& name, const std::vector<int64_t
 at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<int64_t>& shape) {
   return checked_read(name, shape).to(device_, weight_dtype_).contiguous();
 }
+
+void WeightSource::set_backend(std::shared_ptr<const Backend> backend) {
+  IZWI_CHECK(backend != nullptr && backend->device() == device_ && backend->dtype() == compute_dtype_ &&
+                 backend->weight_dtype() == weight_dtype_,
+             "a weight source's backend must match its device and dtypes");
+  cpu_kernels_ = backend->panel_kernels();
+  backend_ = std::move(backend);
+}
+
+const Backend& WeightSource::backend() const { return backend_ != nullptr ? *backend_ : Backend::host(); }
 
 }  // namespace izwi

@@ -6,11 +6,13 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace izwi {
 
+class Backend;
 struct PanelKernels;
 
 class WeightSource {
@@ -38,13 +40,18 @@ class WeightSource {
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
 
+  /// The backend the model is loaded for: its weights are packed for backend->panel_kernels()
+  /// (set_cpu_kernels), and the model's parts may keep a reference to it (the loader's owner keeps
+  /// it alive as long as the model). Its device and dtypes must be the source's.
+  void set_backend(std::shared_ptr<const Backend> backend);
+  /// The backend set, or Backend::host() for a source built from dtypes alone (tests, tools).
+  const Backend& backend() const;
+
   /// With a kernel variant set, linear layers (and tied output heads) whose weights the CPU panel
-  /// kernels take are repacked for that variant as they load (layers/packed_weight.h); only for
-  /// float32 compute on the CPU (elsewhere cpu_kernels() is null).
+  /// kernels take are repacked for that variant as they load (layers/packed_weight.h). The backend
+  /// decides: set_backend sets its panel_kernels(), null unless izwi's CPU kernels run in float32.
   void set_cpu_kernels(const PanelKernels* kernels) { cpu_kernels_ = kernels; }
-  const PanelKernels* cpu_kernels() const {
-    return device_.is_cpu() && compute_dtype_ == at::kFloat ? cpu_kernels_ : nullptr;
-  }
+  const PanelKernels* cpu_kernels() const { return cpu_kernels_; }
 
   at::ScalarType compute_dtype() const { return compute_dtype_; }
   at::ScalarType weight_dtype() const { return weight_dtype_; }
@@ -63,6 +70,7 @@ class WeightSource {
   at::Device device_;
   bool check_finite_ = false;
   const PanelKernels* cpu_kernels_ = nullptr;
+  std::shared_ptr<const Backend> backend_;
 
   at::Tensor checked_read(const std::string& name, const std::vector<int64_t>& shape);
 };

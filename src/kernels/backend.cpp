@@ -89,27 +89,6 @@ int64_t cuda_free_bytes(int index) {
 
 }  // namespace
 
-KernelBackend select_kernel_backend(const at::Device& device, bool fast_kernels) {
-  if (!fast_kernels) return KernelBackend::Torch;
-  if (device.is_cpu()) return KernelBackend::Cpu;
-#if IZWI_WITH_CUDA
-  if (device.is_cuda()) return KernelBackend::Cuda;
-#endif
-  return KernelBackend::Torch;
-}
-
-const char* kernel_backend_name(KernelBackend backend) {
-  switch (backend) {
-    case KernelBackend::Torch:
-      return "torch";
-    case KernelBackend::Cpu:
-      return "cpu";
-    case KernelBackend::Cuda:
-      return "cuda";
-  }
-  return "unknown";
-}
-
 at::ScalarType parse_dtype(const std::string& name, const std::string& field) {
   if (name == "float32" || name == "f32") return at::kFloat;
   if (name == "bfloat16" || name == "bf16") return at::kBFloat16;

@@ -15,11 +15,6 @@ namespace izwi {
 struct EngineConfig;
 struct PanelKernels;
 
-// Being replaced by Backend (issue 44); removed once every op takes a Backend.
-enum class KernelBackend { Torch, Cpu, Cuda };
-KernelBackend select_kernel_backend(const at::Device& device, bool fast_kernels);
-const char* kernel_backend_name(KernelBackend backend);
-
 /// What a Backend is built from: EngineConfig's execution fields, by name.
 struct BackendOptions {
   std::string device = "cpu";           ///< "cpu", "cuda", "cuda:N" or "mps"

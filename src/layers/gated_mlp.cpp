@@ -12,7 +12,7 @@ GatedMlp::GatedMlp(WeightSource& source, const std::string& prefix, int64_t hidd
       down_(Linear::load(source, prefix + "." + names.down, hidden_size, intermediate_size, down_bias)) {}
 
 at::Tensor GatedMlp::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
-  return down_(ops::silu_mul(ctx.backend, gate_up_(x, ctx), intermediate_size_), ctx);
+  return down_(ops::silu_mul(*ctx.backend, gate_up_(x, ctx), intermediate_size_), ctx);
 }
 
 }  // namespace izwi

@@ -47,7 +47,7 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
 
 at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
   if (packed_.defined()) return packed_.linear(x, bias_);
-  return ops::linear(ctx.backend, x, weight_, bias_);
+  return ops::linear(*ctx.backend, x, weight_, bias_);
 }
 
 }  // namespace izwi

@@ -9,11 +9,11 @@ RMSNorm RMSNorm::load(WeightSource& source, const std::string& name, int64_t dim
 }
 
 at::Tensor RMSNorm::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
-  return ops::rms_norm(ctx.backend, x, weight, eps);
+  return ops::rms_norm(*ctx.backend, x, weight, eps);
 }
 
 at::Tensor RMSNorm::add_and_norm(at::Tensor& residual, const at::Tensor& x, const ForwardContext& ctx) const {
-  return ops::add_rms_norm(ctx.backend, residual, x, weight, eps);
+  return ops::add_rms_norm(*ctx.backend, residual, x, weight, eps);
 }
 
 }  // namespace izwi

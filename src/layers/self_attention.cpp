@@ -28,10 +28,10 @@ SelfAttention::SelfAttention(WeightSource& source, const std::string& prefix, co
 
 at::Tensor SelfAttention::operator()(const at::Tensor& x, const RotaryEmbedding& rope, LayerCache& cache,
                                      const ForwardContext& ctx) const {
-  const at::Tensor q = ops::attention_inputs(ctx.backend, qkv_proj_(x, ctx), heads_, rope.angles(), ctx.positions,
+  const at::Tensor q = ops::attention_inputs(*ctx.backend, qkv_proj_(x, ctx), heads_, rope.angles(), ctx.positions,
                                              ctx.slot_mapping, cache.key, cache.value);
   const at::Tensor attended =
-      ops::paged_attention(ctx.backend, q, cache.key, cache.value, ctx.seqs, ctx.device_seqs, ctx.block_size,
+      ops::paged_attention(*ctx.backend, q, cache.key, cache.value, ctx.seqs, ctx.device_seqs, ctx.block_size,
                            1.0 / std::sqrt(static_cast<double>(spec_.head_dim)), spec_.sliding_window);
   return o_proj_(attended.reshape({x.size(0), spec_.num_heads * spec_.head_dim}), ctx);
 }

@@ -35,7 +35,7 @@ at::Tensor ShortConv::operator()(const at::Tensor& x, LayerCache& cache, const F
     }
   }
   at::Tensor conv = at::empty_like(bx);
-  ops::short_conv(ctx.backend, bx, {conv_weight_, conv_bias_, cache.state, cache.state_snapshots}, ctx.seqs,
+  ops::short_conv(*ctx.backend, bx, {conv_weight_, conv_bias_, cache.state, cache.state_snapshots}, ctx.seqs,
                   ctx.device_seqs, ctx.block_size, conv);
   return out_proj_(c * conv, ctx);
 }

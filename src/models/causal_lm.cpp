@@ -24,7 +24,7 @@ std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::ve
                                          const ForwardContext& ctx, CacheBuffers&, Sampler& sampler) const {
   std::vector<SamplingState*> states;
   for (const SampleRow& row : rows) states.push_back(row.sampling);
-  const std::vector<int32_t> ids = sampler.sample_rows(logits(hidden, ctx), states, ctx.backend);
+  const std::vector<int32_t> ids = sampler.sample_rows(logits(hidden, ctx), states, *ctx.backend);
   std::vector<StepOutput> outputs(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) outputs[i].token = ids[i];
   return outputs;

@@ -60,14 +60,14 @@ std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& 
   return factory_for(config)(config, source);
 }
 
-std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, at::ScalarType compute_dtype,
-                                         at::ScalarType weight_dtype, const at::Device& device,
+std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, std::shared_ptr<const Backend> backend,
                                          const ModelLoadOptions& options) {
   const HfConfig config = HfConfig::load(model_dir);
   const Factory& factory = factory_for(config);  // unknown types fail before the weights are opened
-  WeightLoader loader(model_dir, compute_dtype, weight_dtype, device);
+  WeightLoader loader(model_dir, backend->dtype(), backend->weight_dtype(), backend->device());
   loader.set_check_finite(options.check_finite);
-  loader.set_cpu_kernels(options.cpu_kernels);
+  loader.set_backend(std::move(backend));
+  loader.set_progress(options.on_progress);
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();
   return model;

@@ -90,11 +90,12 @@ at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, 
   const int64_t n = qkv.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
   const at::Tensor positions =
       at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(qkv.device()));
-  const at::Tensor q = ops::rope(KernelBackend::Torch, qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}),
-                                 positions, rope_->angles());
+  // libtorch's rotation on the activations' device and dtype, as the encoder was checked against.
+  const Backend torch = Backend::reference(qkv.device(), qkv.scalar_type());
+  const at::Tensor q =
+      ops::rope(torch, qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions, rope_->angles());
   const at::Tensor k =
-      ops::rope(KernelBackend::Torch, qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions,
-                rope_->angles());
+      ops::rope(torch, qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions, rope_->angles());
   const at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({n, c.num_kv_heads, c.head_dim});
   const at::Tensor all_k = at::cat({keys, k}, 0), all_v = at::cat({values, v}, 0);
   const int64_t cached = keys.size(0), total = cached + n, group = c.num_heads / c.num_kv_heads;

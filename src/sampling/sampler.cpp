@@ -81,12 +81,12 @@ Sampler::Sampler() : scratch_(1) {}
 Sampler::~Sampler() = default;
 
 std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
-                                          KernelBackend backend) {
+                                          const Backend& backend) {
   IZWI_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(states.size()),
              "sample_rows: {} rows of logits for {} sampling states", logits.dim() == 2 ? logits.size(0) : -1,
              states.size());
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && logits.is_cuda()) {
+  if (backend.cuda_kernels() && logits.is_cuda()) {
     if (device_ == nullptr) device_ = std::make_unique<DeviceSampler>();
     return device_->sample(logits, states);
   }

@@ -31,7 +31,7 @@ class Sampler {
   /// and only the ids come back. Otherwise the rows are copied to the host and sampled there, spread
   /// over the CPU threads (at::parallel_for); each row's draw depends only on its own state.
   std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
-                                   KernelBackend backend);
+                                   const Backend& backend);
 
  private:
   /// Buffers one row's sampling reuses across calls; one per thread that samples rows.

@@ -1,10 +1,11 @@
 #include "common/model_runner.h"
 
+#include <ATen/Parallel.h>
+
 #include <stdexcept>
 
 #include "common/reference.h"
 #include "common/test_device.h"
-#include "kernels/cpu/panel_kernels.h"
 #include "models/model_registry.h"
 
 namespace izwi::testing {
@@ -12,14 +13,13 @@ namespace izwi::testing {
 ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache, int32_t num_blocks,
                          int32_t block_size, at::ScalarType kv_dtype)
     : cache_(num_blocks, block_size, prefix_cache, 8) {
-  TorchExecutorOptions options;
-  options.device = test_device();
+  BackendOptions options;
+  options.device = test_device().str();
+  options.kv_cache_dtype = kv_dtype == at::kBFloat16 ? "bfloat16" : "float32";
   options.fast_kernels = fast_kernels;
-  options.kv_dtype = kv_dtype;
-  ModelLoadOptions load_options;
-  load_options.cpu_kernels = fast_kernels && options.device.is_cpu() ? &active_panel_kernels() : nullptr;
-  executor_ = std::make_unique<TorchExecutor>(
-      load_causal_lm(fixture_dir(fixture), at::kFloat, at::kFloat, options.device, load_options), options);
+  options.threads = at::get_num_threads();  // as the test binary has it
+  const auto backend = std::make_shared<const Backend>(options);
+  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), backend), backend);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 

@@ -1,6 +1,6 @@
 // Fuzz target: requests with random prompt ids and parameters (NaN, inf, huge and negative
 // values included) through validate_request with fixed limits, and speech requests through the
-// Qwen3-TTS fixture's speech_prompt + validate_params (what Engine::synthesize does before
+// sampling checks, the Qwen3-TTS fixture's speech_prompt and validate_params (what Engine::synthesize does before
 // anything is queued). A request that is accepted must satisfy every documented rule (checked
 // here independently); anything else must raise izwi::Error.
 
@@ -109,9 +109,9 @@ struct Tts {
 };
 
 const Tts& tts() {
-  static const Tts instance{
-      izwi::load_causal_lm(std::string(IZWI_TEST_DATA_DIR) + "/qwen3-tts-tiny", at::kFloat, at::kFloat, at::kCPU),
-      izwi::Tokenizer::from_dir(std::string(IZWI_TEST_DATA_DIR) + "/tokenizer-qwen2-style")};
+  static const Tts instance{izwi::load_causal_lm(std::string(IZWI_TEST_DATA_DIR) + "/qwen3-tts-tiny",
+                                                 std::make_shared<const izwi::Backend>(izwi::Backend::host())),
+                            izwi::Tokenizer::from_dir(std::string(IZWI_TEST_DATA_DIR) + "/tokenizer-qwen2-style")};
   return instance;
 }
 

@@ -6,8 +6,8 @@
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
-#include "executor/device_memory.h"
 #include "izwi/engine.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -36,7 +36,7 @@ TEST(EngineKvPool, AFractionOfTheFreeMemorySizesThePool) {
   config.kv_cache_memory_fraction = fraction;
   Engine engine(testing::fixture_dir("llama-tiny"), config);
   const ModelInfo info = engine.model_info();
-  const double available = static_cast<double>(available_memory_bytes(at::kCPU));
+  const double available = static_cast<double>(Backend::host().available_memory_bytes());
   EXPECT_GE(info.kv_cache_blocks, 1);
   EXPECT_EQ(info.kv_cache_bytes, info.kv_cache_blocks * kLlamaTinyBlockBytes);
   // MemAvailable moves while the test runs; a factor of 2 either way still tells the fraction

@@ -35,7 +35,8 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
   }
   ForwardContext context() const {
     ForwardContext ctx;
-    ctx.backend = GetParam() ? KernelBackend::Cpu : KernelBackend::Torch;
+    static const Backend torch = Backend::reference(at::kCPU, at::kFloat);
+    ctx.backend = GetParam() ? &Backend::host() : &torch;
     return ctx;
   }
 

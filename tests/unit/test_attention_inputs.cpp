@@ -46,9 +46,9 @@ TEST(AttentionInputs, FusedCpuPassMatchesLibtorchOps) {
     at::Tensor fused_values = at::zeros_like(fused_keys);
     at::Tensor torch_keys = at::zeros_like(fused_keys), torch_values = at::zeros_like(fused_keys);
     const at::Tensor fused_q =
-        ops::attention_inputs(KernelBackend::Cpu, qkv, heads, angles, positions, slots, fused_keys, fused_values);
-    const at::Tensor torch_q =
-        ops::attention_inputs(KernelBackend::Torch, qkv, heads, angles, positions, slots, torch_keys, torch_values);
+        ops::attention_inputs(Backend::host(), qkv, heads, angles, positions, slots, fused_keys, fused_values);
+    const at::Tensor torch_q = ops::attention_inputs(Backend::reference(at::kCPU, at::kFloat), qkv, heads, angles,
+                                                     positions, slots, torch_keys, torch_values);
     const std::string what = "head_dim " + std::to_string(D) + (c.qk_norm ? " with q/k norm" : "") +
                              (c.pool_type == at::kBFloat16 ? " bf16 pools" : " float32 pools");
     ASSERT_EQ(fused_q.sizes(), torch_q.sizes()) << what;

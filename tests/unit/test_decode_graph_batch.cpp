@@ -80,7 +80,7 @@ TEST(DecodeGraphBatch, PaddingSequencesWriteOnlyThePaddingBlockAndSlot) {
     EXPECT_EQ(s.sampling, nullptr);
     EXPECT_FALSE(s.fresh_state);
   }
-  const ForwardContext ctx = make_forward_context(padded, 16, at::kCPU, at::kFloat, KernelBackend::Cuda, 32);
+  const ForwardContext ctx = stage_forward_inputs(padded, 16, at::kCPU, /*device_arrays=*/true, 32);
   const int64_t* slots = ctx.slot_mapping.data_ptr<int64_t>();
   EXPECT_EQ(slots[2], 12 * 16 + 7);
   for (int i = 3; i < 8; ++i) EXPECT_EQ(slots[i], 99 * 16) << i;
@@ -91,14 +91,13 @@ TEST(DecodeGraphBatch, EveryBatchOfABucketStagesTheSameLayout) {
   // copied into.
   DecodeBatchPadder padder(DecodeGraphPadding{99, -1});
   const int64_t width = decode_graph_table_stride(Sequences(16).batch, 16, 64);
-  const int64_t words =
-      make_forward_context(padder.pad(StepBatch{}, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, width)
-          .device_seqs.words.numel();
+  const int64_t words = stage_forward_inputs(padder.pad(StepBatch{}, 16), 16, at::kCPU, /*device_arrays=*/true, width)
+                            .device_seqs.words.numel();
   for (const int n : {12, 14, 16}) {
     const Sequences batch(n);
     ASSERT_EQ(decode_graph_table_stride(batch.batch, 16, 64), width) << n << " sequences";
     const ForwardContext ctx =
-        make_forward_context(padder.pad(batch.batch, 16), 16, at::kCPU, at::kFloat, KernelBackend::Cuda, width);
+        stage_forward_inputs(padder.pad(batch.batch, 16), 16, at::kCPU, /*device_arrays=*/true, width);
     EXPECT_EQ(ctx.device_seqs.words.numel(), words) << n << " sequences";
     EXPECT_EQ(ctx.device_seqs.table_stride, width);
     EXPECT_EQ(ctx.num_tokens, 16);

@@ -45,7 +45,7 @@ std::vector<int64_t> values(const at::Tensor& t) {
 
 TEST(ForwardContext, FlattensIdsPositionsAndSlotsFromTheBlockTables) {
   const Batch b;
-  const ForwardContext ctx = make_forward_context(b.batch, kBlockSize, at::kCPU, at::kFloat, KernelBackend::Cpu);
+  const ForwardContext ctx = make_forward_context(b.batch, kBlockSize, Backend::host());
   EXPECT_EQ(ctx.num_tokens, 9);
   EXPECT_EQ(values(ctx.input_ids), (std::vector<int64_t>{10, 11, 12, 13, 14, 20, 30, 31, 32}));
   EXPECT_EQ(values(ctx.positions), (std::vector<int64_t>{0, 1, 2, 3, 4, 9, 4, 5, 6}));
@@ -60,8 +60,8 @@ TEST(ForwardContext, FlattensIdsPositionsAndSlotsFromTheBlockTables) {
 
 TEST(ForwardContext, TheCudaBackendPacksSequencesAndBlockTablesForTheKernels) {
   const Batch b;
-  const ForwardContext cpu = make_forward_context(b.batch, kBlockSize, at::kCPU, at::kFloat, KernelBackend::Cpu);
-  const ForwardContext ctx = make_forward_context(b.batch, kBlockSize, at::kCPU, at::kFloat, KernelBackend::Cuda);
+  const ForwardContext cpu = make_forward_context(b.batch, kBlockSize, Backend::host());
+  const ForwardContext ctx = stage_forward_inputs(b.batch, kBlockSize, at::kCPU, /*device_arrays=*/true);
   EXPECT_EQ(values(ctx.input_ids), values(cpu.input_ids));
   EXPECT_EQ(values(ctx.positions), values(cpu.positions));
   EXPECT_EQ(values(ctx.slot_mapping), values(cpu.slot_mapping));
@@ -92,7 +92,7 @@ TEST(ForwardContext, TheCudaBackendPacksSequencesAndBlockTablesForTheKernels) {
 TEST(ForwardContext, APositionWithoutABlockIsAnError) {
   Batch b;
   b.table_b.resize(2);  // position 9 needs a third block
-  EXPECT_THROW(make_forward_context(b.batch, kBlockSize, at::kCPU, at::kFloat, KernelBackend::Cpu), Error);
+  EXPECT_THROW(make_forward_context(b.batch, kBlockSize, Backend::host()), Error);
 }
 
 }  // namespace

@@ -234,7 +234,7 @@ TEST(Sampler, SampleRowsSamplesEachRowWithItsOwnState) {
   Sampler sampler;
   for (int step = 0; step < 20; ++step) {
     const std::vector<int32_t> ids =
-        sampler.sample_rows(logits, {&batched[0], &batched[1], &batched[2]}, KernelBackend::Cpu);
+        sampler.sample_rows(logits, {&batched[0], &batched[1], &batched[2]}, Backend::host());
     ASSERT_EQ(ids.size(), 3u);
     const at::Tensor f = logits.to(at::kFloat);
     for (int64_t r = 0; r < 3; ++r) {
@@ -275,7 +275,7 @@ TEST(Sampler, SampleRowsOverTheThreadsDrawsWhatEachRowDrawsAlone) {
   Sampler sampler, alone;
   for (int step = 0; step < 5; ++step) {
     // float32 logits on the CPU are sampled in place: a copy each time.
-    const std::vector<int32_t> ids = sampler.sample_rows(logits.clone(), rows, KernelBackend::Cpu);
+    const std::vector<int32_t> ids = sampler.sample_rows(logits.clone(), rows, Backend::host());
     for (int64_t r = 0; r < kRows; ++r) {
       std::vector<float> row(logits[r].data_ptr<float>(), logits[r].data_ptr<float>() + kVocab);
       EXPECT_EQ(ids[static_cast<size_t>(r)], alone.sample(row.data(), kVocab, single[static_cast<size_t>(r)]))
@@ -288,7 +288,7 @@ TEST(Sampler, SampleRowsOverTheThreadsDrawsWhatEachRowDrawsAlone) {
   shared.reseed(7);
   replay.reseed(7);
   const std::vector<int32_t> ids =
-      sampler.sample_rows(logits.narrow(0, 0, 2).clone(), {&shared, &shared}, KernelBackend::Cpu);
+      sampler.sample_rows(logits.narrow(0, 0, 2).clone(), {&shared, &shared}, Backend::host());
   for (int64_t r = 0; r < 2; ++r) {
     std::vector<float> row(logits[r].data_ptr<float>(), logits[r].data_ptr<float>() + kVocab);
     EXPECT_EQ(ids[static_cast<size_t>(r)], alone.sample(row.data(), kVocab, replay)) << "shared state, row " << r;
@@ -298,8 +298,8 @@ TEST(Sampler, SampleRowsOverTheThreadsDrawsWhatEachRowDrawsAlone) {
 TEST(Sampler, SampleRowsNeedsOneStatePerRow) {
   Sampler sampler;
   SamplingState s;
-  EXPECT_THROW(sampler.sample_rows(at::zeros({2, 4}), {&s}, KernelBackend::Cpu), Error);
-  EXPECT_THROW(sampler.sample_rows(at::zeros({4}), {&s}, KernelBackend::Cpu), Error);
+  EXPECT_THROW(sampler.sample_rows(at::zeros({2, 4}), {&s}, Backend::host()), Error);
+  EXPECT_THROW(sampler.sample_rows(at::zeros({4}), {&s}, Backend::host()), Error);
 }
 
 }  // namespace

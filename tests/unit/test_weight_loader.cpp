@@ -108,7 +108,7 @@ class BrokenModel {
   }
   const TempDir& dir() const { return dir_; }
   std::string load_error() {
-    return error_message([&] { load_causal_lm(dir_.path(), at::kFloat, at::kFloat, at::kCPU); });
+    return error_message([&] { load_causal_lm(dir_.path(), std::make_shared<const Backend>(Backend::host())); });
   }
 
  private:
@@ -160,9 +160,10 @@ TEST(ModelLoading, ConfigAndWeightProblemsAreNamed) {
     m.dir().write("config.json", "{not json");
     EXPECT_NE(m.load_error().find("config.json' is not valid JSON"), std::string::npos);
   }
-  EXPECT_NE(
-      error_message([] { load_causal_lm("/no/such/model", at::kFloat, at::kFloat, at::kCPU); }).find("does not exist"),
-      std::string::npos);
+  EXPECT_NE(error_message([] {
+              load_causal_lm("/no/such/model", std::make_shared<const Backend>(Backend::host()));
+            }).find("does not exist"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ at::Tensor attention_inputs_on_device(const at::Tensor& qkv, const AttentionHead
 
 }  // namespace
 
-at::Tensor attention_inputs(KernelBackend backend, const at::Tensor& qkv, const AttentionHeads& heads,
+at::Tensor attention_inputs(const Backend& backend, const at::Tensor& qkv, const AttentionHeads& heads,
                             const RopeAngles& angles, const at::Tensor& positions, const at::Tensor& slot_mapping,
                             at::Tensor& key_pool, at::Tensor& value_pool) {
   const int64_t T = qkv.size(0), H = heads.heads, KVH = heads.kv_heads, D = heads.head_dim;
@@ -95,7 +95,7 @@ at::Tensor attention_inputs(KernelBackend backend, const at::Tensor& qkv, const 
   const bool fused_pools = value_pool.scalar_type() == pool_type &&
                            (pool_type == at::kFloat || pool_type == at::kBFloat16) && key_pool.is_contiguous() &&
                            value_pool.is_contiguous();
-  if (backend == KernelBackend::Cpu && qkv.is_cpu() && qkv.scalar_type() == at::kFloat && qkv.stride(1) == 1 &&
+  if (backend.cpu_kernels() && qkv.is_cpu() && qkv.scalar_type() == at::kFloat && qkv.stride(1) == 1 &&
       angles.float32_tables() && float32_or_absent(heads.q_norm) && float32_or_absent(heads.k_norm) && fused_pools) {
     const OpTimer timer(ProfiledOp::AttentionInputs, T);
     at::Tensor q = at::empty({T, H, D}, qkv.options());
@@ -118,7 +118,7 @@ at::Tensor attention_inputs(KernelBackend backend, const at::Tensor& qkv, const 
     return q;
   }
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && qkv.is_cuda()) {
+  if (backend.cuda_kernels() && qkv.is_cuda()) {
     at::Tensor q = attention_inputs_on_device(qkv, heads, angles, positions, slot_mapping, key_pool, value_pool);
     if (q.defined()) return q;
   }

@@ -27,7 +27,7 @@ struct AttentionHeads {
 /// the op profile) for float32 qkv, norms and tables and float32 or bf16 pools; Cuda: one kernel
 /// for float32 or bf16 qkv, norms and tables (or float32 inv_freq) and float32, bf16 or f16 pools;
 /// otherwise the rms_norm and rope dispatch points and libtorch's index_copy_.
-at::Tensor attention_inputs(KernelBackend backend, const at::Tensor& qkv, const AttentionHeads& heads,
+at::Tensor attention_inputs(const Backend& backend, const at::Tensor& qkv, const AttentionHeads& heads,
                             const RopeAngles& angles, const at::Tensor& positions, const at::Tensor& slot_mapping,
                             at::Tensor& key_pool, at::Tensor& value_pool);
 

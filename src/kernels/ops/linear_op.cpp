@@ -5,10 +5,10 @@
 
 namespace izwi::ops {
 
-at::Tensor linear(KernelBackend backend, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor linear(const Backend& backend, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const bool cpu_weight = weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16;
-  if (backend == KernelBackend::Cpu && x.is_cpu() && x.scalar_type() == at::kFloat && cpu_weight &&
-      weight.is_contiguous() && (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()))) {
+  if (backend.cpu_kernels() && x.is_cpu() && x.scalar_type() == at::kFloat && cpu_weight && weight.is_contiguous() &&
+      (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous()))) {
     const int64_t out_features = weight.size(0), in_features = weight.size(1);
     const at::Tensor xc = x.reshape({-1, in_features}).contiguous();
     at::Tensor y = at::empty({xc.size(0), out_features}, xc.options());

@@ -51,13 +51,13 @@ at::Tensor attention_torch(const at::Tensor& q, const at::Tensor& key_pool, cons
 
 }  // namespace
 
-at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
+at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at::Tensor& key_pool,
                            const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs,
                            const DeviceStepArrays& device_seqs, int64_t block_size, double scale,
                            int64_t sliding_window) {
   const OpTimer timer(ProfiledOp::Attention, q.size(0));
   const bool bf16_pools = key_pool.scalar_type() == at::kBFloat16 && value_pool.scalar_type() == at::kBFloat16;
-  if (backend == KernelBackend::Cpu && q.is_cpu() && q.scalar_type() == at::kFloat &&
+  if (backend.cpu_kernels() && q.is_cpu() && q.scalar_type() == at::kFloat &&
       (key_pool.scalar_type() == at::kFloat || bf16_pools)) {
     const at::Tensor qc = q.contiguous();
     at::Tensor out = at::empty_like(qc);
@@ -76,7 +76,7 @@ at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at:
   const at::ScalarType pool_type = key_pool.scalar_type();
   const bool cuda_pools = value_pool.scalar_type() == pool_type &&
                           (pool_type == at::kFloat || pool_type == at::kBFloat16 || pool_type == at::kHalf);
-  if (backend == KernelBackend::Cuda && q.is_cuda() && cuda_pools && device_seqs.staged()) {
+  if (backend.cuda_kernels() && q.is_cuda() && cuda_pools && device_seqs.staged()) {
     // The kernel computes in float32 whatever the activations' dtype, as the CPU kernel does.
     const at::Tensor qc = q.to(at::kFloat).contiguous();
     at::Tensor out = at::empty_like(qc);

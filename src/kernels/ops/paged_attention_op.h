@@ -18,7 +18,7 @@ namespace izwi::ops {
 /// float32 q and float32 or bf16 pools. Cuda: the paged kernel (float32 arithmetic, q of any float
 /// dtype) for float32, bf16 or f16 pools, reading `device_seqs` (the same sequences, staged on the
 /// device). Otherwise libtorch ops, a gather of each sequence's blocks.
-at::Tensor paged_attention(KernelBackend backend, const at::Tensor& q, const at::Tensor& key_pool,
+at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at::Tensor& key_pool,
                            const at::Tensor& value_pool, const std::vector<SeqSlice>& seqs,
                            const DeviceStepArrays& device_seqs, int64_t block_size, double scale,
                            int64_t sliding_window);

@@ -44,10 +44,10 @@ at::Tensor rms_norm_on_device(const at::Tensor& x, at::Tensor* residual, const a
 }  // namespace
 #endif
 
-at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor& weight, double eps) {
+at::Tensor rms_norm(const Backend& backend, const at::Tensor& x, const at::Tensor& weight, double eps) {
   const OpTimer timer(ProfiledOp::Norm, x.size(0));
   const bool float32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat;
-  if (backend == KernelBackend::Cpu && float32 && x.is_cpu()) {
+  if (backend.cpu_kernels() && float32 && x.is_cpu()) {
     const at::Tensor xc = x.contiguous();
     at::Tensor y = at::empty_like(xc);
     const int64_t dim = xc.size(-1);
@@ -56,7 +56,7 @@ at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor
     return y;
   }
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && x.is_cuda() && cuda_kernel_dtypes(x, weight)) {
+  if (backend.cuda_kernels() && x.is_cuda() && cuda_kernel_dtypes(x, weight)) {
     return rms_norm_on_device(x.contiguous(), nullptr, weight, eps);
   }
 #endif
@@ -65,12 +65,11 @@ at::Tensor rms_norm(KernelBackend backend, const at::Tensor& x, const at::Tensor
   return weight * normed.to(x.scalar_type());
 }
 
-at::Tensor add_rms_norm(KernelBackend backend, at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
+at::Tensor add_rms_norm(const Backend& backend, at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
                         double eps) {
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && residual.is_cuda() && residual.is_contiguous() &&
-      residual.sizes() == x.sizes() && x.scalar_type() == residual.scalar_type() &&
-      cuda_kernel_dtypes(residual, weight)) {
+  if (backend.cuda_kernels() && residual.is_cuda() && residual.is_contiguous() && residual.sizes() == x.sizes() &&
+      x.scalar_type() == residual.scalar_type() && cuda_kernel_dtypes(residual, weight)) {
     const OpTimer timer(ProfiledOp::Norm, x.size(0));
     return rms_norm_on_device(x.contiguous(), &residual, weight, eps);
   }

@@ -68,18 +68,18 @@ at::Tensor rope_on_device(const at::Tensor& x, const at::Tensor& positions, cons
 }  // namespace
 #endif
 
-at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles) {
+at::Tensor rope(const Backend& backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles) {
   const OpTimer timer(ProfiledOp::Rope, x.size(0));
   const at::Tensor &cos = angles.cos, &sin = angles.sin, &inv_freq = angles.inv_freq;
   const bool tables = angles.float32_tables();
-  if (backend == KernelBackend::Cpu && tables && x.scalar_type() == at::kFloat && x.is_cpu()) {
+  if (backend.cpu_kernels() && tables && x.scalar_type() == at::kFloat && x.is_cpu()) {
     at::Tensor y = x.is_contiguous() ? x.clone() : x.contiguous();  // a fresh buffer either way
     rope_cpu(y.data_ptr<float>(), positions.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(),
              y.size(0), y.size(1), y.size(2));
     return y;
   }
 #if IZWI_WITH_CUDA
-  if (backend == KernelBackend::Cuda && x.is_cuda()) {
+  if (backend.cuda_kernels() && x.is_cuda()) {
     const CudaRopeForm form = cuda_rope_form(x, angles);
     if (form != CudaRopeForm::None) return rope_on_device(x, positions, angles, form);
   }

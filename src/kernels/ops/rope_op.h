@@ -24,6 +24,6 @@ struct RopeAngles {
 /// Cpu and Cuda: one in-place pass over a copy for float32 x and tables (Cuda also from
 /// inv_freq, and bf16 x with float32 or bf16 tables or, for a bf16 dtype, inv_freq); otherwise
 /// libtorch ops.
-at::Tensor rope(KernelBackend backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles);
+at::Tensor rope(const Backend& backend, const at::Tensor& x, const at::Tensor& positions, const RopeAngles& angles);
 
 }  // namespace izwi::ops

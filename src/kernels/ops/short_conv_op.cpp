@@ -13,10 +13,10 @@ namespace {
 
 // One sequence: returns the window [kernel - 1 + length, channels] = [old state; bx], whose row r
 // holds the input at position start_pos - (kernel - 1) + r.
-at::Tensor short_conv_sequence(KernelBackend backend, const at::Tensor& bx, at::Tensor state,
+at::Tensor short_conv_sequence(const Backend& backend, const at::Tensor& bx, at::Tensor state,
                                const ShortConvTensors& layer, at::Tensor out) {
   const int64_t length = bx.size(0), channels = bx.size(1), kernel = layer.weight_t.size(0), width = kernel - 1;
-  if (backend == KernelBackend::Cpu && bx.is_cpu() && bx.scalar_type() == at::kFloat && bx.is_contiguous() &&
+  if (backend.cpu_kernels() && bx.is_cpu() && bx.scalar_type() == at::kFloat && bx.is_contiguous() &&
       out.is_contiguous()) {
     at::Tensor window = at::empty({width + length, channels}, bx.options());
     short_conv_cpu(bx.data_ptr<float>(), length, channels, kernel, layer.weight_t.data_ptr<float>(),
@@ -35,7 +35,7 @@ at::Tensor short_conv_sequence(KernelBackend backend, const at::Tensor& bx, at::
 
 }  // namespace
 
-void short_conv(KernelBackend backend, const at::Tensor& bx, const ShortConvTensors& layer,
+void short_conv(const Backend& backend, const at::Tensor& bx, const ShortConvTensors& layer,
                 const std::vector<SeqSlice>& seqs, const DeviceStepArrays& device_seqs, int64_t block_size,
                 at::Tensor& out) {
   const OpTimer timer(ProfiledOp::ShortConv, bx.size(0));
@@ -43,7 +43,7 @@ void short_conv(KernelBackend backend, const at::Tensor& bx, const ShortConvTens
 #if IZWI_WITH_CUDA
   const bool float32 = bx.scalar_type() == at::kFloat && layer.weight_t.scalar_type() == at::kFloat &&
                        layer.states.scalar_type() == at::kFloat && layer.snapshots.scalar_type() == at::kFloat;
-  if (backend == KernelBackend::Cuda && bx.is_cuda() && float32 && device_seqs.staged() && bx.is_contiguous() &&
+  if (backend.cuda_kernels() && bx.is_cuda() && float32 && device_seqs.staged() && bx.is_contiguous() &&
       out.is_contiguous() && layer.weight_t.size(0) <= kShortConvMaxKernel) {
     ShortConvCudaArgs args{};
     args.bx = bx.data_ptr<float>();

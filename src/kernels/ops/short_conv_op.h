@@ -26,7 +26,7 @@ struct ShortConvTensors {
 /// snapshot (prefix-cache hits restore it). Preparing a fresh state (zeroing, restoring a snapshot)
 /// is the caller's. Cpu: one fused pass per sequence for float32. Cuda: one kernel for the batch
 /// (float32, reading `device_seqs`). Otherwise libtorch ops.
-void short_conv(KernelBackend backend, const at::Tensor& bx, const ShortConvTensors& layer,
+void short_conv(const Backend& backend, const at::Tensor& bx, const ShortConvTensors& layer,
                 const std::vector<SeqSlice>& seqs, const DeviceStepArrays& device_seqs, int64_t block_size,
                 at::Tensor& out);
 

@@ -10,17 +10,17 @@
 
 namespace izwi::ops {
 
-at::Tensor silu_mul(KernelBackend backend, const at::Tensor& gate_up, int64_t width) {
+at::Tensor silu_mul(const Backend& backend, const at::Tensor& gate_up, int64_t width) {
   const OpTimer timer(ProfiledOp::Activation, gate_up.size(0));
   const bool fused = gate_up.scalar_type() == at::kFloat && gate_up.is_contiguous();
-  if (backend == KernelBackend::Cpu && fused && gate_up.is_cpu()) {
+  if (backend.cpu_kernels() && fused && gate_up.is_cpu()) {
     at::Tensor product = at::empty({gate_up.size(0), width}, gate_up.options());
     silu_mul_cpu(gate_up.data_ptr<float>(), product.data_ptr<float>(), gate_up.size(0), width);
     return product;
   }
 #if IZWI_WITH_CUDA
   const bool bf16 = gate_up.scalar_type() == at::kBFloat16 && gate_up.is_contiguous();
-  if (backend == KernelBackend::Cuda && (fused || bf16) && gate_up.is_cuda()) {
+  if (backend.cuda_kernels() && (fused || bf16) && gate_up.is_cuda()) {
     at::Tensor product = at::empty({gate_up.size(0), width}, gate_up.options());
     if (bf16) {
       silu_mul_cuda(bf16_data(gate_up), bf16_data(product), gate_up.size(0), width, current_cuda_stream());

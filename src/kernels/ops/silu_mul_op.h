@@ -9,6 +9,6 @@ namespace izwi::ops {
 
 /// gate_up [T, 2 * width] -> [T, width]. Cpu and Cuda: one fused pass for float32 contiguous
 /// input on their device (Cuda also bf16); otherwise libtorch ops.
-at::Tensor silu_mul(KernelBackend backend, const at::Tensor& gate_up, int64_t width);
+at::Tensor silu_mul(const Backend& backend, const at::Tensor& gate_up, int64_t width);
 
 }  // namespace izwi::ops

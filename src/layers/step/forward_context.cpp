@@ -12,18 +12,24 @@ int64_t blocks_of(int64_t positions, int64_t block_size) { return (positions + b
 
 }  // namespace
 
-ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const at::Device& device,
-                                    at::ScalarType dtype, KernelBackend backend, int64_t min_table_stride) {
+ForwardContext make_forward_context(const StepBatch& batch, int64_t block_size, const Backend& backend,
+                                    int64_t min_table_stride) {
+  ForwardContext ctx =
+      stage_forward_inputs(batch, block_size, backend.device(), backend.cuda_kernels(), min_table_stride);
+  ctx.dtype = backend.dtype();
+  ctx.backend = &backend;
+  return ctx;
+}
+
+ForwardContext stage_forward_inputs(const StepBatch& batch, int64_t block_size, const at::Device& device,
+                                    bool device_arrays, int64_t min_table_stride) {
   ForwardContext ctx;
-  ctx.dtype = dtype;
   ctx.block_size = block_size;
-  ctx.backend = backend;
   const int64_t total = batch.num_tokens();
   ctx.num_tokens = total;
 
   // Layout of the staged words: ids, positions, slots ([total] each), then for the Cuda backend
   // the DeviceSeq array (4 words per sequence) and the block tables (int32, two per word).
-  const bool device_arrays = backend == KernelBackend::Cuda;
   const int64_t num_seqs = static_cast<int64_t>(batch.seqs.size());
   int64_t table_stride = min_table_stride, max_length = 0;
   for (const StepSequence& s : batch.seqs) {

@@ -79,7 +79,7 @@ at::Tensor Depthformer::rope(const at::Tensor& x, int64_t step) const {
 }
 
 at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
-                             KernelBackend backend) const {
+                             const Backend& backend) const {
   const int64_t batch = x.size(0), d = config_.dim, kv_dim = config_.kv_heads * head_dim_;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
@@ -108,7 +108,7 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
 
 std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
                                                       const std::vector<SamplingState*>& sampling, Sampler& sampler,
-                                                      KernelBackend backend) const {
+                                                      const Backend& backend) const {
   const int64_t batch = hidden.size(0), d = config_.dim;
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
   const at::Tensor inputs =

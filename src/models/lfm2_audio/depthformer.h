@@ -43,7 +43,7 @@ class Depthformer {
   /// hidden [B, input_dim] -> one frame of `codebooks` codes per row, sampled with
   /// `sampling[b]` (each codebook's logits in turn), with `backend`'s ops.
   std::vector<std::vector<int32_t>> frames(const at::Tensor& hidden, const std::vector<SamplingState*>& sampling,
-                                           Sampler& sampler, KernelBackend backend) const;
+                                           Sampler& sampler, const Backend& backend) const;
   int64_t weight_bytes() const;
 
  private:
@@ -55,7 +55,7 @@ class Depthformer {
   };
   /// x [B, dim] at step `step`; `keys` / `values` [B, kv_heads, step, head_dim] per layer, appended.
   at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
-                  KernelBackend backend) const;
+                  const Backend& backend) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   /// Rotates interleaved pairs (2i, 2i + 1) of the last dim by position `step`.
   at::Tensor rope(const at::Tensor& x, int64_t step) const;

@@ -354,7 +354,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
     std::vector<SamplingState*> states;
     for (const int64_t i : text_rows) states.push_back(rows[static_cast<size_t>(i)].sampling);
     const std::vector<int32_t> ids =
-        sampler.sample_rows(logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx), states, ctx.backend);
+        sampler.sample_rows(logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx), states, *ctx.backend);
     for (size_t j = 0; j < text_rows.size(); ++j) outputs[static_cast<size_t>(text_rows[j])].token = ids[j];
   }
   if (!audio_rows.empty()) {

@@ -68,13 +68,12 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
       s.block_table = &tables[static_cast<size_t>(r)];
       batch.seqs.push_back(s);
     }
-    const ForwardContext ctx =
-        make_forward_context(batch, num_code_groups_, talker_hidden.device(), outer.dtype, outer.backend);
+    const ForwardContext ctx = make_forward_context(batch, num_code_groups_, *outer.backend);
     at::Tensor h = project(x, ctx);
     for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, scratch[i], ctx);
     if (j == 0) h = h.view({rows, 2, -1}).select(1, 1);
     const std::vector<int32_t> ids =
-        sampler.sample_rows(heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx), sampling, ctx.backend);
+        sampler.sample_rows(heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx), sampling, *ctx.backend);
     std::vector<int64_t> sampled(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
       codes[static_cast<size_t>(r)].push_back(ids[static_cast<size_t>(r)]);

@@ -198,7 +198,7 @@ std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tenso
                                                                  Sampler& sampler) const {
   std::vector<SamplingState*> states;
   for (const SampleRow& row : rows) states.push_back(row.sampling);
-  const std::vector<int32_t> tokens = sampler.sample_rows(logits(hidden, ctx), states, ctx.backend);
+  const std::vector<int32_t> tokens = sampler.sample_rows(logits(hidden, ctx), states, *ctx.backend);
   std::vector<StepOutput> outputs(rows.size());
   std::vector<int64_t> frame_rows, code0;
   std::vector<SamplingState*> subtalker;
