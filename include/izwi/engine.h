@@ -62,6 +62,11 @@ struct ModelInfo {
   int64_t kv_cache_bytes = 0;   ///< Device bytes of the paged pool's blocks (K, V, state snapshots).
 };
 
+/// What a model is, in words, from its ModelInfo: "a text-to-speech model" (produces_audio:
+/// synthesize), "an audio chat model" (audio_chat), "a speech recognition model" (accepts_audio:
+/// transcribe), else "a text model" (generate). Errors and tools use it to say which call or tool serves a folder.
+IZWI_API std::string describe_model_kind(const ModelInfo& info);
+
 /// Thread-safe engine façade. A worker thread runs the step loop (schedule, execute, process);
 /// requests from many threads are batched together.
 class IZWI_API Engine {

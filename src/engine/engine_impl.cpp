@@ -223,6 +223,11 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
 
 std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
                                                    RequestChannel::Callback callback) {
+  // A speech model's sequences are codec frames that need its speech prompt (synthesize).
+  if (info_.produces_audio) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is {}: generate takes text models; use synthesize", info_.model_type,
+         describe_model_kind(info_));
+  }
   Request r = request;
   if (r.id.empty()) r.id = next_id();
   resolve_prompt(r, tokenizer());
@@ -234,7 +239,10 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
 }
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const TranscriptionOptions& options) {
-  if (!info_.accepts_audio) fail(ErrorCode::Unsupported, "model_type '{}' does not transcribe audio", info_.model_type);
+  if (!info_.accepts_audio) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is {}: it does not transcribe audio", info_.model_type,
+         describe_model_kind(info_));
+  }
   // Every option is checked before anything is sized from it: the prompt holds delay_tokens pads.
   if (options.delay_tokens < -1 || options.delay_tokens > kMaxDelayTokens) {
     fail(ErrorCode::InvalidArgument,
@@ -340,7 +348,8 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_audio_out(const AudioOutReque
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& request, RequestChannel::Mode mode) {
   if (!info_.produces_audio) {
-    fail(ErrorCode::Unsupported, "model_type '{}' is not a speech synthesis model", info_.model_type);
+    fail(ErrorCode::Unsupported, "model_type '{}' is {}, not a speech synthesis model", info_.model_type,
+         describe_model_kind(info_));
   }
   return submit_audio_out(
       {"speech request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, false,
@@ -351,7 +360,10 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& r
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_audio_chat(const AudioChatRequest& request,
                                                               RequestChannel::Mode mode) {
-  if (!info_.audio_chat) fail(ErrorCode::Unsupported, "model_type '{}' does not do audio chat", info_.model_type);
+  if (!info_.audio_chat) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is {}: it does not do audio chat", info_.model_type,
+         describe_model_kind(info_));
+  }
   return submit_audio_out(
       {"audio chat request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, true,
        request.text_sampling, "AudioChatRequest.text_sampling", request.audio_sampling,
