@@ -58,23 +58,6 @@ void log_request(const AccessRecord& r, int status) {
   server_log()->info("{}", line);
 }
 
-const char* finish_name(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::Eos:
-      return "eos";
-    case FinishReason::Stop:
-      return "stop";
-    case FinishReason::Length:
-      return "length";
-    case FinishReason::Abort:
-      return "abort";
-    case FinishReason::Error:
-      return "error";
-    default:
-      return "none";
-  }
-}
-
 ApiError body_too_large() {
   return ApiError(413, "the request body is larger than this server takes (--max-body-mb)", {}, "request_too_large");
 }
@@ -112,8 +95,8 @@ struct Reply {
   std::function<std::optional<StreamChunk>()> next;
   std::function<void()> abort;
   std::function<std::string(const StreamChunk&)> on_chunk;
-  std::function<void()> on_hangup;        ///< the client left before the last chunk
-  std::shared_ptr<void> ticket;           ///< the admission slot, released with the reply
+  std::function<void()> on_hangup;       ///< the client left before the last chunk
+  std::shared_ptr<void> ticket;          ///< the admission slot, released with the reply
   std::shared_ptr<AccessRecord> record;  ///< logged when the reply ends; none when not logged
   bool finished = false;
 };
@@ -404,7 +387,7 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
     if (record) record->completion_tokens = static_cast<int32_t>(p.tokens.size());
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason});
-      if (record) record->finish = finish_name(chunk.finish_reason);
+      if (record) record->finish = to_string(chunk.finish_reason);
     }
     if (!job->stream) {
       if (!chunk.finished) return {};
@@ -460,7 +443,7 @@ void HttpServer::speech(const std::string& body, httplib::Response& res) {
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
                                          static_cast<double>(p.samples) / rate});
-      if (record) record->finish = finish_name(chunk.finish_reason);
+      if (record) record->finish = to_string(chunk.finish_reason);
     }
     if (chunk.finished && chunk.finish_reason == FinishReason::Error) {
       return job->stream == SpeechStreamFormat::Audio ? std::string()
@@ -538,7 +521,7 @@ void HttpServer::transcriptions(const httplib::Request& req, const httplib::Cont
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason,
                                          static_cast<double>(job->samples.size()) / job->sample_rate});
-      if (record) record->finish = finish_name(chunk.finish_reason);
+      if (record) record->finish = to_string(chunk.finish_reason);
     }
     const bool failed = chunk.finished && chunk.finish_reason == FinishReason::Error;
     if (job->stream) {
