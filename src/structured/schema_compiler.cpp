@@ -77,14 +77,9 @@ class SchemaCompiler {
  private:
   static std::string where(const std::string& path) { return path.empty() ? "/" : path; }
 
-  Fragment ws() {
-    if (options_.max_whitespace == 0) return b_.empty();
-    if (ws_rule_ < 0) {
-      ws_rule_ = b_.declare_rule("whitespace");
-      b_.define_rule(ws_rule_, json_whitespace(b_, options_.max_whitespace));
-    }
-    return b_.call(ws_rule_);
-  }
+  // Inline, not a shared rule: a token such as ` "name` then stays inside the caller's rule, so
+  // the per-node token classification decides it once instead of at every step.
+  Fragment ws() { return json_whitespace(b_, options_.max_whitespace); }
 
   int32_t string_rule() {
     if (string_rule_ < 0) {
@@ -493,7 +488,6 @@ class SchemaCompiler {
   std::unordered_map<const json*, int32_t> rules_;
   std::vector<int32_t> unguarded_;  ///< rules entered since the last consumed byte
   size_t depth_ = 0;
-  int32_t ws_rule_ = -1;
   int32_t string_rule_ = -1;
   int32_t number_rule_ = -1;
   int32_t integer_rule_ = -1;
