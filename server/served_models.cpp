@@ -12,13 +12,11 @@ namespace {
 
 constexpr double kMiB = 1 << 20;
 
-/// What a model of `kind` is, and the routes that serve it.
-const char* kind_description(const std::string& kind) {
-  if (kind == "speech") return "a text-to-speech model: use /v1/audio/speech";
-  if (kind == "transcription") {
-    return "a speech-recognition model: use /v1/audio/transcriptions or the realtime WebSocket (/v1/realtime)";
-  }
-  return "a text model: use /v1/completions or /v1/chat/completions";
+/// The routes that serve a model of `kind` (a model_kind value).
+const char* routes_for(const std::string& kind) {
+  if (kind == "speech") return "/v1/audio/speech";
+  if (kind == "transcription") return "/v1/audio/transcriptions or the realtime WebSocket (/v1/realtime)";
+  return "/v1/completions or /v1/chat/completions";
 }
 
 }  // namespace
@@ -30,9 +28,11 @@ const char* model_kind(const ModelInfo& info) {
 }
 
 void require_kind(const ServedModel& model, const std::string& kind, const char* route, const std::string& param) {
-  const std::string actual = model_kind(model.engine->model_info());
+  const ModelInfo& info = model.engine->model_info();
+  const std::string actual = model_kind(info);
   if (actual == kind) return;
-  bad_param(param, "{} serves {} models; '{}' is {}", route, kind, model.name, kind_description(actual));
+  bad_param(param, "{} serves {} models; '{}' is {}: use {}", route, kind, model.name, describe_model_kind(info),
+            routes_for(actual));
 }
 
 void ServedModels::add(const ModelSpec& spec, const EngineConfig& default_config) {

@@ -194,7 +194,7 @@ TEST_F(ServerHttp, AWrongKindOfModelIsNamedWithTheRouteThatServesIt) {
   EXPECT_EQ(message_of(client.Post("/v1/chat/completions", chat_tts, "application/json")),
             "/v1/chat/completions serves text models; 'tts' is a text-to-speech model: use /v1/audio/speech");
   EXPECT_EQ(message_of(client.Post("/v1/completions", R"({"model": "asr", "prompt": [1, 2]})", "application/json")),
-            "/v1/completions serves text models; 'asr' is a speech-recognition model: use "
+            "/v1/completions serves text models; 'asr' is a speech recognition model: use "
             "/v1/audio/transcriptions or the realtime WebSocket (/v1/realtime)");
   EXPECT_EQ(message_of(client.Post("/v1/audio/speech", R"({"model": "text", "input": "hi"})", "application/json")),
             "/v1/audio/speech serves speech models; 'text' is a text model: use /v1/completions or "
