@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "io/config_fields.h"
+
 namespace izwi {
 
 HfConfig HfConfig::load(const std::string& model_dir) {
@@ -31,6 +33,21 @@ std::string HfConfig::model_type() const {
   return f.get<std::string>("model_type");
 }
 
+namespace {
+
+// The llama3 scaling divides by all three factors: zero or a negative value bends every frequency.
+constexpr ConfigField<RopeConfig> kLlama3RopeFields[] = {
+    {"original_max_position_embeddings", &RopeConfig::original_max_positions, 1, kMaxPositions, kRequired},
+    {"factor", &RopeConfig::factor, 0, kMaxRopeFactor, kRequired, true},
+    {"low_freq_factor", &RopeConfig::low_freq_factor, 0, kMaxRopeFactor, kRequired, true},
+    {"high_freq_factor", &RopeConfig::high_freq_factor, 0, kMaxRopeFactor, kRequired, true},
+};
+constexpr ConfigField<RopeConfig> kLinearRopeFields[] = {
+    {"factor", &RopeConfig::factor, 0, kMaxRopeFactor, kRequired, true},
+};
+
+}  // namespace
+
 RopeConfig read_rope_config(const JsonFields& config) {
   RopeConfig rope;
   // transformers 5 puts everything under rope_parameters; hub files use rope_theta + rope_scaling.
@@ -41,22 +58,12 @@ RopeConfig read_rope_config(const JsonFields& config) {
     rope.theta = params->get_or<double>("rope_theta", rope.theta);
     rope.type = params->get_or<std::string>("rope_type", params->get_or<std::string>("type", "default"));
     if (rope.type == "llama3") {
-      rope.factor = params->get<double>("factor");
-      rope.low_freq_factor = params->get<double>("low_freq_factor");
-      rope.high_freq_factor = params->get<double>("high_freq_factor");
-      rope.original_max_positions = params->get<int64_t>("original_max_position_embeddings");
-      // The llama3 scaling divides by all three: zero or a negative value bends every frequency.
-      require_in_range(params->origin(),
-                       {{"original_max_position_embeddings", rope.original_max_positions, 1, kMaxPositions}});
-      require_real_in_range(params->origin(), {{"factor", rope.factor, 0, kMaxRopeFactor, true},
-                                               {"low_freq_factor", rope.low_freq_factor, 0, kMaxRopeFactor, true},
-                                               {"high_freq_factor", rope.high_freq_factor, 0, kMaxRopeFactor, true}});
+      read_checked_fields(*params, kLlama3RopeFields, rope);
       if (rope.high_freq_factor <= rope.low_freq_factor) {
         fail(ErrorCode::InvalidFormat, "{}: high_freq_factor must exceed low_freq_factor", params->origin());
       }
     } else if (rope.type == "linear") {
-      rope.factor = params->get<double>("factor");
-      require_real_in_range(params->origin(), {{"factor", rope.factor, 0, kMaxRopeFactor, true}});
+      read_checked_fields(*params, kLinearRopeFields, rope);
     } else if (rope.type != "default") {
       fail(ErrorCode::Unsupported, "{}: rope_type '{}' is not supported (default, linear, llama3)", params->origin(),
            rope.type);

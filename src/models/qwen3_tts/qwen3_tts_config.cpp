@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "common/check.h"
+#include "io/config_fields.h"
 
 namespace izwi {
 
@@ -29,6 +30,13 @@ std::map<std::string, int32_t> id_map(const JsonFields& fields, const std::strin
   return ids;
 }
 
+// The talker_config fields beside its LlamaConfig.
+constexpr ConfigField<Qwen3TtsConfig> kTalkerFields[] = {
+    {"text_vocab_size", &Qwen3TtsConfig::text_vocab_size, 1, kMaxVocabSize, kRequired},
+    {"text_hidden_size", &Qwen3TtsConfig::text_hidden_size, 1, kMaxHiddenSize, kRequired},
+    {"num_code_groups", &Qwen3TtsConfig::num_code_groups, 1, kMaxCodebooks, kRequired},
+};
+
 }  // namespace
 
 Qwen3TtsConfig Qwen3TtsConfig::parse(const HfConfig& hf) {
@@ -48,12 +56,7 @@ Qwen3TtsConfig Qwen3TtsConfig::parse(const HfConfig& hf) {
   c.talker = LlamaConfig::parse(JsonFields(talker->json(), hf.path() + ": talker_config"), true);
   c.code_predictor =
       LlamaConfig::parse(JsonFields(predictor->json(), hf.path() + ": talker_config.code_predictor_config"), true);
-  c.text_vocab_size = talker->get<int64_t>("text_vocab_size");
-  c.text_hidden_size = talker->get<int64_t>("text_hidden_size");
-  c.num_code_groups = talker->get<int32_t>("num_code_groups");
-  require_in_range(talker->origin(), {{"text_vocab_size", c.text_vocab_size, 1, kMaxVocabSize},
-                                      {"text_hidden_size", c.text_hidden_size, 1, kMaxHiddenSize},
-                                      {"num_code_groups", c.num_code_groups, 1, kMaxCodebooks}});
+  read_checked_fields(*talker, kTalkerFields, c);
   if (c.num_code_groups < 2 || c.num_code_groups != predictor->get_or<int32_t>("num_code_groups", c.num_code_groups)) {
     fail(ErrorCode::InvalidFormat, "{}: num_code_groups {} must be >= 2 and equal in talker and code predictor",
          hf.path(), c.num_code_groups);
