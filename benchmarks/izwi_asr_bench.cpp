@@ -57,6 +57,7 @@ StreamResult run_stream(izwi::Engine& engine, const std::vector<float>& audio, s
                         Clock::time_point start) {
   izwi::TranscriptionOptions options;
   options.pad_token_id = pad_id;
+  options.sampling.temperature = 0.0f;  // greedy, whatever the folder's generation_config.json says
   izwi::TranscriptionStream stream = engine.start_transcription(options);
   const int32_t rate = engine.model_info().audio_sample_rate;
   const int32_t prompt_len = 1 + (options.delay_tokens >= 0 ? options.delay_tokens : 6);

@@ -140,6 +140,7 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
     r.prompt_ids = random_prompt(rng, prompt_len, vocab);
     r.params.max_tokens = gen;
     r.params.min_tokens = gen;
+    r.params.sampling.temperature = 0.0f;  // greedy, whatever the folder's generation_config.json says
     traces.push_back(std::make_unique<Trace>());
     Trace* trace = traces.back().get();
     trace->token_times.reserve(static_cast<size_t>(gen));

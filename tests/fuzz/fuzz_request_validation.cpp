@@ -1,8 +1,8 @@
 // Fuzz target: requests with random prompt ids and parameters (NaN, inf, huge and negative
 // values included) through validate_request with fixed limits, and speech requests through the
-// sampling checks, the Qwen3-TTS fixture's speech_prompt and validate_params (what Engine::synthesize does before
-// anything is queued). A request that is accepted must satisfy every documented rule (checked
-// here independently); anything else must raise izwi::Error.
+// sampling checks, the Qwen3-TTS fixture's speech_prompt and validate_params (what
+// Engine::synthesize does before anything is queued). A request that is accepted must satisfy
+// every documented rule (checked here independently); anything else must raise izwi::Error.
 
 #include <ATen/ATen.h>
 

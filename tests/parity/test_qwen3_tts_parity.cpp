@@ -49,7 +49,12 @@ TEST_P(Qwen3TtsParity, GreedyFramesAndTalkerHiddenMatchTheReleasedCode) {
     auto& state = dynamic_cast<Qwen3TtsRequestState&>(*prompt.state);
     state.record_hidden = true;
 
-    SamplingState sampling = make_sampling_state(prompt.params, runner.spec().eos_token_ids);
+    // Both heads' sampling as the engine resolves it (greedy here).
+    prompt.params.sampling = request.params.sampling;
+    SamplingState sampling =
+        make_sampling_state(prompt.params, runner.spec().default_sampling, runner.spec().eos_token_ids);
+    *prompt.codebook_sampling = make_codebook_sampling_state(
+        request.params.codebook_sampling, runner.spec().default_codebook_sampling, request.params.seed);
     sampling.suppressed = runner.spec().suppressed_token_ids;
     std::vector<int32_t> tokens = prompt.keys;
     sampling.history = &tokens;
