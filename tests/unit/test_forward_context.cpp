@@ -56,6 +56,8 @@ TEST(ForwardContext, FlattensIdsPositionsAndSlotsFromTheBlockTables) {
   EXPECT_EQ(ctx.seqs[2].offset, 6);
   EXPECT_EQ(ctx.seqs[2].start_pos, 4);
   EXPECT_FALSE(ctx.device_seqs.staged()) << "only the Cuda backend packs device arrays";
+  EXPECT_EQ(ctx.backend, &Backend::host()) << "the ops of the step ask the backend it was made for";
+  EXPECT_EQ(ctx.dtype, at::kFloat);
 }
 
 TEST(ForwardContext, TheCudaBackendPacksSequencesAndBlockTablesForTheKernels) {
