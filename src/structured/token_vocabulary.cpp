@@ -17,12 +17,13 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
   trie_ = TokenTrie(bytes_);
 }
 
-TokenVocabulary TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {
+TokenVocabulary TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer,
+                                                std::optional<std::vector<int32_t>> stop_ids) {
   std::vector<std::string> bytes(static_cast<size_t>(tokenizer.vocab_size()));
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
     if (!tokenizer.is_special(id)) bytes[static_cast<size_t>(id)] = tokenizer.token_bytes(id);
   }
-  return TokenVocabulary(std::move(bytes), tokenizer.eos_ids());
+  return TokenVocabulary(std::move(bytes), stop_ids ? std::move(*stop_ids) : tokenizer.eos_ids());
 }
 
 bool TokenVocabulary::is_stop(int32_t id) const {

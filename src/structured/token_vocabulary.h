@@ -3,6 +3,7 @@
 // tokens that end the output. Tokenizer-independent; from_tokenizer reads an izwi::Tokenizer.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@ class TokenVocabulary {
   /// `token_bytes[id]` for every id; tokens with no bytes (special tokens, holes) are never allowed,
   /// except `stop_ids`, which are allowed exactly when the document is complete.
   TokenVocabulary(std::vector<std::string> token_bytes, std::vector<int32_t> stop_ids);
-  /// Special tokens other than the tokenizer's EOS ids are never allowed.
-  static TokenVocabulary from_tokenizer(const Tokenizer& tokenizer);
+  /// Each id's bytes from the tokenizer; special tokens are never allowed. The stop ids are
+  /// `stop_ids`, else the tokenizer's EOS ids.
+  static TokenVocabulary from_tokenizer(const Tokenizer& tokenizer,
+                                        std::optional<std::vector<int32_t>> stop_ids = std::nullopt);
 
   int32_t size() const { return static_cast<int32_t>(bytes_.size()); }
   const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }

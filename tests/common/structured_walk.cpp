@@ -121,6 +121,7 @@ Walk random_walk(const structured::TokenMasker& masker, structured::GrammarMatch
       return walk;
     }
     walk.text += vocabulary.bytes(id);
+    walk.ids.push_back(id);
   }
   return walk;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,8 +17,9 @@ namespace izwi::testing {
 
 struct Walk {
   std::string text;
-  bool finished = false;  ///< ended with the stop token (the text is a complete document)
-  std::string failure;    ///< the first broken invariant, "" if none
+  std::vector<int32_t> ids;  ///< the tokens of `text`
+  bool finished = false;     ///< ended with the stop token (the text is a complete document)
+  std::string failure;       ///< the first broken invariant, "" if none
 };
 
 /// Walks up to `max_tokens` tokens. Checks on every step that the mask is never empty, that the

@@ -10,7 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/structured_schema_cases.h"
+#include "common/structured_walk.h"
 #include "common/synthetic_vocabulary.h"
+#include "izwi/tokenizer.h"
 #include "structured/schema_compiler.h"
 #include "structured/token_mask.h"
 
@@ -76,6 +79,13 @@ TEST(StructuredTokenMask, EqualsBruteForce) {
   EXPECT_EQ(first_mismatch(compile_any_json_object(), vocab, 3, 40), "");
 }
 
+TEST(StructuredTokenMask, EqualsBruteForceOnEverySchemaCase) {
+  const auto vocab = vocabulary(2000);
+  for (const testing::SchemaCase& c : testing::kSchemaCases) {
+    EXPECT_EQ(first_mismatch(compile_json_schema(json::parse(c.schema)), vocab, 1, 30), "") << c.name;
+  }
+}
+
 TEST(StructuredTokenMask, SpecialTokensAreNeverAllowedAndStopOnlyAtTheEnd) {
   // Ids 3 and 4 have no bytes (special tokens); 5 is the stop token.
   const auto vocab = std::make_shared<TokenVocabulary>(std::vector<std::string>{"[", "1", "]", "", "", "x", ",", " "},
@@ -96,6 +106,34 @@ TEST(StructuredTokenMask, SpecialTokensAreNeverAllowedAndStopOnlyAtTheEnd) {
   EXPECT_EQ(mask[0], (1u << 5) | (1u << 7));  // stop, or trailing whitespace
   EXPECT_TRUE(masker.accept_token(matcher, 5));
   EXPECT_FALSE(masker.accept_token(matcher, 3));
+}
+
+TEST(StructuredTokenMask, RealTokenizersDecodeToValidDocuments) {
+  const json schema = json::parse(
+      R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "n": {"type": "integer"},
+          "ok": {"type": "boolean"}, "tags": {"type": "array", "items": {"enum": ["a", "b c"]}, "maxItems": 3}},
+          "required": ["name", "n", "ok"], "additionalProperties": false})");
+  const auto grammar = compile_json_schema(schema);
+  for (const char* fixture : {"tokenizer-qwen2-style", "tokenizer-llama3-style", "tokenizer-hf-spm-llama2"}) {
+    const Tokenizer tokenizer = Tokenizer::from_dir(std::string(IZWI_TEST_DATA_DIR) + "/" + fixture);
+    // A stop id of its own: the fixtures' EOS ids, where they have any, are special tokens too.
+    const auto vocab = std::make_shared<TokenVocabulary>(
+        TokenVocabulary::from_tokenizer(tokenizer, std::vector<int32_t>{tokenizer.vocab_size() - 1}));
+    const TokenMasker masker(grammar, vocab);
+    std::mt19937 rng(3);
+    int finished = 0;
+    for (int w = 0; w < 10; ++w) {
+      GrammarMatcher matcher(grammar);
+      const testing::Walk walk = testing::random_walk(masker, matcher, rng, 150, &schema);
+      ASSERT_EQ(walk.failure, "") << fixture << ": " << walk.text;
+      for (const int32_t id : walk.ids) ASSERT_FALSE(tokenizer.is_special(id)) << fixture << " id " << id;
+      if (!walk.finished) continue;
+      ++finished;
+      // What the client sees is the tokenizer's decoding of the ids.
+      EXPECT_EQ(testing::document_violation(tokenizer.decode(walk.ids), schema), "") << fixture << ": " << walk.text;
+    }
+    EXPECT_GE(finished, 5) << fixture;
+  }
 }
 
 }  // namespace
