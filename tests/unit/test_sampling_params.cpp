@@ -243,5 +243,43 @@ TEST(GenerationDefaults, ModelsReportEachHeadsDefaults) {
   EXPECT_FALSE(text.default_codebook_sampling.temperature);
 }
 
+// Each request path checks its sampling once, in the engine, under the caller's name for it.
+TEST(SamplingParams, EveryRequestPathNamesItsSamplingFields) {
+  const std::string data = IZWI_TEST_DATA_DIR;
+  const auto expect_invalid = [](const std::function<void()>& submit, const std::string& part) {
+    EXPECT_EQ(error_code_of(submit), ErrorCode::InvalidArgument) << part;
+    EXPECT_NE(error_message(submit).find(part), std::string::npos) << error_message(submit);
+  };
+  Engine text(data + "/llama-tiny");
+  Request request;
+  request.prompt_ids = {1, 2, 3};
+  request.params.sampling.top_p = 2.0f;
+  expect_invalid([&] { text.generate(request); }, "params.sampling.top_p = 2 must be in (0, 1]");
+
+  Engine tts(data + "/qwen3-tts-tiny");
+  SpeechRequest speech;
+  speech.text_ids = {590, 500, 501, 245, 591};
+  speech.params.sampling.top_k = -1;
+  expect_invalid([&] { tts.synthesize(speech); }, "SpeechParams.sampling.top_k = -1 must be >= 0");
+  speech.params.sampling = {};
+  speech.params.codebook_sampling.repetition_penalty = 1.3f;  // the per-frame head has none
+  expect_invalid([&] { tts.synthesize(speech); }, "SpeechParams.codebook_sampling.repetition_penalty = 1.3");
+
+  Engine lfm(data + "/lfm2-audio-tiny");
+  AudioChatRequest chat;
+  chat.pre_ids = {1, 6};
+  chat.text_sampling.repetition_penalty = 1.1f;  // its ids interleave with frames
+  expect_invalid([&] { lfm.audio_chat(chat); }, "AudioChatRequest.text_sampling.repetition_penalty = 1.1");
+  chat.text_sampling = {};
+  chat.audio_sampling.temperature = kNaN;
+  expect_invalid([&] { lfm.audio_chat(chat); }, "AudioChatRequest.audio_sampling.temperature = nan");
+
+  Engine asr(data + "/voxtral-realtime-tiny");
+  TranscriptionOptions options;
+  options.pad_token_id = 0;
+  options.sampling.temperature = -1.0f;
+  expect_invalid([&] { asr.start_transcription(options); }, "TranscriptionOptions.sampling.temperature = -1");
+}
+
 }  // namespace
 }  // namespace izwi
