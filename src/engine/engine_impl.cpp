@@ -282,23 +282,11 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   // A stream's length is unknown: only the prompt must fit now; a stream that outgrows the KV
   // pool fails with ResourceExhausted when it gets there.
   RequestLimits limits = limits_;
-    // The sampling is checked before the model does any work (audio chat encodes its audio).
-    validate_sampling(request.sampling, request.sampling_field);
-    validate_sampling_without_penalty(request.codebook_sampling, request.codebook_field);
-    if (request.audio_chat) {
-      // The text head's ids interleave with frame keys, which a penalty would misread as ids.
-      validate_sampling_without_penalty(request.sampling, request.sampling_field);
-    }
   limits.num_kv_blocks = std::numeric_limits<int32_t>::max();
   validate_request(r, limits, "TranscriptionOptions.sampling");
 
   std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
-  IZWI_CHECK(prompt.codebook_sampling != nullptr, "the model's prompt has no per-frame sampling state");
-  prompt.params.sampling = request.sampling;
-  prompt.params.seed = request.seed;
   active->seq.cacheable_len = 0;  // positions carry audio, not just token ids
-  *prompt.codebook_sampling =
-      make_codebook_sampling_state(request.codebook_sampling, info_.default_codebook_sampling, request.seed);
   active->state = model_->make_transcription_state(settings);
   active->continue_after_audio = options.continue_after_audio;
   active->max_positions_after_audio = options.max_tokens_after_audio;
@@ -318,11 +306,23 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_audio_out(const AudioOutReque
   }
   SpeechPrompt prompt;
   try {
+    // The sampling is checked before the model does any work (audio chat encodes its audio).
+    validate_sampling(request.sampling, request.sampling_field);
+    validate_sampling_without_penalty(request.codebook_sampling, request.codebook_field);
+    if (request.audio_chat) {
+      // The text head's ids interleave with frame keys, which a penalty would misread as ids.
+      validate_sampling_without_penalty(request.sampling, request.sampling_field);
+    }
     prompt = resolve();
   } catch (const Error& e) {
     fail(e.code(), "{} '{}': {}", request.what, id, e.what());
   }
+  IZWI_CHECK(prompt.codebook_sampling != nullptr, "the model's prompt has no per-frame sampling state");
+  prompt.params.sampling = request.sampling;
+  prompt.params.seed = request.seed;
   validate_params(id, prompt.params, static_cast<int32_t>(prompt.keys.size()), limits_);
+  *prompt.codebook_sampling =
+      make_codebook_sampling_state(request.codebook_sampling, info_.default_codebook_sampling, request.seed);
   Request r;
   r.id = id;
   r.priority = request.priority;

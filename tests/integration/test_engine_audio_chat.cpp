@@ -313,8 +313,9 @@ TEST(EngineAudioChat, BadRequestsAreNamed) {
             std::string::npos);
   AudioChatRequest hot = reference_request(AudioChatMode::Interleaved, 4);
   hot.audio_sampling.temperature = -1.0f;
-  EXPECT_NE(testing::error_message([&] { engine.audio_chat(hot); }).find("AudioChatRequest.audio_sampling.temperature = -1"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::error_message([&] { engine.audio_chat(hot); }).find("AudioChatRequest.audio_sampling.temperature = -1"),
+      std::string::npos);
   Engine text(fixture_dir("qwen3-tiny"));
   EXPECT_EQ(testing::error_code_of([&] { text.audio_chat(reference_request(AudioChatMode::Interleaved, 4)); }),
             ErrorCode::Unsupported);
