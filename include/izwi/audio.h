@@ -48,8 +48,10 @@ IZWI_API std::vector<float> load_audio_mono(const std::string& path, int target_
 
 /// How a written WAV file stores its samples.
 enum class WavFormat {
-  Float32,  ///< 32-bit float in a WAVE_FORMAT_EXTENSIBLE header: the samples exactly.
-  Pcm16,    ///< 16-bit integer PCM, clipped to [-1, 1]: half the bytes, read by every player.
+  /// 32-bit IEEE float: the samples exactly. Its header carries the fmt chunk's cbSize and a fact
+  /// chunk (the layout sox writes), which sox reads without "missing extended part of fmt chunk".
+  Float32,
+  Pcm16,  ///< 16-bit integer PCM, clipped to [-1, 1]: half the bytes, read by every player.
 };
 
 /// Writes mono samples as a WAV file.

@@ -135,18 +135,10 @@ AudioBuffer decode(SNDFILE* file, const SF_INFO& info, const std::string& name) 
   return audio;
 }
 
-}  // namespace
-
-AudioFileFormat wav_file_format(WavFormat format) {
-  return format == WavFormat::Pcm16 ? AudioFileFormat::WavPcm16 : AudioFileFormat::Wav;
-}
-
 int sndfile_format(AudioFileFormat format) {
   switch (format) {
     case AudioFileFormat::Wav:
-      return SF_FORMAT_WAVEX | SF_FORMAT_FLOAT;
-    case AudioFileFormat::WavPcm16:
-      return SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+      return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
     case AudioFileFormat::Flac:
       return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
     case AudioFileFormat::OggVorbis:
@@ -156,6 +148,8 @@ int sndfile_format(AudioFileFormat format) {
   }
   IZWI_CHECK(false, "unknown AudioFileFormat {}", static_cast<int>(format));
 }
+
+}  // namespace
 
 AudioBuffer read_audio(const std::string& path) {
   std::error_code ec;
@@ -200,7 +194,10 @@ void write_audio(const std::string& path, const AudioBuffer& audio, AudioFileFor
 }
 
 void write_wav(const std::string& path, const std::vector<float>& mono, int sample_rate, WavFormat format) {
-  write_audio(path, AudioBuffer{mono, sample_rate, 1}, wav_file_format(format));
+  check_audio_buffer(AudioBuffer{mono, sample_rate, 1}, fmt::format("writing audio file '{}'", path));
+  WavWriter wav(path, sample_rate, format);
+  wav.write(mono.data(), mono.size());
+  wav.close();
 }
 
 std::vector<float> load_audio_mono(const std::string& path, int target_rate) {
