@@ -10,7 +10,7 @@
 // codes go through the streaming decoder 128 frames at a time (N with --chunk-frames; then a bad
 // code fails at its chunk) and the audio is written as it comes: memory does not grow with the
 // number of frames. --num-codebooks picks how many codebooks a Mimi decodes or an encoder
-// returns. Decoding: --out writes a float WAV; --json prints one line
+// returns. Decoding: --out writes a 16-bit WAV (32-bit float with --float); --json prints one line
 // {"sample_rate":24000,"samples":[...]}. Encoding (any audio file the reader takes, mixed to mono
 // and resampled to the codec's rate): --codes-out writes F.json; --json prints {"codes":[[...]]}.
 // Otherwise a summary line.
@@ -32,6 +32,7 @@
 #include "common/cli_main.h"
 #include "common/json_fields.h"
 #include "common/retain_freed_memory.h"
+#include "common/shared_options.h"
 #include "izwi/audio.h"
 #include "kernels/backend.h"
 
@@ -94,12 +95,14 @@ int encode(const std::string& model, const std::string& audio_path, int32_t num_
 
 int main(int argc, char** argv) {
   CLI::App app{"Decode audio codec codes to a waveform, or encode audio to codes, with izwi"};
-  std::string model_dir, codes_path, out_path, encode_path, codes_out_path;
+  std::string codes_path, out_path, encode_path, codes_out_path;
   int64_t chunk_frames = 0;
   int32_t num_codebooks = 0;
-  int threads = 0;
-  bool json = false;
-  app.add_option("--model", model_dir, "Codec folder or file, or a model folder holding its codec")->required();
+  bool float_wav = false;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(app, shared,
+                                {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions,
+                                 "Codec folder or file, or a model folder holding its codec"});
   CLI::Option* codes_option =
       app.add_option("--codes-file", codes_path, "JSON file: [codebooks][frames] integer codes");
   CLI::Option* encode_option = app.add_option("--encode", encode_path, "Encode this audio file to codes");
@@ -109,11 +112,10 @@ int main(int argc, char** argv) {
       ->excludes(encode_option);
   app.add_option("--num-codebooks", num_codebooks, "Codebooks to decode or encode (default: the codec's)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out", out_path, "Write the waveform as a float WAV file")->excludes(encode_option);
+  auto* out_option =
+      app.add_option("--out", out_path, "Write the waveform as a 16-bit WAV file")->excludes(encode_option);
+  app.add_flag("--float", float_wav, "With --out: 32-bit float samples instead of 16-bit")->needs(out_option);
   app.add_option("--codes-out", codes_out_path, "Write the codes as a JSON file")->needs(encode_option);
-  app.add_option("--threads", threads, "CPU threads (0 = OMP_NUM_THREADS, else every core)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("--json", json, "Print one JSON object with the samples (decode) or codes (encode)");
   try {
     app.parse(argc, argv);
     if (codes_option->count() == 0 && encode_option->count() == 0) {
@@ -128,10 +130,13 @@ int main(int argc, char** argv) {
 
   return izwi::cli::run_main("izwi-codec", [&] {
     // The engine's CPU setup (engine/engine_impl.cpp): without it libtorch runs one thread.
+    izwi::cli::apply_log_level(shared);
     izwi::retain_freed_memory();
     izwi::BackendOptions backend_options;
-    backend_options.threads = threads;
+    backend_options.threads = shared.threads.value_or(0);
     const izwi::Backend backend(backend_options);
+    const std::string& model_dir = shared.model;
+    const bool json = shared.json;
     if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
     const auto codec = izwi::load_codec_decoder(model_dir, backend.dtype(), backend.device(), false, num_codebooks,
@@ -142,7 +147,10 @@ int main(int argc, char** argv) {
     if (chunk_frames == 0 || codes.size(1) == 0) codec->check_codes(codes);
     const int64_t chunk = chunk_frames > 0 ? chunk_frames : izwi::CodecDecoder::kDecodeChunkFrames;
     std::unique_ptr<izwi::WavWriter> wav;
-    if (!out_path.empty()) wav = std::make_unique<izwi::WavWriter>(out_path, codec->sample_rate());
+    if (!out_path.empty()) {
+      wav = std::make_unique<izwi::WavWriter>(out_path, codec->sample_rate(),
+                                              float_wav ? izwi::WavFormat::Float32 : izwi::WavFormat::Pcm16);
+    }
     // The JSON line as nlohmann writes {"sample_rate":R,"samples":[...]}, its array a chunk at a time.
     if (json) std::cout << "{\"sample_rate\":" << codec->sample_rate() << ",\"samples\":[";
     const auto start = std::chrono::steady_clock::now();

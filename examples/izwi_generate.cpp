@@ -2,18 +2,20 @@
 //
 //   izwi-generate --model DIR (--prompt-ids 1,2,3 | --prompt-ids-file FILE | --prompt TEXT |
 //                              --messages FILE.json)
-//                 [--max-tokens N] [--min-tokens N] [--temperature T] [--top-k K] [--top-p P]
-//                 [--seed S] [--stop S]... [--sequential] [--json]
+//                 [--min-tokens N] [--stop S]... [--sequential] [shared options: --help]
 //
-// A prompt file holds one comma-separated prompt per line. All prompts go to the engine at
-// once (continuous batching) unless --sequential. --prompt and --stop need a model folder with a
-// tokenizer, which also adds the output text ("text" in JSON). --messages takes a conversation
+// Unset sampling flags take the model's generation_config.json defaults (greedy without one).
+// The KV pool holds what these prompts need (not a server's pool) unless --kv-blocks or --config
+// sets it. A prompt file holds one comma-separated prompt per line. All prompts go to the engine
+// at once (continuous batching) unless --sequential. --prompt and --stop need a model folder with
+// a tokenizer, which also adds the output text ("text" in JSON). --messages takes a conversation
 // ({"messages": [...], "tools": [...], "kwargs": {...}}, examples/common/chat_file.h) rendered
 // with the model folder's chat template. Errors go to stderr, exit code 1.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,11 +26,13 @@
 #include "common/chat_file.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
+#include "common/shared_options.h"
 #include "izwi/engine.h"
 
 namespace {
 
-std::vector<std::vector<int32_t>> read_prompt_file(const std::string& path) {
+std::vector<std::vector<int32_t>> read_prompt_file(const std::string &path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open prompt file '" + path + "'");
   std::vector<std::vector<int32_t>> prompts;
@@ -43,7 +47,7 @@ std::vector<std::vector<int32_t>> read_prompt_file(const std::string& path) {
   return prompts;
 }
 
-void print_result(size_t index, const izwi::Output& out, bool json, bool with_text) {
+void print_result(size_t index, const izwi::Output &out, bool json, bool with_text) {
   if (json) {
     nlohmann::json line = {{"index", index},
                            {"tokens", out.tokens},
@@ -61,7 +65,22 @@ void print_result(size_t index, const izwi::Output& out, bool json, bool with_te
             << out.prefix_cache_hit_tokens << " cached prompt tokens)\n";
 }
 
-izwi::Output collect(izwi::StreamHandle& handle) {
+/// The KV positions each request that runs at once may fill (prompt + new tokens), for a KV pool of
+/// just this run's size; empty (the default pool) for a chat whose rendered length is unknown here.
+/// A text prompt takes at most one token per byte, plus the tokenizer's specials.
+std::vector<int64_t> kv_positions(const std::vector<izwi::Request> &requests, bool sequential) {
+  std::vector<int64_t> positions;
+  for (const izwi::Request &r : requests) {
+    if (!r.messages.empty()) return {};
+    const int64_t prompt =
+        r.prompt.empty() ? static_cast<int64_t>(r.prompt_ids.size()) : static_cast<int64_t>(r.prompt.size()) + 16;
+    positions.push_back(prompt + r.params.max_tokens);
+  }
+  if (sequential && !positions.empty()) return {*std::max_element(positions.begin(), positions.end())};
+  return positions;
+}
+
+izwi::Output collect(izwi::StreamHandle &handle) {
   izwi::Output out;
   out.request_id = handle.id();
   while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
@@ -79,77 +98,68 @@ izwi::Output collect(izwi::StreamHandle& handle) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   CLI::App app{"Generate continuations of token-id prompts with izwi"};
-  std::string model_dir, prompt_ids, prompt_file, prompt_text, config_file, device, dtype;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kEngineTool, "Model folder (config.json + safetensors)", "", "New tokens at most (default: 32)"});
+  std::string prompt_ids, prompt_file, prompt_text, messages_file;
   izwi::GenerationParams params;
-  params.max_tokens = 32;
-  float temperature = 0.0f, top_p = 1.0f, repetition_penalty = 1.0f;
-  int32_t top_k = 0;
-  uint64_t seed = 0;
-  bool sequential = false, json = false;
-  app.add_option("--model", model_dir, "Model folder (config.json + safetensors)")->required();
-  auto* ids_opt = app.add_option("--prompt-ids", prompt_ids, "Prompt token ids, comma separated");
-  auto* file_opt = app.add_option("--prompt-ids-file", prompt_file, "File with one comma-separated prompt per line");
-  auto* text_opt = app.add_option("--prompt", prompt_text, "Prompt text (needs a tokenizer in the model folder)");
-  std::string messages_file;
-  auto* messages_opt =
+  bool sequential = false;
+  auto *ids_opt = app.add_option("--prompt-ids", prompt_ids, "Prompt token ids, comma separated");
+  auto *file_opt = app.add_option("--prompt-ids-file", prompt_file, "File with one comma-separated prompt per line");
+  auto *text_opt = app.add_option("--prompt", prompt_text, "Prompt text (needs a tokenizer in the model folder)");
+  auto *messages_opt =
       app.add_option("--messages", messages_file, "Conversation JSON file, rendered with the chat template");
   messages_opt->excludes(ids_opt)->excludes(file_opt)->excludes(text_opt);
   ids_opt->excludes(file_opt)->excludes(text_opt);
   file_opt->excludes(text_opt);
   app.add_option("--stop", params.stop, "Stop string (repeatable; needs a tokenizer)");
-  app.add_option("--max-tokens", params.max_tokens, "New tokens at most")->capture_default_str();
   app.add_option("--min-tokens", params.min_tokens, "Suppress EOS until this many tokens")->capture_default_str();
-  app.add_option("--temperature", temperature, "0 = greedy")->capture_default_str();
-  app.add_option("--top-k", top_k, "0 = off")->capture_default_str();
-  app.add_option("--top-p", top_p, "1 = off")->capture_default_str();
-  app.add_option("--repetition-penalty", repetition_penalty, "1 = off")->capture_default_str();
-  auto* seed_opt = app.add_option("--seed", seed, "Sampling seed");
-  app.add_option("--config", config_file, "Engine config JSON file");
-  app.add_option("--device", device, "EngineConfig::device: cpu, cuda, cuda:N or mps (over --config's)");
-  app.add_option("--dtype", dtype, "EngineConfig::dtype: float32, bfloat16 or float16 (over --config's)");
   app.add_flag("--sequential", sequential, "One prompt at a time instead of all at once");
-  app.add_flag("--json", json, "One JSON object per prompt");
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-generate", [&] {
     if (ids_opt->count() == 0 && file_opt->count() == 0 && text_opt->count() == 0 && messages_opt->count() == 0) {
-      throw std::invalid_argument("one of --prompt-ids, --prompt-ids-file, --prompt or --messages is required");
+      throw std::invalid_argument(
+          "one of --prompt-ids, --prompt-ids-file, "
+          "--prompt or --messages is required");
     }
-    if (seed_opt->count() > 0) params.seed = seed;
-    params.sampling = {temperature, top_k, top_p, repetition_penalty};
+    params.max_tokens = shared.max_tokens.value_or(32);
+    params.sampling = shared.sampling();
+    params.seed = shared.seed;
     std::vector<izwi::Request> requests;
     if (messages_opt->count() > 0) {
       izwi::cli::ChatFile chat = izwi::cli::read_chat_file(messages_file);
-      izwi::Request& r = requests.emplace_back();
+      izwi::Request &r = requests.emplace_back();
       r.messages = std::move(chat.messages);
       r.chat = std::move(chat.options);
     } else if (text_opt->count() > 0) {
       requests.emplace_back().prompt = prompt_text;
     } else {
-      for (std::vector<int32_t>& ids :
+      for (std::vector<int32_t> &ids :
            file_opt->count() > 0
                ? read_prompt_file(prompt_file)
                : std::vector<std::vector<int32_t>>{izwi::cli::parse_id_list(prompt_ids, "--prompt-ids")}) {
         requests.emplace_back().prompt_ids = std::move(ids);
       }
     }
-    for (izwi::Request& r : requests) r.params = params;
-    izwi::EngineConfig config =
-        config_file.empty() ? izwi::EngineConfig{} : izwi::EngineConfig::from_json_file(config_file);
-    if (!device.empty()) config.device = device;
-    if (!dtype.empty()) config.dtype = dtype;
-    izwi::Engine engine(model_dir, config);
-    const bool with_text = engine.model_info().has_tokenizer;
+    for (izwi::Request &r : requests) r.params = params;
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, kv_positions(requests, sequential)), izwi::cli::ModelUse::Text);
+    const bool with_text = engine->model_info().has_tokenizer;
 
     if (sequential) {
-      for (size_t i = 0; i < requests.size(); ++i) print_result(i, engine.generate(requests[i]), json, with_text);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        print_result(i, engine->generate(requests[i]), shared.json, with_text);
+      }
     } else {
-      // Submit everything first so the scheduler batches the prompts, then read in order.
+      // Submit everything first so the scheduler batches the prompts, then read
+      // in order.
       std::vector<izwi::StreamHandle> handles;
-      for (const izwi::Request& r : requests) handles.push_back(engine.generate_streaming(r));
-      for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), json, with_text);
+      for (const izwi::Request &r : requests) handles.push_back(engine->generate_streaming(r));
+      for (size_t i = 0; i < handles.size(); ++i) print_result(i, collect(handles[i]), shared.json, with_text);
     }
     return 0;
   });

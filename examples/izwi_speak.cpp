@@ -2,10 +2,8 @@
 //
 //   izwi-speak --model DIR (--text S | --text-ids 1,2,3) [--speaker NAME | --voice-audio FILE
 //              [--voice-text S | --voice-text-ids 1,2,3] | --voice-file F] [--save-voice F] [--language L]
-//              [--instruct S] [--text-mode streaming|full]
-//              [--temperature T] [--top-k K]
-//              [--top-p P] [--repetition-penalty R] [--subtalker-temperature T] [--seed N]
-//              [--max-frames N] [--out FILE.wav] [--stream] [--json]
+//              [--instruct S] [--text-mode streaming|full] [--subtalker-temperature T]
+//              [--out FILE.wav [--float]] [--stream] [shared options: --help]
 //
 // --voice-audio clones the voice of a reference recording (Qwen3-TTS Base: its x-vector); with
 // what the recording says (--voice-text, or --voice-text-ids: the framed ids
@@ -14,7 +12,9 @@
 // --save-voice writes that voice to a small file, which --voice-file reuses without the audio.
 // --text-ids are the complete talker text ids (`<|im_start|>assistant\n` + text +
 // `<|im_end|>\n<|im_start|>assistant\n`). --temperature sets both heads unless
-// --subtalker-temperature is given; 0 is greedy. --stream plays the streaming path: the WAV is
+// --subtalker-temperature is given; 0 is greedy; unset sampling flags take the model's defaults.
+// --max-tokens (or --max-frames) caps the audio frames. --out writes 16-bit PCM (32-bit float with
+// --float). --stream plays the streaming path: the WAV is
 // written chunk by chunk as frames are decoded, and first_audio_ms is the latency of the first
 // chunk. With --json one line: {"codes":[[...] per frame],"frames":N,"sample_rate":24000,
 // "audio_seconds":x,"rtf":y,"first_audio_ms":z}.
@@ -31,6 +31,8 @@
 
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
+#include "common/shared_options.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -42,19 +44,29 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+/// Library names in this tool's errors and the flags that set them.
+const izwi::cli::FlagNames kFlagNames = {{"transcript_ids", "--voice-text-ids"},
+                                         {"transcript needs a tokenizer", "--voice-text needs a tokenizer"},
+                                         {"text_ids", "--text-ids"},
+                                         {"params.max_frames", "--max-tokens"},
+                                         {"SpeechParams.codebook_sampling.temperature", "--subtalker-temperature"}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Speak text with an izwi speech model"};
-  std::string model_dir, text_ids, text_mode, out_path, voice_audio, voice_file, save_voice, voice_text_ids;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kEngineTool, "Model folder (config.json, model.safetensors, speech_tokenizer/)", "",
+       "Audio frames at most, 80 ms each (default: 2048)", "--max-frames",
+       "Sampling temperature of both heads unless --subtalker-temperature; 0 = greedy (default: the model's)"});
+  std::string text_ids, text_mode, out_path, voice_audio, voice_file, save_voice, voice_text_ids;
   izwi::VoiceTranscript transcript;
-  bool stream = false, json = false;
+  bool stream = false, float_wav = false;
   izwi::SpeechRequest request;
   izwi::SpeechParams& p = request.params;
-  float temperature = 0, top_p = 1, repetition_penalty = 1, subtalker_temperature = 0;
-  int32_t top_k = 0;
-  uint64_t seed = 0;
-  app.add_option("--model", model_dir, "Model folder (config.json, model.safetensors, speech_tokenizer/)")->required();
+  float subtalker_temperature = 0;
   auto* text_opt = app.add_option("--text", request.text, "Text to speak (needs the folder's tokenizer)");
   auto* ids_opt = app.add_option("--text-ids", text_ids, "Complete talker text ids, comma separated");
   text_opt->excludes(ids_opt);
@@ -75,21 +87,13 @@ int main(int argc, char** argv) {
   app.add_option("--instruct", request.instruct, "Voice or style instruction (VoiceDesign, CustomVoice 1.7B)");
   app.add_option("--text-mode", text_mode, "streaming (text fed per frame) or full (text first)")
       ->check(CLI::IsMember({"streaming", "full"}));
-  auto* temperature_opt =
-      app.add_option("--temperature", temperature, "Sampling temperature of both heads; 0 = greedy");
-  auto* top_k_opt = app.add_option("--top-k", top_k, "Top-k of codebook 0");
-  auto* top_p_opt = app.add_option("--top-p", top_p, "Top-p of codebook 0");
-  auto* penalty_opt = app.add_option("--repetition-penalty", repetition_penalty, "Over generated codebook-0 ids");
   auto* sub_opt = app.add_option("--subtalker-temperature", subtalker_temperature, "Temperature of codebooks 1..");
-  auto* seed_opt = app.add_option("--seed", seed, "Random seed");
-  app.add_option("--max-frames", p.max_frames, "Audio frames at most (80 ms each)")->capture_default_str();
-  app.add_option("--out", out_path, "Write the audio to this WAV file");
+  auto* out_opt = app.add_option("--out", out_path, "Write the audio to this WAV file (16-bit)");
+  app.add_flag("--float", float_wav, "With --out: 32-bit float samples instead of 16-bit")->needs(out_opt);
   app.add_flag("--stream", stream, "Stream: write the WAV chunk by chunk as audio is decoded");
-  app.add_flag("--json", json, "Print one JSON object");
-
   CLI11_PARSE(app, argc, argv);
 
-  return izwi::cli::run_main("izwi-speak", [&] {
+  return izwi::cli::run_main("izwi-speak", kFlagNames, [&] {
     if (ids_opt->count() > 0) request.text_ids = izwi::cli::parse_id_list(text_ids, "--text-ids");
     if (voice_ids_opt->count() > 0) transcript.text_ids = izwi::cli::parse_id_list(voice_text_ids, "--voice-text-ids");
     if (text_opt->count() == 0 && ids_opt->count() == 0) {
@@ -98,33 +102,36 @@ int main(int argc, char** argv) {
     if (!text_mode.empty()) {
       request.text_mode = text_mode == "streaming" ? izwi::SpeechTextMode::Streaming : izwi::SpeechTextMode::Full;
     }
-    if (temperature_opt->count() > 0) p.sampling.temperature = p.codebook_sampling.temperature = temperature;
+    if (shared.max_tokens) p.max_frames = *shared.max_tokens;
+    p.sampling = shared.sampling();
+    p.codebook_sampling.temperature = shared.temperature;
     if (sub_opt->count() > 0) p.codebook_sampling.temperature = subtalker_temperature;
-    if (top_k_opt->count() > 0) p.sampling.top_k = top_k;
-    if (top_p_opt->count() > 0) p.sampling.top_p = top_p;
-    if (penalty_opt->count() > 0) p.sampling.repetition_penalty = repetition_penalty;
-    if (seed_opt->count() > 0) p.seed = seed;
+    p.seed = shared.seed;
 
     if (!save_voice.empty() && voice_audio.empty()) {
       throw izwi::Error(izwi::ErrorCode::InvalidArgument, "--save-voice needs --voice-audio");
     }
     if (!voice_file.empty()) request.voice = izwi::load_voice(voice_file);
 
-    izwi::Engine engine(model_dir);
+    const auto engine = izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Speech);
+    izwi::Engine& e = *engine;
     if (!voice_audio.empty()) {
       const izwi::AudioBuffer reference = izwi::read_audio(voice_audio);
-      request.voice = engine.create_voice(izwi::to_mono(reference), reference.sample_rate, transcript);
+      request.voice = e.create_voice(izwi::to_mono(reference), reference.sample_rate, transcript);
       if (!save_voice.empty()) izwi::save_voice(request.voice, save_voice);
     }
-    const int32_t rate = engine.model_info().output_sample_rate;
+    const int32_t rate = e.model_info().output_sample_rate;
     std::unique_ptr<izwi::WavWriter> wav;
-    if (!out_path.empty()) wav = std::make_unique<izwi::WavWriter>(out_path, rate);
+    if (!out_path.empty()) {
+      wav = std::make_unique<izwi::WavWriter>(out_path, rate,
+                                              float_wav ? izwi::WavFormat::Float32 : izwi::WavFormat::Pcm16);
+    }
     const Clock::time_point start = Clock::now();
     std::optional<double> first_audio_ms;
     std::vector<std::vector<int32_t>> codes;
     size_t samples = 0;
     if (stream) {
-      izwi::StreamHandle handle = engine.synthesize_streaming(request);
+      izwi::StreamHandle handle = e.synthesize_streaming(request);
       while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
         if (!chunk->audio.empty() && !first_audio_ms) first_audio_ms = ms_since(start);
         if (wav) wav->write(chunk->audio.data(), chunk->audio.size());
@@ -133,7 +140,7 @@ int main(int argc, char** argv) {
         if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
       }
     } else {
-      const izwi::Output out = engine.synthesize(request);
+      const izwi::Output out = e.synthesize(request);
       first_audio_ms = ms_since(start);  // the whole audio arrives at once
       if (wav) wav->write(out.audio.data(), out.audio.size());
       samples = out.audio.size();
@@ -142,7 +149,7 @@ int main(int argc, char** argv) {
     if (wav) wav->close();
     const double seconds = ms_since(start) / 1000.0;
     const double audio_seconds = static_cast<double>(samples) / rate;
-    if (json) {
+    if (shared.json) {
       nlohmann::json line = {{"codes", codes},
                              {"frames", codes.size()},
                              {"sample_rate", rate},

@@ -16,25 +16,27 @@
 #include <vector>
 
 #include "common/cli_main.h"
+#include "common/shared_options.h"
 #include "izwi/audio.h"
 #include "models/qwen3_tts/speaker_encoder.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Compute the speaker x-vector of a reference voice with izwi"};
-  std::string model_dir, audio_path;
-  bool json = false;
-  app.add_option("--model", model_dir, "Qwen3-TTS Base model folder")->required();
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(app, shared,
+                                {izwi::cli::kModelOption | izwi::cli::kOutputOptions, "Qwen3-TTS Base model folder"});
+  std::string audio_path;
   app.add_option("--audio", audio_path, "Reference audio file")->required();
-  app.add_flag("--json", json, "Print one JSON object with the x-vector");
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-speaker-embed", [&] {
-    const izwi::SpeakerEncoder encoder = izwi::load_speaker_encoder(model_dir);
+    izwi::cli::apply_log_level(shared);
+    const izwi::SpeakerEncoder encoder = izwi::load_speaker_encoder(shared.model);
     const int32_t rate = encoder.config().sample_rate;
     const std::vector<float> audio = izwi::load_audio_mono(audio_path, rate);
     const at::Tensor xvector = encoder.embed(at::tensor(audio)).contiguous();
     const std::vector<float> values(xvector.data_ptr<float>(), xvector.data_ptr<float>() + xvector.numel());
-    if (json) {
+    if (shared.json) {
       std::cout << nlohmann::json{{"xvector", values}, {"sample_rate", rate}}.dump() << "\n";
     } else {
       std::cout << "x-vector of " << values.size() << " values from " << static_cast<double>(audio.size()) / rate

@@ -1,15 +1,15 @@
 // izwi-tokenize: text -> token ids and ids -> text with a model folder's tokenizer.
 //
-//   izwi-tokenize --tokenizer DIR (--text S | --text-file F) [--add-special-tokens] [--json]
-//   izwi-tokenize --tokenizer DIR --decode 1,2,3 [--skip-special-tokens] [--json]
-//   izwi-tokenize --tokenizer DIR --chat FILE.json [--no-generation-prompt] [--json]
+//   izwi-tokenize --model DIR (--text S | --text-file F) [--add-special-tokens] [--json]
+//   izwi-tokenize --model DIR --decode 1,2,3 [--skip-special-tokens] [--json]
+//   izwi-tokenize --model DIR --chat FILE.json [--no-generation-prompt] [--json]
 //
 // --chat renders a conversation ({"messages": [...], "tools": [...], "kwargs": {...}}, see
 // examples/common/chat_file.h) with the folder's chat template and prints the prompt text, or
 // {"text": prompt, "ids": [...]} with --json.
 // Encoding prints one line per text: comma-separated ids, or {"ids":[...]} with --json. A text
 // file holds one text per line, in which "\n" stands for a newline and "\\" for a backslash.
-// Errors go to stderr with exit code 1.
+// --tokenizer is another name of --model. Errors go to stderr with exit code 1.
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -22,6 +22,7 @@
 #include "common/chat_file.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/shared_options.h"
 #include "izwi/tokenizer.h"
 
 namespace {
@@ -67,9 +68,12 @@ void print_ids(const std::vector<int32_t>& ids, bool json) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Encode text to token ids or decode ids to text with a model's tokenizer"};
-  std::string dir, text, text_file, decode_ids, chat_file;
-  bool json = false, add_special = false, skip_special = false, no_generation_prompt = false;
-  app.add_option("--tokenizer", dir, "Model folder (tekken.json or tokenizer.json, plus configs)")->required();
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(app, shared,
+                                {izwi::cli::kModelOption | izwi::cli::kOutputOptions,
+                                 "Model folder (tekken.json or tokenizer.json, plus configs)", "--tokenizer"});
+  std::string text, text_file, decode_ids, chat_file;
+  bool add_special = false, skip_special = false, no_generation_prompt = false;
   auto* text_opt = app.add_option("--text", text, "Text to encode");
   auto* file_opt = app.add_option("--text-file", text_file, "File with one text per line (\\n and \\\\ escapes)");
   auto* decode_opt = app.add_option("--decode", decode_ids, "Token ids to decode, comma separated");
@@ -80,14 +84,15 @@ int main(int argc, char** argv) {
   app.add_flag("--no-generation-prompt", no_generation_prompt, "With --chat: no assistant header at the end");
   app.add_flag("--add-special-tokens", add_special, "Add BOS (or what the post-processor adds) when encoding");
   app.add_flag("--skip-special-tokens", skip_special, "Leave special tokens out when decoding");
-  app.add_flag("--json", json, "JSON output");
   CLI11_PARSE(app, argc, argv);
 
   return izwi::cli::run_main("izwi-tokenize", [&] {
     if (text_opt->count() + file_opt->count() + decode_opt->count() + chat_opt->count() == 0) {
       throw std::invalid_argument("one of --text, --text-file, --decode or --chat is required");
     }
-    const izwi::Tokenizer tokenizer = izwi::Tokenizer::from_dir(dir);
+    izwi::cli::apply_log_level(shared);
+    const bool json = shared.json;
+    const izwi::Tokenizer tokenizer = izwi::Tokenizer::from_dir(shared.model);
     if (chat_opt->count() > 0) {
       izwi::cli::ChatFile chat = izwi::cli::read_chat_file(chat_file);
       chat.options.add_generation_prompt = !no_generation_prompt;

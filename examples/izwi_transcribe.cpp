@@ -1,7 +1,7 @@
 // izwi-transcribe: speech recognition of an audio file with a streaming speech model.
 //
 //   izwi-transcribe --model DIR --audio FILE [--stream] [--chunk-ms 80] [--realtime]
-//                   [--delay-tokens 6] [--pad-id N] [--continue] [--json]
+//                   [--delay-tokens 6] [--pad-id N] [--continue] [shared options: --help]
 //
 // Without --stream the whole file is transcribed at once (Engine::transcribe). With --stream the
 // file is pushed in --chunk-ms pieces as a live source would deliver it (as fast as possible, or
@@ -17,17 +17,22 @@
 #include <vector>
 
 #include "common/cli_main.h"
+#include "common/engine_options.h"
+#include "common/shared_options.h"
 #include "common/streamed_transcription.h"
 #include "izwi/engine.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Transcribe an audio file with izwi"};
-  std::string model_dir, audio_path;
-  bool stream = false, realtime = false, json = false;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(app, shared,
+                                {izwi::cli::kEngineTool & ~izwi::cli::kMaxTokensOption,
+                                 "Speech recognition model folder (config.json + safetensors + tokenizer)"});
+  std::string audio_path;
+  bool stream = false, realtime = false;
   double chunk_ms = 80;
   int32_t pad_id = 0;
   izwi::TranscriptionOptions options;
-  app.add_option("--model", model_dir, "Model folder (config.json + safetensors + tokenizer)")->required();
   app.add_option("--audio", audio_path, "Audio file (WAV, FLAC, OGG, MP3)")->required();
   app.add_flag("--stream", stream, "Push the file in chunks as a live source would");
   app.add_option("--chunk-ms", chunk_ms, "Chunk length with --stream")
@@ -37,23 +42,26 @@ int main(int argc, char** argv) {
   app.add_option("--delay-tokens", options.delay_tokens, "Streaming delay in 80 ms positions (default: the model's)");
   auto* pad_opt = app.add_option("--pad-id", pad_id, "Streaming pad token id (default: from the tokenizer)");
   app.add_flag("--continue", options.continue_after_audio, "Keep decoding text after the audio until EOS");
-  app.add_flag("--json", json, "Print one JSON object");
   CLI11_PARSE(app, argc, argv);
 
-  return izwi::cli::run_main("izwi-transcribe", [&] {
+  return izwi::cli::run_main("izwi-transcribe", izwi::cli::transcription_flag_names(), [&] {
     if (pad_opt->count() > 0) options.pad_token_id = pad_id;
-    izwi::Engine engine(model_dir);
-    const std::vector<float> samples = izwi::cli::load_audio_for(engine, model_dir, audio_path);
-    const int32_t rate = engine.model_info().audio_sample_rate;
+    options.sampling = shared.sampling();
+    options.seed = shared.seed;
+    const auto engine =
+        izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Transcription);
+    const std::vector<float> samples = izwi::cli::load_audio_for(*engine, audio_path);
+    const int32_t rate = engine->model_info().audio_sample_rate;
     const double audio_seconds = static_cast<double>(samples.size()) / rate;
 
     const auto start = std::chrono::steady_clock::now();
+    const bool json = shared.json;
     const auto print = [json](const std::string& text) {
       if (!json) std::cout << text << std::flush;
     };
     const izwi::Output out =
-        stream ? izwi::cli::transcribe_streamed(engine, samples, rate, options, chunk_ms, realtime, print)
-               : engine.transcribe(samples, rate, options);
+        stream ? izwi::cli::transcribe_streamed(*engine, samples, rate, options, chunk_ms, realtime, print)
+               : engine->transcribe(samples, rate, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (json) {
       nlohmann::json line = {{"tokens", out.tokens},

@@ -10,17 +10,21 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli_main.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
 namespace izwi::cli {
 
-/// The audio file as mono samples at the speech model's rate; Unsupported for a model that does
-/// not transcribe (checked first: such a model has no audio rate).
-inline std::vector<float> load_audio_for(const Engine& engine, const std::string& model_dir, const std::string& path) {
-  if (!engine.model_info().accepts_audio) {
-    throw Error(ErrorCode::Unsupported, "model '" + model_dir + "' does not transcribe audio");
-  }
+/// Library names in the transcription tools' errors and the flags that set them.
+inline const FlagNames& transcription_flag_names() {
+  static const FlagNames names = {{"TranscriptionOptions.pad_token_id", "--pad-id"},
+                                  {"TranscriptionOptions.delay_tokens", "--delay-tokens"}};
+  return names;
+}
+
+/// The audio file as mono samples at the speech model's rate (load_engine checked the model).
+inline std::vector<float> load_audio_for(const Engine& engine, const std::string& path) {
   return load_audio_mono(path, engine.model_info().audio_sample_rate);
 }
 

@@ -67,9 +67,9 @@ TEST(CliAudioChat, ErrorsGoToStderrWithExitCodeOne) {
                                  {model + " --asr --tts hello", "excludes"},
                                  {model + " --pre-ids 1 --system hi", "excludes"},
                                  {model + " --asr --audio /no/such.wav", "/no/such.wav"},
-                                 {model + " --asr", "pass pre_ids and post_ids"},
+                                 {model + " --asr", "pass --pre-ids and --post-ids"},
                                  {"--model /no/such/model --asr", "izwi-audio-chat: NotFound: "},
-                                 {token_level_args() + " --max-new 0", "max_items = 0"},
+                                 {token_level_args() + " --max-new 0", "--max-tokens = 0 must be >= 1"},  // max_items
                              });
 }
 

@@ -48,7 +48,8 @@ TEST(CliCodec, WritesAFloatWav) {
   const testing::ReferenceTensors ref(kFixture);
   testing::TempDir dir;
   const std::string wav = dir.file("out.wav");
-  const testing::CliRun run = run_cli(kModel + " --codes-file " + write_codes(dir, ref.get("codes")) + " --out " + wav);
+  const testing::CliRun run =
+      run_cli(kModel + " --codes-file " + write_codes(dir, ref.get("codes")) + " --out " + wav + " --float");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("40 frames -> 76800 samples"), std::string::npos) << run.out;
   const AudioBuffer audio = read_audio(wav);

@@ -29,7 +29,7 @@ std::vector<Binary> binaries() {
        "--model"},
       {"examples/izwi-stream-transcribe", "izwi-stream-transcribe",
        "--model " + voxtral + " --audio " + voxtral + "/audio.wav", "--model"},
-      {"examples/izwi-tokenize", "izwi-tokenize", "--tokenizer " + llama, "--tokenizer"},
+      {"examples/izwi-tokenize", "izwi-tokenize", "--tokenizer " + llama, "--model"},
       {"examples/izwi-chat", "izwi-chat", "--model " + llama, "--model"},
       {"benchmarks/izwi-bench", "izwi-bench", "--model " + llama, "--model"},
       {"benchmarks/izwi-asr-bench", "izwi-asr-bench", "--model " + voxtral, "--model"},

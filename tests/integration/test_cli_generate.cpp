@@ -141,9 +141,9 @@ TEST(CliGenerate, ErrorsGoToStderrWithANonZeroExit) {
       {model + " --prompt-ids 1,99999", "outside the vocabulary"},
       {model + " --prompt-ids-file /no/such/file", "cannot open prompt file"},
       {"--model /no/such/model --prompt-ids 1", "does not exist"},
-      {model + " --prompt-ids 1 --top-p 2", "top_p"},
+      {model + " --prompt-ids 1 --top-p 2", "--top-p = 2 must be in (0, 1]"},  // params.sampling.top_p
       {model + " --prompt-ids 1 --device tpu", "device 'tpu' is not one of cpu, cuda"},
-      {model + " --prompt-ids 1 --dtype float64", "EngineConfig.dtype is 'float64'; must be float32"},
+      {model + " --prompt-ids 1 --dtype float64", "--dtype is 'float64'; must be float32"},
   };
   testing::expect_cli_errors("izwi-generate", cases);
 }

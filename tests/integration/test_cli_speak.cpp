@@ -106,7 +106,9 @@ TEST(CliSpeak, ClonesAVoiceInContextFromAudioAndItsTranscript) {
   ASSERT_EQ(reused.exit_code, 0) << reused.err;
   EXPECT_EQ(nlohmann::json::parse(reused.out).at("codes"), nlohmann::json::parse(cloned.out).at("codes"));
   testing::expect_cli_errors("izwi-speak", {
-                                               {args + " --voice-text hello", "transcript needs a tokenizer"},
+                                               // The library's transcript / transcript_ids, in the flags' terms.
+                                               {args + " --voice-text hello", "pass --voice-text-ids"},
+                                               {args + " --voice-text hello", "--voice-text needs a tokenizer"},
                                                {args + " --voice-text hi --voice-text-ids 1,2", "excludes"},
                                                {base + " --text-ids 1,2 --voice-text hi", "requires --voice-audio"},
                                            });
@@ -115,17 +117,18 @@ TEST(CliSpeak, ClonesAVoiceInContextFromAudioAndItsTranscript) {
 TEST(CliSpeak, ErrorsGoToStderrWithANonZeroExit) {
   const std::string ids = ids_argument(testing::ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids"));
   testing::expect_cli_errors(
-      "izwi-speak", {
-                        {ids, "--model is required"},
-                        {kModel, "give --text or --text-ids"},
-                        {kModel + ids + " --speaker carol", "speaker 'carol' is not supported (alice, bob)"},
-                        {kModel + ids + " --language klingon", "language 'klingon' is not supported"},
-                        {kModel + " --text hello", "text needs a tokenizer"},
-                        {kModel + " --text-ids 1,x", "'x' is not a token id"},
-                        {kModel + ids + " --max-frames 0", "max_frames = 0 must be >= 1"},
-                        {kModel + ids + " --text-mode sideways", "--text-mode"},
-                        {"--model " + testing::fixture_dir("llama-tiny") + ids, "not a speech synthesis model"},
-                    });
+      "izwi-speak",
+      {
+          {ids, "--model is required"},
+          {kModel, "give --text or --text-ids"},
+          {kModel + ids + " --speaker carol", "speaker 'carol' is not supported (alice, bob)"},
+          {kModel + ids + " --language klingon", "language 'klingon' is not supported"},
+          {kModel + " --text hello", "text needs a tokenizer"},
+          {kModel + " --text-ids 1,x", "'x' is not a token id"},
+          {kModel + ids + " --max-frames 0", "--max-tokens = 0 must be >= 1"},  // params.max_frames
+          {kModel + ids + " --text-mode sideways", "--text-mode"},
+          {"--model " + testing::fixture_dir("llama-tiny") + ids, "'llama-tiny' is a text model: use izwi-generate"},
+      });
 }
 
 }  // namespace

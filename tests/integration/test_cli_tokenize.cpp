@@ -116,7 +116,7 @@ TEST(CliTokenize, ChatRendersTheFoldersTemplate) {
 TEST(CliTokenize, ErrorsGoToStderrWithANonZeroExit) {
   testing::TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--text hi", "--tokenizer is required"},
+      {"--text hi", "--model is required"},  // --tokenizer is its other name
       {kTokenizer, "one of --text, --text-file, --decode or --chat is required"},
       {kTokenizer + " --chat /no/such/file.json", "cannot open chat file"},
       {kTokenizer + " --chat " + dir.write("bad.json", "{\"messages\": 1}"), "expected {\"messages\": [...]}"},

@@ -45,9 +45,9 @@ TEST(CliTranscribe, ErrorsGoToStderrWithANonZeroExit) {
       {kAudio, "--model is required"},
       {kModel + " --audio /no/such/file.wav --pad-id 32", "/no/such/file.wav"},
       {kModel + " --audio " + text_file + " --pad-id 32", "notes.wav"},
-      {kModel + kAudio, "pad_token_id is required"},
+      {kModel + kAudio, "--pad-id is required"},  // TranscriptionOptions.pad_token_id, in the CLI's terms
       {kModel + kAudio + " --pad-id 99999", "outside the vocabulary"},
-      {"--model " + testing::fixture_dir("llama-tiny") + kAudio, "does not transcribe audio"},
+      {"--model " + testing::fixture_dir("llama-tiny") + kAudio, "'llama-tiny' is a text model: use izwi-generate"},
       {kModel + kAudio + " --pad-id 32 --stream --chunk-ms 0", "chunk-ms"},
   };
   testing::expect_cli_errors("izwi-transcribe", cases);

@@ -1,0 +1,40 @@
+#pragma once
+// What every engine tool does between parsing its command line and its request: the EngineConfig
+// the shared options ask for, and the engine loaded and checked to be the kind of model the tool
+// serves (a speech model given to izwi-generate is named as such, with the tool that serves it).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/shared_options.h"
+#include "izwi/config.h"
+#include "izwi/engine.h"
+
+namespace izwi::cli {
+
+/// The kinds of model the engine tools serve.
+enum class ModelUse {
+  Text,           ///< izwi-generate, izwi-chat: text models (and audio chat models' text).
+  Speech,         ///< izwi-speak: text-to-speech models.
+  Transcription,  ///< izwi-transcribe, izwi-stream-transcribe: speech recognition models.
+  AudioChat,      ///< izwi-audio-chat.
+};
+
+/// --config's file (else the defaults), then the flags over it and -v / -q's log level. A
+/// command line serves one run, so unless --kv-blocks or --config sizes the KV pool, the pool holds
+/// just `request_positions` (prompt + output positions of each request that runs at once), when
+/// the tool knows them, instead of a server's (EngineConfig::num_kv_blocks).
+EngineConfig engine_config(const SharedOptions& options, const std::vector<int64_t>& request_positions = {});
+
+/// Throws Unsupported when `info` is not a model for `use`, saying what the folder is and which
+/// tool (and izwi-server route) serves it: "'qwen3-tts-tiny' is a text-to-speech model: use
+/// izwi-speak (or /v1/audio/speech)".
+void require_model_use(const ModelInfo& info, const std::string& model_dir, ModelUse use);
+
+/// Loads --model with `config` (showing a progress bar while the weights load when stderr is a
+/// terminal and --json is not given) and checks it with require_model_use.
+std::unique_ptr<Engine> load_engine(const SharedOptions& options, EngineConfig config, ModelUse use);
+
+}  // namespace izwi::cli
