@@ -5,20 +5,14 @@
 #include "codec/snake_beta.h"
 #include "common/check.h"
 #include "io/weight_source.h"
-#include "kernels/ops/linear_op.h"
+#include "kernels/ops/conv1d_op.h"
+#include "kernels/ops/conv_transpose1d_op.h"
 
 namespace izwi {
 namespace {
 
-/// Largest im2col matrix (elements) the small-input path builds; bigger inputs use at::conv1d.
+/// Largest im2col matrix (elements) the packed path's pieces of positions build.
 constexpr int64_t kMaxIm2colElements = int64_t{4} << 20;
-
-at::Tensor conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, int64_t dilation,
-                int64_t groups) {
-  const int64_t stride = 1, padding = 0;
-  return at::conv1d(x, weight, bias, at::IntArrayRef(&stride, 1), at::IntArrayRef(&padding, 1),
-                    at::IntArrayRef(&dilation, 1), groups);
-}
 
 }  // namespace
 
@@ -51,40 +45,24 @@ at::Tensor CausalConv1d::apply_packed(const at::Tensor& padded) const {
 
 at::Tensor CausalConv1d::apply(const at::Tensor& padded) const {
   if (packed_.defined()) return apply_packed(padded);
-  // libtorch's CPU convolution re-prepares the kernel on every call and has no fast depthwise
-  // path, which dominates streaming's short chunks: there, use one GEMM (im2col) or k
-  // multiply-adds (depthwise) instead.
-  const int64_t batch = padded.size(0), length = padded.size(2), k = weight_.size(2), out_len = length - context_;
-  if (groups_ == 1 && batch * out_len * in_channels_ * k <= kMaxIm2colElements) {
-    const at::Tensor x = padded.contiguous();
-    const at::Tensor cols =
-        x.as_strided({batch, out_len, in_channels_, k}, {in_channels_ * length, 1, length, dilation_});
-    const at::Tensor flat = cols.reshape({batch * out_len, in_channels_ * k});
-    const at::Tensor out = ops::linear(Backend::host(), flat, weight_2d_, bias_);
-    return out.view({batch, out_len, -1}).transpose(1, 2);
-  }
-  if (groups_ == in_channels_ && weight_.size(0) == in_channels_ &&
-      batch * out_len * in_channels_ <= kMaxIm2colElements) {
-    at::Tensor out = bias_.defined() ? bias_.view({1, -1, 1}).expand({batch, in_channels_, out_len}).clone()
-                                     : at::zeros({batch, in_channels_, out_len}, padded.options());
-    for (int64_t j = 0; j < k; ++j)
-      out.addcmul_(padded.narrow(2, j * dilation_, out_len), weight_.select(2, j).view({1, -1, 1}));
-    return out;
-  }
-  return conv(padded, weight_, bias_, dilation_, groups_);
+  return ops::conv1d(*backend_, padded, weight_, bias_, {/*stride=*/1, /*padding=*/0, dilation_, groups_});
 }
 
 CausalConv1d::CausalConv1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
                            int64_t kernel_size, int64_t dilation, int64_t groups, bool bias)
-    : in_channels_(in_channels), dilation_(dilation), groups_(groups), context_((kernel_size - 1) * dilation) {
-  weight_ = weights.take(prefix + ".weight", {out_channels, in_channels / groups, kernel_size});
+    : backend_(&weights.backend()),
+      in_channels_(in_channels),
+      dilation_(dilation),
+      groups_(groups),
+      context_((kernel_size - 1) * dilation) {
+  weight_ = weights.take(prefix + ".weight", {out_channels, in_channels / groups, kernel_size}).contiguous();
   if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
-  if (groups == 1) weight_2d_ = weight_.reshape({out_channels, in_channels * kernel_size}).contiguous();
-  if (const PanelKernels* kernels = weights.cpu_kernels();
-      groups == 1 && kernels != nullptr && PackedWeight::packable(weight_2d_)) {
-    packed_ = PackedWeight::pack(weight_2d_, *kernels);
-    weight_ = at::Tensor();
-    weight_2d_ = at::Tensor();
+  if (const PanelKernels* kernels = weights.cpu_kernels(); groups == 1 && kernels != nullptr) {
+    const at::Tensor weight_2d = weight_.view({out_channels, in_channels * kernel_size});
+    if (PackedWeight::packable(weight_2d)) {
+      packed_ = PackedWeight::pack(weight_2d, *kernels);
+      weight_ = at::Tensor();
+    }
   }
 }
 
@@ -113,7 +91,11 @@ at::Tensor CausalConv1d::forward(const at::Tensor& x) const { return apply(at::c
 CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels,
                                              int64_t out_channels, int64_t kernel_size, int64_t stride, int64_t groups,
                                              bool bias)
-    : out_channels_(out_channels), stride_(stride), groups_(groups), tail_(kernel_size - stride) {
+    : backend_(&weights.backend()),
+      out_channels_(out_channels),
+      stride_(stride),
+      groups_(groups),
+      tail_(kernel_size - stride) {
   IZWI_CHECK(kernel_size >= stride, "transposed conv kernel {} shorter than stride {}", kernel_size, stride);
   weight_ = weights.take(prefix + ".weight", {in_channels, out_channels / groups, kernel_size});
   if (bias) bias_ = weights.take(prefix + ".bias", {out_channels});
@@ -128,9 +110,7 @@ CausalConvTranspose1d::CausalConvTranspose1d(WeightSource& weights, const std::s
 }
 
 at::Tensor CausalConvTranspose1d::full_output(const at::Tensor& x) const {
-  const int64_t padding = 0, output_padding = 0, dilation = 1;
-  if (!packed_.defined())
-    return at::conv_transpose1d(x, weight_, {}, stride_, padding, output_padding, groups_, dilation);
+  if (!packed_.defined()) return ops::conv_transpose1d(*backend_, x, weight_, stride_, groups_);
   // Every input column times every tap in one product on the panel kernels (libtorch's CPU
   // transposed convolution is one BLAS call on one thread here), then the taps overlap-added.
   const at::Tensor xc = x.contiguous();

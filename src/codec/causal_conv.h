@@ -14,6 +14,7 @@
 
 namespace izwi {
 
+class Backend;
 class SnakeBeta;
 class WeightSource;
 
@@ -21,7 +22,8 @@ class CausalConv1d {
  public:
   CausalConv1d() = default;
   /// Reads `<prefix>.weight` [out, in/groups, k] and `<prefix>.bias` [out] (when `bias`). With
-  /// CPU kernels (WeightSource::cpu_kernels), a dense kernel is kept packed for them instead.
+  /// CPU kernels (WeightSource::cpu_kernels), a dense kernel is kept packed for them instead;
+  /// otherwise it runs through ops::conv1d on the weights' backend, which must outlive it.
   CausalConv1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
                int64_t kernel_size, int64_t dilation = 1, int64_t groups = 1, bool bias = true);
 
@@ -44,12 +46,12 @@ class CausalConv1d {
   /// The convolution of an already padded input [B, in, context + T].
   at::Tensor apply(const at::Tensor& padded) const;
 
-  at::Tensor weight_, bias_;
   /// The packed path: the kernels read the input columns in place, in pieces of positions.
   at::Tensor apply_packed(const at::Tensor& padded) const;
 
-  at::Tensor weight_2d_;  ///< [out, in * k] for the im2col path (groups == 1, not packed)
-  PackedWeight packed_;   ///< [out, in * k] packed (groups == 1; then weight_ and weight_2d_ are empty)
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
+  at::Tensor weight_, bias_;
+  PackedWeight packed_;  ///< [out, in * k] packed (groups == 1; then weight_ is empty)
   int64_t in_channels_ = 0, dilation_ = 1, groups_ = 1, context_ = 0;
 };
 
@@ -57,7 +59,8 @@ class CausalConvTranspose1d {
  public:
   CausalConvTranspose1d() = default;
   /// Reads `<prefix>.weight` [in, out/groups, k] and `<prefix>.bias` [out] (when `bias`). With CPU
-  /// kernels (WeightSource::cpu_kernels), a dense kernel is kept packed as [out * k, in] instead.
+  /// kernels (WeightSource::cpu_kernels), a dense kernel is kept packed as [out * k, in] instead;
+  /// otherwise it runs through ops::conv_transpose1d on the weights' backend.
   CausalConvTranspose1d(WeightSource& weights, const std::string& prefix, int64_t in_channels, int64_t out_channels,
                         int64_t kernel_size, int64_t stride, int64_t groups = 1, bool bias = true);
 
@@ -76,6 +79,7 @@ class CausalConvTranspose1d {
   /// The whole transposed convolution without bias: [B, out, T*stride + tail].
   at::Tensor full_output(const at::Tensor& x) const;
 
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
   at::Tensor weight_, bias_;
   PackedWeight packed_;  ///< [out * k, in] packed (groups == 1 with CPU kernels; then weight_ is empty)
   int64_t out_channels_ = 0, stride_ = 1, groups_ = 1, tail_ = 0;

@@ -1,12 +1,14 @@
 #include "codec/convnext_block.h"
 
 #include "io/weight_source.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/layer_norm_op.h"
 #include "kernels/ops/linear_op.h"
 
 namespace izwi {
 
 ConvNeXtBlock::ConvNeXtBlock(WeightSource& weights, const std::string& prefix, int64_t dim)
-    : dwconv_(weights, prefix + ".dwconv.conv", dim, dim, 7, 1, dim), dim_(dim) {
+    : dwconv_(weights, prefix + ".dwconv.conv", dim, dim, 7, 1, dim), backend_(&weights.backend()) {
   norm_weight_ = weights.take(prefix + ".norm.weight", {dim});
   norm_bias_ = weights.take(prefix + ".norm.bias", {dim});
   pw1_weight_ = weights.take_matrix(prefix + ".pwconv1.weight", {4 * dim, dim});
@@ -27,9 +29,9 @@ int64_t ConvNeXtBlock::weight_bytes() const {
 
 at::Tensor ConvNeXtBlock::forward(const at::Tensor& x, at::Tensor& dwconv_state) const {
   at::Tensor h = dwconv_.forward(x, dwconv_state).transpose(1, 2);  // [B, T, dim]
-  h = at::layer_norm(h, {dim_}, norm_weight_, norm_bias_, 1e-6);
-  h = at::gelu(ops::linear(Backend::host(), h, pw1_weight_, pw1_bias_));
-  h = ops::linear(Backend::host(), h, pw2_weight_, pw2_bias_) * gamma_;
+  h = ops::layer_norm(*backend_, h, norm_weight_, norm_bias_, 1e-6);
+  h = ops::activation(*backend_, ops::linear(*backend_, h, pw1_weight_, pw1_bias_), ops::Activation::Gelu);
+  h = ops::linear(*backend_, h, pw2_weight_, pw2_bias_) * gamma_;
   return x + h.transpose(1, 2);
 }
 

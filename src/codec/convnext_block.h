@@ -11,6 +11,7 @@
 
 namespace izwi {
 
+class Backend;
 class WeightSource;
 
 class ConvNeXtBlock {
@@ -25,8 +26,8 @@ class ConvNeXtBlock {
 
  private:
   CausalConv1d dwconv_;
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
   at::Tensor norm_weight_, norm_bias_, pw1_weight_, pw1_bias_, pw2_weight_, pw2_bias_, gamma_;
-  int64_t dim_ = 0;
 };
 
 }  // namespace izwi

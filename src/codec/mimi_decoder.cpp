@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "io/weight_source.h"
+#include "kernels/ops/activation_op.h"
 
 namespace izwi {
 
@@ -12,7 +13,8 @@ MimiDecoder::MimiDecoder(WeightSource& weights, const MimiConfig& config, const 
     : StreamingCodecDecoder(weights.device()),
       config_(config),
       num_codebooks_(num_codebooks),
-      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())) {
+      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())),
+      backend_(&weights.backend()) {
   const MimiConfig& c = config_;
   IZWI_CHECK(num_codebooks >= 1 && num_codebooks <= c.quantizer.num_quantizers, "{} codebooks of {}", num_codebooks,
              c.quantizer.num_quantizers);
@@ -77,10 +79,10 @@ at::Tensor MimiDecoder::forward(const at::Tensor& codes, const std::vector<int64
   next += 2 * static_cast<size_t>(config_.transformer.num_layers);
   h = conv_in_.forward(h, state());
   for (const Stage& stage : stages_) {
-    h = stage.up.forward(at::elu(h), state());
+    h = stage.up.forward(ops::activation(*backend_, h, ops::Activation::Elu), state());
     for (const SeanetResidualBlock& block : stage.blocks) h = block.forward(h, state());
   }
-  h = conv_out_.forward(at::elu(h), state());
+  h = conv_out_.forward(ops::activation(*backend_, h, ops::Activation::Elu), state());
   IZWI_CHECK(next == states.size(), "used {} of {} codec states", next, states.size());
   return h.squeeze(1);
 }

@@ -20,6 +20,7 @@
 
 namespace izwi {
 
+class Backend;
 class WeightSource;
 
 class MimiDecoder final : public StreamingCodecDecoder {
@@ -48,6 +49,7 @@ class MimiDecoder final : public StreamingCodecDecoder {
   MimiConfig config_;
   int64_t num_codebooks_;
   at::TensorOptions options_;
+  const Backend* backend_;  ///< the weights' (WeightSource::backend)
   SplitRvq quantizer_;
   CausalConvTranspose1d upsample_;  ///< Used when config_.resample_stride is 2.
   WindowedTransformer transformer_;

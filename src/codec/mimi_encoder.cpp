@@ -4,22 +4,25 @@
 
 #include "common/check.h"
 #include "io/weight_source.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/conv1d_op.h"
 
 namespace izwi {
 
-at::Tensor MimiEncoder::StridedConv::forward(const at::Tensor& x) const {
+at::Tensor MimiEncoder::StridedConv::forward(const Backend& backend, const at::Tensor& x) const {
   const int64_t kernel = weight.size(2), length = x.size(2);
   const int64_t right = (length + stride - 1) / stride * stride - length;
   const at::Tensor padded =
       replicate ? at::replication_pad1d(x, {kernel - stride, right}) : at::constant_pad_nd(x, {kernel - stride, right});
-  return at::conv1d(padded, weight, bias, stride);
+  return ops::conv1d(backend, padded, weight, bias, {stride});
 }
 
 MimiEncoder::MimiEncoder(WeightSource& weights, const MimiConfig& config, const std::string& prefix,
                          int32_t default_codebooks)
     : config_(config),
       default_codebooks_(default_codebooks),
-      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())) {
+      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())),
+      backend_(&weights.backend()) {
   const MimiConfig& c = config_;
   IZWI_CHECK(default_codebooks >= c.quantizer.num_semantic && default_codebooks <= c.quantizer.num_quantizers,
              "{} codebooks of {}", default_codebooks, c.quantizer.num_quantizers);
@@ -69,9 +72,9 @@ at::Tensor MimiEncoder::encode(const at::Tensor& samples, int32_t num_codebooks)
   h = conv_in_.forward(h);
   for (const Stage& stage : stages_) {
     for (const SeanetResidualBlock& block : stage.blocks) h = block.forward(h);
-    h = stage.down.forward(at::elu(h));
+    h = stage.down.forward(*backend_, ops::activation(*backend_, h, ops::Activation::Elu));
   }
-  h = conv_out_.forward(at::elu(h)).transpose(1, 2);  // [1, frames, hidden]
+  h = conv_out_.forward(ops::activation(*backend_, h, ops::Activation::Elu)).transpose(1, 2);  // [1, frames, hidden]
 
   std::vector<at::Tensor> states;
   transformer_.append_initial_state(states, 1, options_);
@@ -81,7 +84,7 @@ at::Tensor MimiEncoder::encode(const at::Tensor& samples, int32_t num_codebooks)
     pieces.push_back(transformer_.forward(h.narrow(1, start, n), {start}, states.data()));
   }
   h = at::cat(pieces, 1).transpose(1, 2);  // [1, hidden, frames]
-  if (config_.resample_stride == 2) h = downsample_.forward(h);
+  if (config_.resample_stride == 2) h = downsample_.forward(*backend_, h);
   return quantizer_.encode(h, k).squeeze(0).to(at::kCPU, at::kLong).contiguous();
 }
 

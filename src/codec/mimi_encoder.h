@@ -19,6 +19,7 @@
 
 namespace izwi {
 
+class Backend;
 class WeightSource;
 
 class MimiEncoder final : public CodecEncoder {
@@ -43,7 +44,7 @@ class MimiEncoder final : public CodecEncoder {
     at::Tensor weight, bias;
     int64_t stride = 1;
     bool replicate = false;  ///< Pad by repeating the edge columns instead of zeros.
-    at::Tensor forward(const at::Tensor& x) const;
+    at::Tensor forward(const Backend& backend, const at::Tensor& x) const;
   };
   struct Stage {
     std::vector<SeanetResidualBlock> blocks;
@@ -53,6 +54,7 @@ class MimiEncoder final : public CodecEncoder {
   MimiConfig config_;
   int32_t default_codebooks_;
   at::TensorOptions options_;
+  const Backend* backend_;  ///< the weights' (WeightSource::backend)
   CausalConv1d conv_in_;
   std::vector<Stage> stages_;
   CausalConv1d conv_out_;

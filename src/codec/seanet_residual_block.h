@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "codec/causal_conv.h"
+#include "io/weight_source.h"
+#include "kernels/ops/activation_op.h"
 
 namespace izwi {
 
@@ -18,7 +20,8 @@ class SeanetResidualBlock {
   /// Reads `<prefix>.block.1.conv.*` and `<prefix>.block.3.conv.*` (transformers' names).
   SeanetResidualBlock(WeightSource& weights, const std::string& prefix, int64_t dim, int64_t hidden, int64_t kernel,
                       int64_t dilation)
-      : conv1_(weights, prefix + ".block.1.conv", dim, hidden, kernel, dilation),
+      : backend_(&weights.backend()),
+        conv1_(weights, prefix + ".block.1.conv", dim, hidden, kernel, dilation),
         conv2_(weights, prefix + ".block.3.conv", hidden, dim, 1) {}
 
   at::Tensor initial_state(int64_t batch, const at::TensorOptions& options) const {
@@ -26,13 +29,16 @@ class SeanetResidualBlock {
   }
   /// Streaming: `state` is conv1's carried input.
   at::Tensor forward(const at::Tensor& x, at::Tensor& state) const {
-    return x + conv2_.forward(at::elu(conv1_.forward(at::elu(x), state)));
+    return x + conv2_.forward(elu(conv1_.forward(elu(x), state)));
   }
   /// A whole sequence from the stream's start.
-  at::Tensor forward(const at::Tensor& x) const { return x + conv2_.forward(at::elu(conv1_.forward(at::elu(x)))); }
+  at::Tensor forward(const at::Tensor& x) const { return x + conv2_.forward(elu(conv1_.forward(elu(x)))); }
   int64_t weight_bytes() const { return conv1_.weight_bytes() + conv2_.weight_bytes(); }
 
  private:
+  at::Tensor elu(const at::Tensor& x) const { return ops::activation(*backend_, x, ops::Activation::Elu); }
+
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
   CausalConv1d conv1_, conv2_;
 };
 

@@ -15,7 +15,7 @@ class SnakeBeta {
  public:
   SnakeBeta() = default;
   /// Reads `<prefix>.alpha` and `<prefix>.beta` [channels]; precomputes exp(alpha) and the scale.
-  /// With CPU kernels (WeightSource::cpu_kernels) float32 inputs take one fused pass.
+  /// Runs through ops::snake_beta on the weights' backend, which must outlive it.
   SnakeBeta(WeightSource& weights, const std::string& prefix, int64_t channels);
 
   /// x [B, channels, T].
@@ -26,11 +26,8 @@ class SnakeBeta {
   int64_t weight_bytes() const { return alpha_.nbytes() + inv_beta_.nbytes(); }
 
  private:
-  /// Whether x takes the fused CPU pass.
-  bool fused(const at::Tensor& x) const;
-
+  const Backend* backend_ = nullptr;
   at::Tensor alpha_, inv_beta_;  ///< [1, channels, 1]
-  bool cpu_kernels_ = false;
 };
 
 }  // namespace izwi

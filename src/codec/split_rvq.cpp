@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "io/weight_source.h"
+#include "kernels/ops/conv1d_op.h"
 
 namespace izwi {
 
@@ -39,7 +40,7 @@ SplitRvq::Half SplitRvq::load_half(WeightSource& weights, const std::string& pre
 }
 
 SplitRvq::SplitRvq(WeightSource& weights, const std::string& prefix, const SplitRvqConfig& config, bool encoder)
-    : config_(config) {
+    : config_(config), backend_(&weights.backend()) {
   IZWI_CHECK(config.num_semantic >= 1 && config.num_semantic <= config.num_quantizers, "semantic codebooks {} of {}",
              config.num_semantic, config.num_quantizers);
   semantic_ = load_half(weights, prefix + ".semantic_residual_vector_quantizer", config.num_semantic, encoder);
@@ -61,7 +62,7 @@ at::Tensor SplitRvq::decode_half(const Half& half, const at::Tensor& codes) cons
   const int64_t count = codes.size(1);
   const at::Tensor summed =
       at::embedding(half.table, codes + half.offsets.narrow(1, 0, count)).sum(1).transpose(1, 2);  // [B, dim, T]
-  return half.output_proj.defined() ? at::conv1d(summed, half.output_proj) : summed;
+  return half.output_proj.defined() ? ops::conv1d(*backend_, summed, half.output_proj, {}) : summed;
 }
 
 at::Tensor SplitRvq::decode(const at::Tensor& codes) const {
@@ -75,7 +76,9 @@ at::Tensor SplitRvq::encode_half(const Half& half, const at::Tensor& embeddings,
   const int64_t n = config_.codebook_size;
   // Nearest centroid in float32, as the reference's cdist + argmin.
   at::Tensor residual =
-      (half.input_proj.defined() ? at::conv1d(embeddings, half.input_proj) : embeddings).transpose(1, 2).to(at::kFloat);
+      (half.input_proj.defined() ? ops::conv1d(*backend_, embeddings, half.input_proj, {}) : embeddings)
+          .transpose(1, 2)
+          .to(at::kFloat);
   std::vector<at::Tensor> codes;
   for (int64_t k = 0; k < count; ++k) {
     const at::Tensor table = half.table.narrow(0, k * n, n).to(at::kFloat);  // [n, dim]

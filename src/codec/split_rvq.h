@@ -13,6 +13,7 @@
 
 namespace izwi {
 
+class Backend;
 class WeightSource;
 
 struct SplitRvqConfig {
@@ -48,6 +49,7 @@ class SplitRvq {
   at::Tensor encode_half(const Half& half, const at::Tensor& embeddings, int64_t count) const;
 
   SplitRvqConfig config_;
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
   Half semantic_, acoustic_;
 };
 

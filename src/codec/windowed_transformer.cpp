@@ -2,21 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <limits>
-
 #include "io/weight_source.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/attention_op.h"
+#include "kernels/ops/layer_norm_op.h"
 #include "kernels/ops/linear_op.h"
+#include "kernels/ops/rms_norm_op.h"
+#include "kernels/ops/rope_op.h"
+#include "kernels/ops/silu_mul_op.h"
 
 namespace izwi {
-namespace {
-
-at::Tensor rotate_half(const at::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
-
-}  // namespace
 
 void WindowedTransformer::take_qkv(WeightSource& weights, const std::string& p, Layer& layer) const {
   const int64_t h = config_.hidden_size, hd = config_.head_dim, q_dim = config_.num_heads * hd,
@@ -40,7 +35,7 @@ void WindowedTransformer::take_qkv(WeightSource& weights, const std::string& p, 
 
 WindowedTransformer::WindowedTransformer(WeightSource& weights, const std::string& prefix,
                                          const WindowedTransformerConfig& config)
-    : config_(config) {
+    : config_(config), backend_(&weights.backend()) {
   const bool mimi = config.style == WindowedTransformerConfig::Style::kMimi;
   const int64_t h = config.hidden_size, q_dim = config.num_heads * config.head_dim, ffn = config.intermediate_size;
   if (!mimi) {
@@ -73,8 +68,9 @@ WindowedTransformer::WindowedTransformer(WeightSource& weights, const std::strin
       layer.up = weights.take_matrix(p + "mlp.fc1.weight", {ffn, h});
       layer.down = weights.take_matrix(p + "mlp.fc2.weight", {h, ffn});
     } else {
-      layer.gate = weights.take_matrix(p + "mlp.gate_proj.weight", {ffn, h});
-      layer.up = weights.take_matrix(p + "mlp.up_proj.weight", {ffn, h});
+      // One product for both halves of the SwiGLU (ops::silu_mul takes [gate | up]).
+      layer.gate_up = at::cat({weights.take_matrix(p + "mlp.gate_proj.weight", {ffn, h}),
+                               weights.take_matrix(p + "mlp.up_proj.weight", {ffn, h})});
       layer.down = weights.take_matrix(p + "mlp.down_proj.weight", {h, ffn});
     }
     layer.mlp_scale = weights.take(p + "mlp_layer_scale.scale", {h});
@@ -93,7 +89,7 @@ int64_t WindowedTransformer::weight_bytes() const {
   for (const Layer& l : layers_) {
     for (const at::Tensor* t :
          {&l.input_norm, &l.input_norm_bias, &l.post_norm, &l.post_norm_bias, &l.q, &l.k, &l.v, &l.o, &l.q_bias,
-          &l.k_bias, &l.v_bias, &l.o_bias, &l.attn_scale, &l.gate, &l.up, &l.down, &l.mlp_scale}) {
+          &l.k_bias, &l.v_bias, &l.o_bias, &l.attn_scale, &l.gate_up, &l.up, &l.down, &l.mlp_scale}) {
       total += bytes(*t);
     }
   }
@@ -108,71 +104,68 @@ void WindowedTransformer::append_initial_state(std::vector<at::Tensor>& states, 
 }
 
 at::Tensor WindowedTransformer::norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) const {
-  if (bias.defined()) return at::layer_norm(x, {x.size(-1)}, weight, bias, config_.norm_eps);
-  const at::Tensor xf = x.to(at::kFloat);
-  return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps)).to(x.scalar_type());
+  if (bias.defined()) return ops::layer_norm(*backend_, x, weight, bias, config_.norm_eps);
+  return ops::rms_norm(*backend_, x, weight, config_.norm_eps);
 }
 
 at::Tensor WindowedTransformer::mlp(const Layer& layer, const at::Tensor& x) const {
-  if (!layer.gate.defined())
-    return ops::linear(Backend::host(), at::gelu(ops::linear(Backend::host(), x, layer.up, {})), layer.down, {});
-  return ops::linear(
-      Backend::host(),
-      at::silu(ops::linear(Backend::host(), x, layer.gate, {})) * ops::linear(Backend::host(), x, layer.up, {}),
-      layer.down, {});
+  if (!layer.gate_up.defined()) {
+    return ops::linear(*backend_,
+                       ops::activation(*backend_, ops::linear(*backend_, x, layer.up, {}), ops::Activation::Gelu),
+                       layer.down, {});
+  }
+  const int64_t ffn = config_.intermediate_size;
+  const at::Tensor gate_up = ops::linear(*backend_, x, layer.gate_up, {});
+  std::vector<int64_t> shape = gate_up.sizes().vec();
+  shape.back() = ffn;
+  return ops::linear(*backend_, ops::silu_mul(*backend_, gate_up.reshape({-1, 2 * ffn}), ffn).view(shape), layer.down,
+                     {});
 }
 
 at::Tensor WindowedTransformer::forward(const at::Tensor& x, const std::vector<int64_t>& positions,
                                         at::Tensor* states) const {
+  const Backend& backend = *backend_;
   const int64_t batch = x.size(0), n = x.size(1), cached = config_.sliding_window - 1, keys = cached + n;
   const int64_t heads = config_.num_heads, kv_heads = config_.num_kv_heads, hd = config_.head_dim;
   const at::TensorOptions long_opts = at::TensorOptions().dtype(at::kLong).device(x.device());
 
   // Absolute positions: queries p_b + i, keys p_b - cached + c (c over cache then new frames).
-  const at::Tensor start = at::tensor(positions, at::TensorOptions().dtype(at::kLong)).to(x.device()).view({-1, 1});
-  const at::Tensor query_pos = start + at::arange(n, long_opts).view({1, -1});            // [B, n]
-  const at::Tensor key_pos = start - cached + at::arange(keys, long_opts).view({1, -1});  // [B, keys]
-  const at::Tensor distance = query_pos.unsqueeze(2) - key_pos.unsqueeze(1);              // [B, n, keys]
-  const at::Tensor allowed = (distance >= 0) & (distance < config_.sliding_window) & (key_pos >= 0).unsqueeze(1);
-  const at::Tensor mask =
-      at::zeros({batch, 1, n, keys}, x.options().dtype(at::kFloat))
-          .masked_fill_(allowed.logical_not().unsqueeze(1), -std::numeric_limits<float>::infinity());
+  const at::Tensor start = at::tensor(positions, at::TensorOptions().dtype(at::kLong)).to(x.device());
+  const at::Tensor query_pos = (start.view({-1, 1}) + at::arange(n, long_opts).view({1, -1})).reshape({-1});  // [B * n]
+  // Query i sees key c iff 0 <= (cached + i) - c < window, and keys before the stream's start
+  // (zero-filled cache, key position < 0) are hidden.
+  ops::AttentionOptions attention = ops::AttentionOptions::causal(config_.sliding_window);
+  attention.first_key = (cached - start).clamp_min(0);
+  const ops::RopeAngles angles{{}, {}, inv_freq_, x.scalar_type()};
 
-  // RoPE tables in float32, as the reference computes them: [B, 1, n, hd].
-  const at::Tensor freqs = query_pos.to(at::kFloat).unsqueeze(2) * inv_freq_.view({1, 1, -1});
-  const at::Tensor emb = at::cat({freqs, freqs}, -1).unsqueeze(1);
-  const at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
-  const double scaling = 1.0 / std::sqrt(static_cast<double>(hd));
-
-  at::Tensor hidden = input_proj_.defined() ? ops::linear(Backend::host(), x, input_proj_, input_proj_bias_) : x;
+  at::Tensor hidden = input_proj_.defined() ? ops::linear(backend, x, input_proj_, input_proj_bias_) : x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     at::Tensor& k_cache = states[2 * l];
     at::Tensor& v_cache = states[2 * l + 1];
     const at::Tensor h = norm(hidden, layer.input_norm, layer.input_norm_bias);
-    at::Tensor q = ops::linear(Backend::host(), h, layer.q, layer.q_bias).view({batch, n, heads, hd}).transpose(1, 2);
-    at::Tensor k =
-        ops::linear(Backend::host(), h, layer.k, layer.k_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
-    const at::Tensor v =
-        ops::linear(Backend::host(), h, layer.v, layer.v_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
-    q = q * cos + rotate_half(q) * sin;
-    k = k * cos + rotate_half(k) * sin;
-    at::Tensor k_all = at::cat({k_cache, k}, 2);  // [B, kv_heads, keys, hd]
-    at::Tensor v_all = at::cat({v_cache, v}, 2);
+    // Rotated as [B * n, heads, hd] rows, then [B, heads, n, hd].
+    const at::Tensor q = ops::rope(backend, ops::linear(backend, h, layer.q, layer.q_bias).view({batch * n, heads, hd}),
+                                   query_pos, angles)
+                             .view({batch, n, heads, hd})
+                             .transpose(1, 2);
+    const at::Tensor k =
+        ops::rope(backend, ops::linear(backend, h, layer.k, layer.k_bias).view({batch * n, kv_heads, hd}), query_pos,
+                  angles)
+            .view({batch, n, kv_heads, hd})
+            .transpose(1, 2);
+    const at::Tensor v = ops::linear(backend, h, layer.v, layer.v_bias).view({batch, n, kv_heads, hd}).transpose(1, 2);
+    const at::Tensor k_all = at::cat({k_cache, k}, 2);  // [B, kv_heads, keys, hd]
+    const at::Tensor v_all = at::cat({v_cache, v}, 2);
     k_cache = k_all.narrow(2, keys - cached, cached).contiguous();
     v_cache = v_all.narrow(2, keys - cached, cached).contiguous();
-    if (heads != kv_heads) {
-      k_all = k_all.repeat_interleave(heads / kv_heads, 1);
-      v_all = v_all.repeat_interleave(heads / kv_heads, 1);
-    }
-    const at::Tensor scores = at::matmul(q, k_all.transpose(2, 3)) * scaling + mask;
-    const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(x.scalar_type());
-    const at::Tensor attn = at::matmul(probs, v_all).transpose(1, 2).reshape({batch, n, heads * hd});
-    hidden = hidden + ops::linear(Backend::host(), attn, layer.o, layer.o_bias) * layer.attn_scale;
+    const at::Tensor attn =
+        ops::attention(backend, q, k_all, v_all, attention).transpose(1, 2).reshape({batch, n, heads * hd});
+    hidden = hidden + ops::linear(backend, attn, layer.o, layer.o_bias) * layer.attn_scale;
     hidden = hidden + mlp(layer, norm(hidden, layer.post_norm, layer.post_norm_bias)) * layer.mlp_scale;
   }
   if (!output_proj_.defined()) return hidden;
-  return ops::linear(Backend::host(), norm(hidden, norm_, {}), output_proj_, output_proj_bias_);
+  return ops::linear(backend, norm(hidden, norm_, {}), output_proj_, output_proj_bias_);
 }
 
 }  // namespace izwi

@@ -15,6 +15,7 @@
 
 namespace izwi {
 
+class Backend;
 class WeightSource;
 
 struct WindowedTransformerConfig {
@@ -48,7 +49,7 @@ class WindowedTransformer {
  private:
   struct Layer {
     at::Tensor input_norm, input_norm_bias, post_norm, post_norm_bias, q, k, v, o, q_bias, k_bias, v_bias, o_bias,
-        attn_scale, gate, up, down, mlp_scale;
+        attn_scale, gate_up, up, down, mlp_scale;  ///< gate_up [2 * ffn, hidden] (SwiGLU) or up (GELU)
   };
   /// Takes q/k/v, from moshi's packed projection when the checkpoint has one.
   void take_qkv(WeightSource& weights, const std::string& prefix, Layer& layer) const;
@@ -56,6 +57,7 @@ class WindowedTransformer {
   at::Tensor mlp(const Layer& layer, const at::Tensor& x) const;
 
   WindowedTransformerConfig config_;
+  const Backend* backend_ = nullptr;  ///< the weights' (WeightSource::backend)
   std::vector<Layer> layers_;
   at::Tensor input_proj_, input_proj_bias_, output_proj_, output_proj_bias_, norm_, inv_freq_;
 };

@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "common/check.h"
 #include "io/config_fields.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/attention_op.h"
+#include "kernels/ops/conv1d_op.h"
 #include "kernels/ops/rope_op.h"
 
 namespace izwi {
@@ -84,36 +85,25 @@ VoxtralAudioEncoder::State VoxtralAudioEncoder::make_state() const {
   return s;
 }
 
-at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values,
-                                       int64_t first_pos) const {
+at::Tensor VoxtralAudioEncoder::attend(const Backend& backend, const at::Tensor& qkv, at::Tensor& keys,
+                                       at::Tensor& values, int64_t first_pos) const {
   const VoxtralEncoderConfig& c = config_;
   const int64_t n = qkv.size(0), q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
   const at::Tensor positions =
       at::arange(first_pos, first_pos + n, at::TensorOptions().dtype(at::kLong).device(qkv.device()));
-  // libtorch's rotation on the activations' device and dtype, as the encoder was checked against.
-  const Backend torch = Backend::reference(qkv.device(), qkv.scalar_type());
   const at::Tensor q =
-      ops::rope(torch, qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions, rope_->angles());
-  const at::Tensor k =
-      ops::rope(torch, qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions, rope_->angles());
+      ops::rope(backend, qkv.narrow(1, 0, q_out).view({n, c.num_heads, c.head_dim}), positions, rope_->angles());
+  const at::Tensor k = ops::rope(backend, qkv.narrow(1, q_out, kv_out).view({n, c.num_kv_heads, c.head_dim}), positions,
+                                 rope_->angles());
   const at::Tensor v = qkv.narrow(1, q_out + kv_out, kv_out).view({n, c.num_kv_heads, c.head_dim});
-  const at::Tensor all_k = at::cat({keys, k}, 0), all_v = at::cat({values, v}, 0);
-  const int64_t cached = keys.size(0), total = cached + n, group = c.num_heads / c.num_kv_heads;
-  // [kv_heads, group * n, head_dim] against [kv_heads, total, head_dim]
-  const at::Tensor qh = q.reshape({n, c.num_kv_heads, group, c.head_dim})
-                            .permute({1, 2, 0, 3})
-                            .reshape({c.num_kv_heads, group * n, c.head_dim});
-  at::Tensor scores = at::matmul(qh, all_k.permute({1, 2, 0})) / std::sqrt(static_cast<double>(c.head_dim));
-  scores = scores.view({c.num_kv_heads, group, n, total});
-  const at::Tensor query_pos = positions.unsqueeze(1);
-  const at::Tensor key_pos = at::arange(first_pos - cached, first_pos + n, positions.options()).unsqueeze(0);
-  at::Tensor hidden = key_pos > query_pos;
-  if (c.sliding_window > 0) hidden = hidden.logical_or(key_pos <= query_pos - c.sliding_window);
-  scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
-  const at::Tensor probs = at::softmax(scores, -1).view({c.num_kv_heads, group * n, total});
-  const at::Tensor out = at::matmul(probs, all_v.permute({1, 0, 2}))
-                             .view({c.num_kv_heads, group, n, c.head_dim})
-                             .permute({2, 0, 1, 3})
+  const at::Tensor all_k = at::cat({keys, k}, 0), all_v = at::cat({values, v}, 0);  // [total, kv_heads, head_dim]
+  const int64_t total = keys.size(0) + n;
+  // Causal over the kept frames and the new ones (the last n keys), within the window.
+  const at::Tensor out = ops::attention(backend, q.permute({1, 0, 2}).unsqueeze(0),
+                                        all_k.permute({1, 0, 2}).unsqueeze(0), all_v.permute({1, 0, 2}).unsqueeze(0),
+                                        ops::AttentionOptions::causal(c.sliding_window))  // [1, heads, n, head_dim]
+                             .squeeze(0)
+                             .transpose(0, 1)
                              .reshape({n, q_out});
   // Keep only what later frames can still see.
   const int64_t keep = c.sliding_window > 0 ? std::min<int64_t>(total, c.sliding_window - 1) : total;
@@ -122,7 +112,7 @@ at::Tensor VoxtralAudioEncoder::attend(const at::Tensor& qkv, at::Tensor& keys, 
   return out;
 }
 
-at::Tensor VoxtralAudioEncoder::conv_stem(State& state, const at::Tensor& mel) const {
+at::Tensor VoxtralAudioEncoder::conv_stem(const Backend& backend, State& state, const at::Tensor& mel) const {
   const VoxtralEncoderConfig& c = config_;
   IZWI_CHECK(mel.dim() == 2 && mel.size(0) == c.mel_bins && mel.size(1) % mel_frames_per_embedding() == 0,
              "mel chunk of shape [{}, {}] is not [{}, k * {}]", mel.size(0), mel.size(1), c.mel_bins,
@@ -130,10 +120,13 @@ at::Tensor VoxtralAudioEncoder::conv_stem(State& state, const at::Tensor& mel) c
   // Causal convolutions: the left padding is the previous chunk's tail (zeros at the start).
   const at::Tensor x1 = at::cat({state.conv1_tail, mel.to(conv1_weight_.device(), conv1_weight_.scalar_type())}, 1);
   state.conv1_tail = x1.narrow(1, x1.size(1) - 2, 2).clone();
-  const at::Tensor h1 = at::gelu(at::conv1d(x1.unsqueeze(0), conv1_weight_, conv1_bias_).squeeze(0));
+  const auto gelu = [&](const at::Tensor& t) { return ops::activation(backend, t, ops::Activation::Gelu); };
+  const at::Tensor h1 = gelu(ops::conv1d(backend, x1.unsqueeze(0), conv1_weight_, conv1_bias_).squeeze(0));
   const at::Tensor x2 = at::cat({state.conv2_tail, h1}, 1);
   state.conv2_tail = h1.narrow(1, h1.size(1) - 1, 1).clone();
-  return at::gelu(at::conv1d(x2.unsqueeze(0), conv2_weight_, conv2_bias_, /*stride=*/2).squeeze(0)).t().contiguous();
+  return gelu(ops::conv1d(backend, x2.unsqueeze(0), conv2_weight_, conv2_bias_, {/*stride=*/2}).squeeze(0))
+      .t()
+      .contiguous();
 }
 
 at::Tensor VoxtralAudioEncoder::encode(State& state, const at::Tensor& mel, const ForwardContext& ctx) const {
@@ -186,7 +179,7 @@ std::vector<at::Tensor> VoxtralAudioEncoder::encode_pass(const std::vector<Job>&
   std::vector<at::Tensor> stems;
   std::vector<int64_t> rows;
   for (const Job& job : jobs) {
-    stems.push_back(conv_stem(*job.state, job.mel));
+    stems.push_back(conv_stem(*ctx.backend, *job.state, job.mel));
     rows.push_back(stems.back().size(0));
   }
   at::Tensor h = stems.size() == 1 ? stems[0] : at::cat(stems, 0);
@@ -197,7 +190,8 @@ std::vector<at::Tensor> VoxtralAudioEncoder::encode_pass(const std::vector<Job>&
     int64_t offset = 0;
     for (size_t j = 0; j < jobs.size(); ++j) {
       State& state = *jobs[j].state;
-      attended.push_back(attend(qkv.narrow(0, offset, rows[j]), state.keys[i], state.values[i], state.frames));
+      attended.push_back(
+          attend(*ctx.backend, qkv.narrow(0, offset, rows[j]), state.keys[i], state.values[i], state.frames));
       offset += rows[j];
     }
     h = h + layer.out(attended.size() == 1 ? attended[0] : at::cat(attended, 0), ctx);
@@ -206,7 +200,8 @@ std::vector<at::Tensor> VoxtralAudioEncoder::encode_pass(const std::vector<Job>&
   for (size_t j = 0; j < jobs.size(); ++j) jobs[j].state->frames += rows[j];
   // Every stream's frame count is a multiple of `downsample`, so the rows group per stream.
   h = norm_(h, ctx).reshape({h.size(0) / c.downsample, c.hidden_size * c.downsample});
-  const at::Tensor embeddings = projector_out_(at::gelu(projector_in_(h, ctx)), ctx);
+  const at::Tensor embeddings =
+      projector_out_(ops::activation(*ctx.backend, projector_in_(h, ctx), ops::Activation::Gelu), ctx);
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (int64_t n : rows) {

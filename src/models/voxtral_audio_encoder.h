@@ -78,10 +78,11 @@ class VoxtralAudioEncoder {
     GatedMlp mlp;
   };
   /// Causal conv stem over a stream's new mel frames: [frames, hidden].
-  at::Tensor conv_stem(State& state, const at::Tensor& mel) const;
+  at::Tensor conv_stem(const Backend& backend, State& state, const at::Tensor& mel) const;
   /// Sliding-window attention of one stream's rows of `qkv` against its kept K/V (updated), before
   /// the output projection: [n, heads * head_dim].
-  at::Tensor attend(const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values, int64_t first_pos) const;
+  at::Tensor attend(const Backend& backend, const at::Tensor& qkv, at::Tensor& keys, at::Tensor& values,
+                    int64_t first_pos) const;
   /// One pass of encode_batch over jobs of at most mel_frames_per_pass() frames each.
   std::vector<at::Tensor> encode_pass(const std::vector<Job>& jobs, const ForwardContext& ctx) const;
 

@@ -1,6 +1,6 @@
 // ops::attention (the encoders' and the codec's dense attention) against a naive float64
 // reference that walks every query, key and head: every combination of window, bias, per-row
-// first key, grouped K/V heads, scale, query count and layout, in float32 and bf16.
+// first key, grouped K/V heads, scale, query count and layout, in float32, bf16 and float64.
 
 #include <gtest/gtest.h>
 
@@ -65,7 +65,7 @@ TEST(AttentionOp, EveryOptionCombinationMatchesTheNaiveReference) {
   const std::vector<Window> windows{{-1, -1}, {-1, 0}, {2, 0}, {0, 0}, {2, 1}, {3, -1}, {-1, 2}};
   const std::vector<Shape> shapes{{4, 4, 6, 6}, {4, 2, 5, 9}, {6, 1, 3, 8}, {4, 4, 1, 7}};
   int cases = 0;
-  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kDouble}) {
     for (const Shape& s : shapes) {
       // q as [B, Lq, Hq, D] transposed (the projections' layout), k and v contiguous.
       const at::Tensor q = at::randn({batch, s.queries, s.heads, head_dim}).to(dtype).transpose(1, 2);
@@ -88,8 +88,9 @@ TEST(AttentionOp, EveryOptionCombinationMatchesTheNaiveReference) {
               const at::Tensor got = ops::attention(Backend::host(), q, k, v, o);
               ASSERT_EQ(got.sizes(), want.sizes());
               ASSERT_EQ(got.scalar_type(), dtype);
-              // bf16: the probabilities and the output are rounded to bf16 (8 bits of mantissa).
-              const double tolerance = dtype == at::kFloat ? 2e-5 : 3e-2;
+              // bf16: the probabilities and the output are rounded to bf16 (8 bits of mantissa);
+              // float64 inputs keep float64 scores (the codecs' double-precision streaming checks).
+              const double tolerance = dtype == at::kBFloat16 ? 3e-2 : dtype == at::kFloat ? 2e-5 : 1e-12;
               EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), tolerance)
                   << "dtype " << at::toString(dtype) << " heads " << s.heads << "/" << s.kv_heads << " q " << s.queries
                   << " k " << s.keys << " window " << w.left << "," << w.right << " bias " << bias_kind << " first_key "
@@ -101,7 +102,7 @@ TEST(AttentionOp, EveryOptionCombinationMatchesTheNaiveReference) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 4 * 7 * 3 * 2 * 2);
+  EXPECT_EQ(cases, 3 * 4 * 7 * 3 * 2 * 2);
 }
 
 TEST(AttentionOp, CausalHelperIsAWindowEndingAtTheQuery) {

@@ -66,12 +66,14 @@ at::Tensor attention(const Backend& /*backend: every backend runs the libtorch p
   // are read in place (no repeat_interleave).
   const at::Tensor grouped_q = q.reshape({batch, kv_heads, group * queries, head_dim});
   at::Tensor scores = at::matmul(grouped_q, k.transpose(2, 3)).view({batch, kv_heads, group, queries, keys});
-  scores = scores.scalar_type() == at::kFloat ? scores.mul_(scale) : scores.to(at::kFloat).mul_(scale);
+  // Scores and softmax in float32 at least (float64 inputs keep float64).
+  const at::ScalarType score_type = scores.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  scores = scores.scalar_type() == score_type ? scores.mul_(scale) : scores.to(score_type).mul_(scale);
   if (options.bias.defined()) scores.add_(grouped_bias(options.bias, batch, heads, kv_heads, queries, keys));
   const at::Tensor hidden = hidden_keys(options, batch, queries, keys, q.device());
   if (hidden.defined()) scores.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
   at::Tensor probs = at::softmax(scores, -1);
-  if (v.scalar_type() != at::kFloat) probs = probs.to(v.scalar_type());
+  if (v.scalar_type() != score_type) probs = probs.to(v.scalar_type());
   return at::matmul(probs.view({batch, kv_heads, group * queries, keys}), v).view({batch, heads, queries, value_dim});
 }
 

@@ -41,8 +41,8 @@ struct AttentionOptions {
 /// softmax(scale * q k^T + bias, hidden keys -inf) v. q [B, Hq, Lq, D], k [B, Hkv, Lk, D],
 /// v [B, Hkv, Lk, Dv] (any strides; Hq a multiple of Hkv: query head h reads K/V head
 /// h / (Hq / Hkv), with no copy of K/V) -> [B, Hq, Lq, Dv] in v's dtype. Scores and softmax in
-/// float32 whatever the inputs' dtype; a query whose keys are all hidden gets NaN. Every backend:
-/// libtorch's batched products (cuBLAS on CUDA), the softmax over the scores in float32.
+/// float32 for float32, bf16 and f16 inputs (float64 for float64); a query whose keys are all hidden gets NaN. Every
+/// backend: libtorch's batched products (cuBLAS on CUDA), the softmax over the scores in float32.
 at::Tensor attention(const Backend& backend, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const AttentionOptions& options = {});
 

@@ -4,21 +4,19 @@
 #include <fmt/ranges.h>
 
 #include "common/check.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/layer_norm_op.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 namespace {
 
 constexpr double kLayerNormEps = 1e-5;  // torch.nn.LayerNorm's default, as the MLP builds it
 
-// Matrices may be stored in another dtype than the activations (WeightSource::take_matrix).
-at::Tensor dense(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
-}
-
 }  // namespace
 
 Lfm2AudioAdapter::Lfm2AudioAdapter(WeightSource& source, int64_t in_dim, int64_t out_dim, const std::string& prefix)
-    : in_dim_(in_dim), out_dim_(out_dim) {
+    : in_dim_(in_dim), out_dim_(out_dim), backend_(&source.backend()) {
   norm_weight_ = source.take(prefix + ".0.weight", {in_dim});
   norm_bias_ = source.take(prefix + ".0.bias", {in_dim});
   in_weight_ = source.take_matrix(prefix + ".1.weight", {out_dim, in_dim});
@@ -33,8 +31,10 @@ at::Tensor Lfm2AudioAdapter::operator()(const at::Tensor& encoder_out) const {
          fmt::join(encoder_out.sizes(), ", "));
   }
   const at::Tensor x = encoder_out.to(norm_weight_.device(), norm_weight_.scalar_type());
-  const at::Tensor h = at::layer_norm(x, {in_dim_}, norm_weight_, norm_bias_, kLayerNormEps);
-  return dense(at::gelu(dense(h, in_weight_, in_bias_)), out_weight_, out_bias_);  // exact (erf) GELU
+  const Backend& backend = *backend_;
+  const at::Tensor h = ops::layer_norm(backend, x, norm_weight_, norm_bias_, kLayerNormEps);
+  const at::Tensor up = ops::linear(backend, h, in_weight_, in_bias_);
+  return ops::linear(backend, ops::activation(backend, up, ops::Activation::Gelu), out_weight_, out_bias_);
 }
 
 }  // namespace izwi

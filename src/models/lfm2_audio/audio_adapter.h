@@ -15,7 +15,8 @@ namespace izwi {
 class Lfm2AudioAdapter {
  public:
   /// Takes `prefix`.0 (LayerNorm [in_dim]), `prefix`.1 (Linear in_dim -> out_dim) and `prefix`.3
-  /// (Linear out_dim -> out_dim); index 2 is the GELU, which has no tensors.
+  /// (Linear out_dim -> out_dim); index 2 is the GELU, which has no tensors. Runs on the source's
+  /// backend, which must outlive it.
   Lfm2AudioAdapter(WeightSource& source, int64_t in_dim, int64_t out_dim,
                    const std::string& prefix = "audio_adapter.model");
 
@@ -27,6 +28,7 @@ class Lfm2AudioAdapter {
 
  private:
   int64_t in_dim_, out_dim_;
+  const Backend* backend_;  ///< the source's (WeightSource::backend)
   at::Tensor norm_weight_, norm_bias_;
   at::Tensor in_weight_, in_bias_, out_weight_, out_bias_;
 };

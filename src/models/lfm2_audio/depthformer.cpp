@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 #include "common/check.h"
 #include "io/weight_source.h"
+#include "kernels/ops/attention_op.h"
 #include "kernels/ops/linear_op.h"
+#include "kernels/ops/rms_norm_op.h"
+#include "kernels/ops/silu_mul_op.h"
 
 namespace izwi {
 
@@ -25,8 +27,9 @@ Depthformer::Depthformer(WeightSource& weights, const DepthformerConfig& config)
     layer.k_norm = weights.take(p + "operator.bounded_attention.k_layernorm.weight", {head_dim_});
     layer.out = weights.take_matrix(p + "operator.out_proj.weight", {d, d});
     layer.ffn_norm = weights.take(p + "ffn_norm.weight", {d});
-    layer.w1 = weights.take_matrix(p + "feed_forward.w1.weight", {c.ffn_dim, d});
-    layer.w3 = weights.take_matrix(p + "feed_forward.w3.weight", {c.ffn_dim, d});
+    // One product for both halves of the SwiGLU (ops::silu_mul takes [w1 | w3]).
+    layer.w13 = at::cat({weights.take_matrix(p + "feed_forward.w1.weight", {c.ffn_dim, d}),
+                         weights.take_matrix(p + "feed_forward.w3.weight", {c.ffn_dim, d})});
     layer.w2 = weights.take_matrix(p + "feed_forward.w2.weight", {d, c.ffn_dim});
     layers_.push_back(std::move(layer));
   }
@@ -54,8 +57,7 @@ Depthformer::Depthformer(WeightSource& weights, const DepthformerConfig& config)
 int64_t Depthformer::weight_bytes() const {
   int64_t total = depth_linear_.nbytes() + depth_linear_bias_.nbytes();
   for (const Layer& l : layers_) {
-    for (const at::Tensor* t :
-         {&l.operator_norm, &l.qkv, &l.q_norm, &l.k_norm, &l.out, &l.ffn_norm, &l.w1, &l.w3, &l.w2}) {
+    for (const at::Tensor* t : {&l.operator_norm, &l.qkv, &l.q_norm, &l.k_norm, &l.out, &l.ffn_norm, &l.w13, &l.w2}) {
       total += static_cast<int64_t>(t->nbytes());
     }
   }
@@ -64,11 +66,6 @@ int64_t Depthformer::weight_bytes() const {
     if (!config_.tie) total += static_cast<int64_t>(h.embedding.nbytes());
   }
   return total;
-}
-
-at::Tensor Depthformer::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  const at::Tensor xf = x.to(at::kFloat);
-  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps) * weight.to(at::kFloat)).to(x.scalar_type());
 }
 
 at::Tensor Depthformer::rope(const at::Tensor& x, int64_t step) const {
@@ -83,25 +80,20 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
   const int64_t batch = x.size(0), d = config_.dim, kv_dim = config_.kv_heads * head_dim_;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    const at::Tensor qkv = ops::linear(backend, rms_norm(x, layer.operator_norm), layer.qkv, {});
+    const double eps = config_.norm_eps;
+    const at::Tensor qkv = ops::linear(backend, ops::rms_norm(backend, x, layer.operator_norm, eps), layer.qkv, {});
     at::Tensor q = qkv.narrow(1, 0, d).view({batch, config_.heads, head_dim_});
     at::Tensor k = qkv.narrow(1, d, kv_dim).view({batch, config_.kv_heads, head_dim_});
     const at::Tensor v = qkv.narrow(1, d + kv_dim, kv_dim).reshape({batch, config_.kv_heads, 1, head_dim_});
-    q = rope(rms_norm(q, layer.q_norm), step);
-    k = rope(rms_norm(k, layer.k_norm), step).unsqueeze(2);
+    q = rope(ops::rms_norm(backend, q, layer.q_norm, eps), step).unsqueeze(2);  // [B, heads, 1, head_dim]
+    k = rope(ops::rms_norm(backend, k, layer.k_norm, eps), step).unsqueeze(2);
     keys[l] = keys[l].defined() ? at::cat({keys[l], k}, 2) : k;  // [B, kv_heads, step + 1, head_dim]
     values[l] = values[l].defined() ? at::cat({values[l], v}, 2) : v;
-    const int64_t group = config_.heads / config_.kv_heads;
-    const at::Tensor k_all = keys[l].repeat_interleave(group, 1), v_all = values[l].repeat_interleave(group, 1);
     // One query per row that sees every earlier step of its frame.
-    const at::Tensor scores =
-        at::matmul(q.unsqueeze(2), k_all.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim_));
-    const at::Tensor attn = at::matmul(at::softmax(scores, -1, at::kFloat).to(x.scalar_type()), v_all);
+    const at::Tensor attn = ops::attention(backend, q, keys[l], values[l]);
     x = x + ops::linear(backend, attn.reshape({batch, d}), layer.out, {});
-    const at::Tensor h = rms_norm(x, layer.ffn_norm);
-    x = x + ops::linear(backend,
-                        at::silu(ops::linear(backend, h, layer.w1, {})) * ops::linear(backend, h, layer.w3, {}),
-                        layer.w2, {});
+    const at::Tensor gate_up = ops::linear(backend, ops::rms_norm(backend, x, layer.ffn_norm, eps), layer.w13, {});
+    x = x + ops::linear(backend, ops::silu_mul(backend, gate_up, config_.ffn_dim), layer.w2, {});
   }
   return x;
 }
@@ -119,8 +111,9 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
   for (int64_t k = 0; k < config_.codebooks; ++k) {
     const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values, backend);
     const Head& head = heads_[static_cast<size_t>(k)];
-    const std::vector<int32_t> sampled =
-        sampler.sample_rows(ops::linear(backend, rms_norm(x, head.norm), head.to_logits, {}), sampling, backend);
+    const std::vector<int32_t> sampled = sampler.sample_rows(
+        ops::linear(backend, ops::rms_norm(backend, x, head.norm, config_.norm_eps), head.to_logits, {}), sampling,
+        backend);
     std::vector<int64_t> codes(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) {
       out[static_cast<size_t>(b)].push_back(sampled[static_cast<size_t>(b)]);

@@ -48,7 +48,7 @@ class Depthformer {
 
  private:
   struct Layer {
-    at::Tensor operator_norm, qkv, q_norm, k_norm, out, ffn_norm, w1, w3, w2;
+    at::Tensor operator_norm, qkv, q_norm, k_norm, out, ffn_norm, w13, w2;  ///< w13 [2 * ffn_dim, dim]: w1 then w3
   };
   struct Head {
     at::Tensor embedding, norm, to_logits;
@@ -56,7 +56,6 @@ class Depthformer {
   /// x [B, dim] at step `step`; `keys` / `values` [B, kv_heads, step, head_dim] per layer, appended.
   at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
                   const Backend& backend) const;
-  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   /// Rotates interleaved pairs (2i, 2i + 1) of the last dim by position `step`.
   at::Tensor rope(const at::Tensor& x, int64_t step) const;
 

@@ -8,17 +8,18 @@
 #include "common/check.h"
 #include "io/config_fields.h"
 #include "io/hf_config.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/attention_op.h"
+#include "kernels/ops/conv1d_op.h"
+#include "kernels/ops/conv2d_op.h"
+#include "kernels/ops/layer_norm_op.h"
+#include "kernels/ops/linear_op.h"
 
 namespace izwi {
 namespace {
 
 constexpr double kLayerNormEps = 1e-5;  // torch.nn.LayerNorm / BatchNorm1d defaults
 constexpr double kBatchNormEps = 1e-5;
-
-// Matrices may be stored in another dtype than the activations (WeightSource::take_matrix).
-at::Tensor dense(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
-}
 
 void require_option(const JsonFields& e, const std::string& key, const std::string& fallback,
                     const std::string& supported) {
@@ -133,7 +134,7 @@ FastConformerEncoder::FeedForward FastConformerEncoder::load_feed_forward(Weight
 
 FastConformerEncoder::FastConformerEncoder(WeightSource& source, const FastConformerConfig& c,
                                            const std::string& prefix)
-    : config_(c) {
+    : config_(c), backend_(&source.backend()) {
   const int64_t d = c.d_model, channels = c.subsampling_conv_channels;
   // pre_encode.conv is an nn.Sequential: conv 0, ReLU 1, then [depthwise, pointwise, ReLU] per stage.
   const std::string conv = prefix + ".pre_encode.conv.";
@@ -171,12 +172,19 @@ FastConformerEncoder::FastConformerEncoder(WeightSource& source, const FastConfo
     const std::string m = l + "conv.";
     layer.pointwise1_weight = source.take_matrix(m + "pointwise_conv1.weight", {2 * d, d, 1}).view({2 * d, d});
     layer.pointwise1_bias = source.take(m + "pointwise_conv1.bias", {2 * d});
-    layer.depthwise_weight = source.take(m + "depthwise_conv.weight", {d, 1, c.conv_kernel_size});
-    layer.depthwise_bias = source.take(m + "depthwise_conv.bias", {d});
-    layer.bn_weight = source.take(m + "batch_norm.weight", {d});
-    layer.bn_bias = source.take(m + "batch_norm.bias", {d});
-    layer.bn_mean = source.take(m + "batch_norm.running_mean", {d});
-    layer.bn_var = source.take(m + "batch_norm.running_var", {d});
+    // The batch norm (running statistics, eval mode) is an affine map per channel: folded into the
+    // depthwise conv before it (in float32, then the compute dtype), one op where there were two.
+    const auto take = [&](const std::string& name, const std::vector<int64_t>& shape) {
+      return source.take(m + name, shape).to(at::kFloat);
+    };
+    const at::Tensor bn_scale =
+        take("batch_norm.weight", {d}) * (take("batch_norm.running_var", {d}) + kBatchNormEps).rsqrt();
+    layer.depthwise_weight = (take("depthwise_conv.weight", {d, 1, c.conv_kernel_size}) * bn_scale.view({d, 1, 1}))
+                                 .to(source.compute_dtype())
+                                 .contiguous();
+    layer.depthwise_bias = ((take("depthwise_conv.bias", {d}) - take("batch_norm.running_mean", {d})) * bn_scale +
+                            take("batch_norm.bias", {d}))
+                               .to(source.compute_dtype());
     layer.pointwise2_weight = source.take_matrix(m + "pointwise_conv2.weight", {d, d, 1}).view({d, d});
     layer.pointwise2_bias = source.take(m + "pointwise_conv2.bias", {d});
     layer.ff2_norm = load_norm(source, l + "norm_feed_forward2");
@@ -189,17 +197,19 @@ FastConformerEncoder::FastConformerEncoder(WeightSource& source, const FastConfo
 at::Tensor FastConformerEncoder::subsample(const at::Tensor& mel) const {
   // [1, 1, time, freq]: time is the conv's height, as NeMo's (batch, time, features) input.
   at::Tensor x = mel.t().unsqueeze(0).unsqueeze(0);
-  x = at::relu(at::conv2d(x, conv0_weight_, conv0_bias_, /*stride=*/2, /*padding=*/1));
+  const Backend& backend = *backend_;
+  const auto relu = [&](const at::Tensor& t) { return ops::activation(backend, t, ops::Activation::Relu); };
+  x = relu(ops::conv2d(backend, x, conv0_weight_, conv0_bias_, /*stride=*/2, /*padding=*/1));
   const int64_t channels = config_.subsampling_conv_channels;
   for (const ConvStage& stage : stages_) {
-    x = at::conv2d(x, stage.depthwise_weight, stage.depthwise_bias, /*stride=*/2, /*padding=*/1, /*dilation=*/1,
-                   /*groups=*/channels);
-    x = at::relu(at::conv2d(x, stage.pointwise_weight, stage.pointwise_bias));
+    x = ops::conv2d(backend, x, stage.depthwise_weight, stage.depthwise_bias, /*stride=*/2, /*padding=*/1,
+                    /*groups=*/channels);
+    x = relu(ops::conv2d(backend, x, stage.pointwise_weight, stage.pointwise_bias));
   }
   // (1, C, T', F') -> (T', C * F'): channels outer, frequency inner.
   const int64_t frames = x.size(2);
   x = x.squeeze(0).transpose(0, 1).reshape({frames, channels * x.size(3)});
-  return dense(x, subsample_out_weight_, subsample_out_bias_);
+  return ops::linear(backend, x, subsample_out_weight_, subsample_out_bias_);
 }
 
 at::Tensor FastConformerEncoder::relative_positions(int64_t length, const at::TensorOptions& options) const {
@@ -214,42 +224,52 @@ at::Tensor FastConformerEncoder::relative_positions(int64_t length, const at::Te
 }
 
 at::Tensor FastConformerEncoder::feed_forward(const FeedForward& ff, const at::Tensor& x) const {
-  return dense(at::silu(dense(x, ff.w1, ff.b1)), ff.w2, ff.b2);
+  const Backend& backend = *backend_;
+  return ops::linear(backend, ops::activation(backend, ops::linear(backend, x, ff.w1, ff.b1), ops::Activation::Silu),
+                     ff.w2, ff.b2);
 }
 
 at::Tensor FastConformerEncoder::attention(const Layer& layer, const at::Tensor& x, const at::Tensor& positions) const {
+  const Backend& backend = *backend_;
   const int64_t length = x.size(0), d = config_.d_model, heads = config_.n_heads, dk = config_.head_dim();
-  const at::Tensor qkv = dense(x, layer.qkv_weight, layer.qkv_bias);
+  const at::Tensor qkv = ops::linear(backend, x, layer.qkv_weight, layer.qkv_bias);
   const at::Tensor q = qkv.narrow(1, 0, d).view({length, heads, dk});
-  const at::Tensor k = qkv.narrow(1, d, d).reshape({length, heads, dk}).transpose(0, 1);  // [h, L, dk]
-  const at::Tensor v = qkv.narrow(1, 2 * d, d).reshape({length, heads, dk}).transpose(0, 1);
-  const at::Tensor p = dense(positions, layer.pos_weight, {}).view({2 * length - 1, heads, dk}).transpose(0, 1);
-  const at::Tensor q_u = (q + layer.bias_u).transpose(0, 1);  // [h, L, dk]
-  const at::Tensor q_v = (q + layer.bias_v).transpose(0, 1);
-  const at::Tensor content = at::matmul(q_u, k.transpose(1, 2));  // [h, L, L]
-  // Transformer-XL's rel_shift: row i of [h, L, 2L - 1] moves left by L - 1 - i, so that column j
-  // holds relative position i - j; the padding trick as NeMo writes it.
+  const at::Tensor k = qkv.narrow(1, d, d).view({length, heads, dk}).transpose(0, 1).unsqueeze(0);  // [1, h, L, dk]
+  const at::Tensor v = qkv.narrow(1, 2 * d, d).view({length, heads, dk}).transpose(0, 1).unsqueeze(0);
+  const at::Tensor p =
+      ops::linear(backend, positions, layer.pos_weight, {}).view({2 * length - 1, heads, dk}).transpose(0, 1);
+  const at::Tensor q_u = (q + layer.bias_u).transpose(0, 1).unsqueeze(0);  // [1, h, L, dk]
+  const at::Tensor q_v = (q + layer.bias_v).transpose(0, 1);               // [h, L, dk]
+  // The position term, an additive score bias: Transformer-XL's rel_shift moves row i of
+  // [h, L, 2L - 1] left by L - 1 - i, so that column j holds relative position i - j (the padding
+  // trick as NeMo writes it); scaled as the content term is.
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
   at::Tensor position = at::matmul(q_v, p.transpose(1, 2));  // [h, L, 2L - 1]
-  position = at::constant_pad_nd(position, {1, 0}, 0.0)
-                 .view({heads, 2 * length, length})
-                 .narrow(1, 1, 2 * length - 1)
-                 .reshape({heads, length, 2 * length - 1})
-                 .narrow(2, 0, length);
-  const at::Tensor scores = (content + position) / std::sqrt(static_cast<double>(dk));
-  const at::Tensor out = at::matmul(at::softmax(scores, -1), v);  // [h, L, dk]
-  return dense(out.transpose(0, 1).reshape({length, d}), layer.out_weight, layer.out_bias);
+  ops::AttentionOptions options;
+  options.scale = scale;
+  options.bias = at::constant_pad_nd(position, {1, 0}, 0.0)
+                     .view({heads, 2 * length, length})
+                     .narrow(1, 1, 2 * length - 1)
+                     .reshape({heads, length, 2 * length - 1})
+                     .narrow(2, 0, length)
+                     .mul(scale)
+                     .unsqueeze(0);                                    // [1, h, L, L]
+  const at::Tensor out = ops::attention(backend, q_u, k, v, options);  // [1, h, L, dk]
+  return ops::linear(backend, out.squeeze(0).transpose(0, 1).reshape({length, d}), layer.out_weight, layer.out_bias);
 }
 
 at::Tensor FastConformerEncoder::convolution(const Layer& layer, const at::Tensor& x) const {
   const int64_t d = config_.d_model;
   // Pointwise conv as a matrix over [L, d], GLU over channels, then the channel-first depthwise conv.
-  const at::Tensor gated = at::glu(dense(x, layer.pointwise1_weight, layer.pointwise1_bias), 1);
-  at::Tensor h = at::conv1d(gated.t().unsqueeze(0), layer.depthwise_weight, layer.depthwise_bias, /*stride=*/1,
-                            /*padding=*/(config_.conv_kernel_size - 1) / 2, /*dilation=*/1, /*groups=*/d);
-  h = at::batch_norm(h, layer.bn_weight, layer.bn_bias, layer.bn_mean, layer.bn_var, /*training=*/false,
-                     /*momentum=*/0.0, kBatchNormEps, /*cudnn_enabled=*/true);
-  h = at::silu(h).squeeze(0).t();
-  return dense(h, layer.pointwise2_weight, layer.pointwise2_bias);
+  const Backend& backend = *backend_;
+  const at::Tensor gated = at::glu(ops::linear(backend, x, layer.pointwise1_weight, layer.pointwise1_bias), 1);
+  ops::Conv1dOptions depthwise;
+  depthwise.padding = (config_.conv_kernel_size - 1) / 2;
+  depthwise.groups = d;
+  // The batch norm is folded into the depthwise conv (see the constructor).
+  at::Tensor h = ops::conv1d(backend, gated.t().unsqueeze(0), layer.depthwise_weight, layer.depthwise_bias, depthwise);
+  h = ops::activation(backend, h, ops::Activation::Silu).squeeze(0).t();
+  return ops::linear(backend, h, layer.pointwise2_weight, layer.pointwise2_bias);
 }
 
 at::Tensor FastConformerEncoder::encode(const at::Tensor& mel) const {
@@ -263,7 +283,7 @@ at::Tensor FastConformerEncoder::encode(const at::Tensor& mel) const {
   if (c.xscaling) x = x * std::sqrt(static_cast<double>(c.d_model));
   const at::Tensor positions = relative_positions(x.size(0), x.options());
   const auto norm = [&](const Norm& n, const at::Tensor& t) {
-    return at::layer_norm(t, {c.d_model}, n.weight, n.bias, kLayerNormEps);
+    return ops::layer_norm(*backend_, t, n.weight, n.bias, kLayerNormEps);
   };
   for (const Layer& layer : layers_) {
     x = x + feed_forward(layer.ff1, norm(layer.ff1_norm, x)) * 0.5;

@@ -46,7 +46,8 @@ struct FastConformerConfig {
 class FastConformerEncoder {
  public:
   /// Takes the encoder's tensors under `prefix` (e.g. "conformer"): pre_encode.*, layers.N.*.
-  /// The batch norms' num_batches_tracked counters are not read; skip them in the source.
+  /// The batch norms' num_batches_tracked counters are not read; skip them in the source. Runs on
+  /// the source's backend, which must outlive it.
   FastConformerEncoder(WeightSource& source, const FastConformerConfig& config,
                        const std::string& prefix = "conformer");
 
@@ -75,8 +76,7 @@ class FastConformerEncoder {
     at::Tensor bias_u, bias_v;  ///< [heads, head_dim]
     Norm conv_norm;
     at::Tensor pointwise1_weight, pointwise1_bias;  ///< [2 * d, d] (a k1 conv as a matrix)
-    at::Tensor depthwise_weight, depthwise_bias;    ///< [d, 1, kernel]
-    at::Tensor bn_weight, bn_bias, bn_mean, bn_var;
+    at::Tensor depthwise_weight, depthwise_bias;    ///< [d, 1, kernel], the batch norm folded in
     at::Tensor pointwise2_weight, pointwise2_bias;  ///< [d, d]
     Norm ff2_norm;
     FeedForward ff2;
@@ -97,6 +97,7 @@ class FastConformerEncoder {
   at::Tensor convolution(const Layer& layer, const at::Tensor& x) const;
 
   FastConformerConfig config_;
+  const Backend* backend_;                ///< the source's (WeightSource::backend)
   at::Tensor conv0_weight_, conv0_bias_;  ///< [C, 1, 3, 3]
   std::vector<ConvStage> stages_;         ///< log2(subsampling_factor) - 1 of them
   at::Tensor subsample_out_weight_, subsample_out_bias_;
