@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "structured/grammar.h"
@@ -34,12 +35,22 @@ class GrammarMatcher {
   StackPool& stacks() { return *stacks_; }
   Parser& parser() { return parser_; }
 
+  /// A TokenMasker's memo (`owner` is the masker's id): for a thread (node, stack), which of the
+  /// node's undecided token suffixes the real stack accepts. Stacks are interned and never change,
+  /// so an entry stays valid across steps, rollbacks and copies.
+  struct ExitMemo {
+    uint64_t owner = 0;
+    std::unordered_map<uint64_t, std::vector<int32_t>> accepted;
+  };
+  ExitMemo& exit_memo() { return exit_memo_; }
+
  private:
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<StackPool> stacks_;
   Parser parser_;
   std::vector<ParseState> history_;  ///< state before the first step, then after each
   ParseState scratch_[2];
+  ExitMemo exit_memo_;
 };
 
 }  // namespace izwi::structured

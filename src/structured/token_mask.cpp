@@ -1,6 +1,7 @@
 #include "structured/token_mask.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
@@ -46,7 +47,10 @@ void walk(const TokenTrie& trie, Parser& parser, StackPool& stacks, const ParseS
 }  // namespace
 
 TokenMasker::TokenMasker(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary)
-    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)) {}
+    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id++;
+}
 
 TokenMasker::~TokenMasker() = default;
 
@@ -110,25 +114,36 @@ void TokenMasker::fill_next_token_bitmask(GrammarMatcher& matcher, uint32_t* bit
   const size_t words = vocabulary_->bitmask_words();
   std::memset(bitmask, 0, words * sizeof(uint32_t));
   const ParseState& state = matcher.state();
+  GrammarMatcher::ExitMemo& memo = matcher.exit_memo();
+  if (memo.owner != id_) {
+    memo.accepted.clear();
+    memo.owner = id_;
+  }
   ParseState after_rule;
   std::vector<ParseState> states;
   for (const Thread& thread : state.threads) {
     const NodeMask& mask = node_mask(thread.node);
     for (size_t w = 0; w < words; ++w) bitmask[w] |= mask.accepted[w];
     if (mask.suffixes.empty()) continue;
-    matcher.parser().pop(matcher.stacks(), thread.stack, after_rule);
-    const std::vector<TokenTrie::Node>& nodes = mask.suffixes.nodes();
-    const std::vector<int32_t>& items = mask.suffixes.items();
-    walk(mask.suffixes, matcher.parser(), matcher.stacks(), after_rule, states, [&](int32_t u, const ParseState&) {
-      const TokenTrie::Node& node = nodes[static_cast<size_t>(u)];
-      for (int32_t i = node.items_begin; i < node.items_end; ++i) {
-        const int32_t suffix = items[static_cast<size_t>(i)];
-        for (int32_t t = mask.suffix_begin[static_cast<size_t>(suffix)];
-             t < mask.suffix_begin[static_cast<size_t>(suffix) + 1]; ++t) {
-          set_bit(bitmask, mask.suffix_tokens[static_cast<size_t>(t)]);
-        }
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(thread.node)) << 32) | static_cast<uint32_t>(thread.stack);
+    auto [entry, inserted] = memo.accepted.try_emplace(key);
+    std::vector<int32_t>& accepted = entry->second;
+    if (inserted) {  // walk the suffixes against the real stack
+      matcher.parser().pop(matcher.stacks(), thread.stack, after_rule);
+      const std::vector<TokenTrie::Node>& nodes = mask.suffixes.nodes();
+      const std::vector<int32_t>& items = mask.suffixes.items();
+      walk(mask.suffixes, matcher.parser(), matcher.stacks(), after_rule, states, [&](int32_t u, const ParseState&) {
+        const TokenTrie::Node& node = nodes[static_cast<size_t>(u)];
+        accepted.insert(accepted.end(), items.begin() + node.items_begin, items.begin() + node.items_end);
+      });
+    }
+    for (const int32_t suffix : accepted) {
+      for (int32_t t = mask.suffix_begin[static_cast<size_t>(suffix)];
+           t < mask.suffix_begin[static_cast<size_t>(suffix) + 1]; ++t) {
+        set_bit(bitmask, mask.suffix_tokens[static_cast<size_t>(t)]);
       }
-    });
+    }
   }
   if (state.complete) {
     for (const int32_t id : vocabulary_->stop_ids()) set_bit(bitmask, id);

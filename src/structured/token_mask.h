@@ -4,7 +4,7 @@
 // (its caller unknown) sorts every token into accepted (it stays inside the node's rule),
 // rejected, or undecided (it leaves the rule after some bytes: the rest, its suffix, depends on
 // the caller). That walk is done once per node and cached; per step only the undecided suffixes
-// (a small trie) are walked against the real stack.
+// (a small trie) are walked against the real stack, once per (node, stack) a matcher meets.
 
 #include <cstdint>
 #include <memory>
@@ -43,6 +43,7 @@ class TokenMasker {
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenVocabulary> vocabulary_;
+  uint64_t id_;  ///< names this masker in matchers' exit memos
   mutable std::mutex mutex_;
   mutable std::unordered_map<int32_t, std::unique_ptr<NodeMask>> cache_;
 };
