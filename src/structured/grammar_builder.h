@@ -25,7 +25,6 @@ class GrammarBuilder {
   /// Reserves a rule id (so that it can be called before, or while, its body is built).
   int32_t declare_rule(std::string name);
   void define_rule(int32_t rule, Fragment body);
-  bool is_defined(int32_t rule) const { return grammar_.rules[rule].start >= 0; }
 
   Fragment empty();
   Fragment bytes(const ByteSet& set);

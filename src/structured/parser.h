@@ -36,8 +36,6 @@ class Parser {
   /// The state after the rule whose caller is `stack` ends (complete only, for kEmptyStack).
   void pop(StackPool& stacks, int32_t stack, ParseState& out);
 
-  const Grammar& grammar() const { return *grammar_; }
-
  private:
   bool visit(Thread thread);
 

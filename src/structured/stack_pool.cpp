@@ -10,9 +10,4 @@ int32_t StackPool::push(int32_t return_node, int32_t parent) {
   return it->second;
 }
 
-void StackPool::clear() {
-  frames_.clear();
-  index_.clear();
-}
-
 }  // namespace izwi::structured

@@ -23,8 +23,6 @@ class StackPool {
   /// Id of the stack `parent` with `return_node` pushed (the same id for the same pair).
   int32_t push(int32_t return_node, int32_t parent);
   const Frame& at(int32_t stack) const { return frames_[static_cast<size_t>(stack)]; }
-  size_t size() const { return frames_.size(); }
-  void clear();
 
  private:
   std::vector<Frame> frames_;
