@@ -229,7 +229,9 @@ bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const
   std::vector<std::vector<float>> pcm;
   try {
     const OpTimer timer(ProfiledOp::AudioDecode, static_cast<int64_t>(jobs.size()));
-    pcm = executor_->model().decode_audio(states, counts);
+    const AudioDecoder* decoder = executor_->model().capabilities().audio_decoder;
+    IZWI_CHECK(decoder != nullptr, "a request produces audio but the model has no AudioDecoder");
+    pcm = decoder->decode_audio(states, counts);
   } catch (const std::exception& e) {
     logger()->error("audio decode failed: {}", e.what());
     for (ActiveRequest* r : jobs) fail(*r, Error(ErrorCode::Internal, std::string("audio decode failed: ") + e.what()));

@@ -117,6 +117,7 @@ void EngineImpl::load(const std::string& model_dir) {
   const Backend& backend = *loaded.backend;
   const CausalLM& model = loaded.executor->model();
   const ModelSpec& spec = model.spec();
+  capabilities_ = model.capabilities();
   if (config_.max_seq_len > spec.max_positions) {
     fail(ErrorCode::InvalidArgument, "EngineConfig.max_seq_len {} exceeds the model's max_position_embeddings {}",
          config_.max_seq_len, spec.max_positions);
@@ -126,7 +127,7 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.max_positions = config_.max_seq_len > 0 ? config_.max_seq_len : spec.max_positions;
   info_.eos_token_ids = loaded.eos_token_ids;
   tokenizer_ = load_tokenizer(model_dir);
-  if (tokenizer_ && !spec.produces_audio) {
+  if (tokenizer_ && capabilities_.speech == nullptr) {
     // tokenizer_config.json's eos_token ends chat turns (e.g. <|im_end|>) even where config.json names another.
     std::vector<int32_t> in_vocab;
     for (int32_t id : tokenizer_->eos_ids()) {
@@ -137,15 +138,15 @@ void EngineImpl::load(const std::string& model_dir) {
   info_.has_tokenizer = tokenizer_.has_value();
   info_.bos_token_id = spec.bos_token_id;
   info_.decode_weight_bytes = spec.decode_weight_bytes;
-  info_.accepts_audio = spec.accepts_audio;
+  info_.accepts_audio = capabilities_.transcriber != nullptr;
   info_.audio_sample_rate = spec.audio_sample_rate;
-  info_.produces_audio = spec.produces_audio;
+  info_.produces_audio = capabilities_.speech != nullptr;
   info_.output_sample_rate = spec.output_sample_rate;
   info_.num_codebooks = spec.num_codebooks;
   info_.speakers = spec.speakers;
   info_.languages = spec.languages;
-  info_.clones_voices = spec.clones_voices;
-  info_.audio_chat = spec.audio_chat;
+  info_.clones_voices = capabilities_.voice_cloner != nullptr;
+  info_.audio_chat = capabilities_.audio_chat != nullptr;
   info_.default_sampling = spec.default_sampling;
   info_.default_codebook_sampling = spec.default_codebook_sampling;
   if (config_.kv_cache_memory_fraction > 0) {
@@ -221,6 +222,14 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
   return active;
 }
 
+template <class Interface>
+const Interface& EngineImpl::require(const Interface* capability, const char* refusal) const {
+  if (capability == nullptr) {
+    fail(ErrorCode::Unsupported, "model_type '{}' is {}{}", info_.model_type, describe_model_kind(info_), refusal);
+  }
+  return *capability;
+}
+
 std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, RequestChannel::Mode mode,
                                                    RequestChannel::Callback callback) {
   // A speech model's sequences are codec frames that need its speech prompt (synthesize).
@@ -239,10 +248,7 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
 }
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const TranscriptionOptions& options) {
-  if (!info_.accepts_audio) {
-    fail(ErrorCode::Unsupported, "model_type '{}' is {}: it does not transcribe audio", info_.model_type,
-         describe_model_kind(info_));
-  }
+  const Transcriber& transcriber = require(capabilities_.transcriber, ": it does not transcribe audio");
   // Every option is checked before anything is sized from it: the prompt holds delay_tokens pads.
   if (options.delay_tokens < -1 || options.delay_tokens > kMaxDelayTokens) {
     fail(ErrorCode::InvalidArgument,
@@ -275,7 +281,7 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   Request r;
   r.id = options.id.empty() ? next_id() : options.id;
   r.priority = options.priority;
-  r.prompt_ids = model_->transcription_prompt(settings);
+  r.prompt_ids = transcriber.transcription_prompt(settings);
   r.params.sampling = options.sampling;
   r.params.seed = options.seed;
   r.params.max_tokens = limits_.max_seq_len - static_cast<int32_t>(r.prompt_ids.size());
@@ -287,7 +293,7 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
 
   std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
   active->seq.cacheable_len = 0;  // positions carry audio, not just token ids
-  active->state = model_->make_transcription_state(settings);
+  active->state = transcriber.make_transcription_state(settings);
   active->continue_after_audio = options.continue_after_audio;
   active->max_positions_after_audio = options.max_tokens_after_audio;
   active->seq.input_limit = active->input_limit();
@@ -347,33 +353,29 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_audio_out(const AudioOutReque
 }
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_speech(const SpeechRequest& request, RequestChannel::Mode mode) {
-  if (!info_.produces_audio) {
-    fail(ErrorCode::Unsupported, "model_type '{}' is {}, not a speech synthesis model", info_.model_type,
-         describe_model_kind(info_));
-  }
+  const SpeechSynthesizer& synthesizer = require(capabilities_.speech, ", not a speech synthesis model");
   return submit_audio_out(
       {"speech request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, false,
        request.params.sampling, "SpeechParams.sampling", request.params.codebook_sampling,
        "SpeechParams.codebook_sampling", request.params.seed},
-      [&] { return model_->speech_prompt(request, tokenizer()); }, mode);
+      [&] { return synthesizer.speech_prompt(request, tokenizer()); }, mode);
 }
 
 std::shared_ptr<RequestChannel> EngineImpl::submit_audio_chat(const AudioChatRequest& request,
                                                               RequestChannel::Mode mode) {
-  if (!info_.audio_chat) {
-    fail(ErrorCode::Unsupported, "model_type '{}' is {}: it does not do audio chat", info_.model_type,
-         describe_model_kind(info_));
-  }
+  const AudioChatter& chatter = require(capabilities_.audio_chat, ": it does not do audio chat");
   return submit_audio_out(
       {"audio chat request", request.id, request.priority, request.first_chunk_frames, request.chunk_frames, true,
        request.text_sampling, "AudioChatRequest.text_sampling", request.audio_sampling,
        "AudioChatRequest.audio_sampling", request.seed},
-      [&] { return model_->audio_chat_prompt(request, tokenizer()); }, mode);
+      [&] { return chatter.audio_chat_prompt(request, tokenizer()); }, mode);
 }
 
 Voice EngineImpl::create_voice(const std::vector<float>& samples, int32_t sample_rate,
                                const VoiceTranscript& transcript) const {
-  return model_->create_voice(samples, sample_rate, transcript, tokenizer());
+  return require(capabilities_.voice_cloner,
+                 ": it does not clone voices (voice cloning needs a Qwen3-TTS Base model, which has a speaker encoder)")
+      .create_voice(samples, sample_rate, transcript, tokenizer());
 }
 
 void EngineImpl::push_audio(const std::string& request_id, std::vector<float> samples) {

@@ -124,6 +124,10 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
                                                    RequestChannel::Mode mode);
   std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
                                                      RequestChannel::Callback callback) const;
+  /// `capability` (one of capabilities_'s interfaces), or Unsupported naming what the model is,
+  /// then `refusal`.
+  template <class Interface>
+  const Interface& require(const Interface* capability, const char* refusal) const;
   /// Assigns an id when empty and registers it as live; throws if taken or shutting down.
   void enqueue(std::unique_ptr<ActiveRequest> request);
   void enqueue_command(Command command);
@@ -133,6 +137,7 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   ModelInfo info_;
   std::optional<Tokenizer> tokenizer_;
   const CausalLM* model_ = nullptr;  ///< Owned by the executor; immutable.
+  ModelCapabilities capabilities_;   ///< The model's, asked once at load; ModelInfo's flags say the same.
   RequestLimits limits_;
   MetricsCollector metrics_;
   std::unique_ptr<EngineCore> core_;

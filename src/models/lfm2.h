@@ -8,25 +8,22 @@
 
 #include "io/hf_config.h"
 #include "io/weight_source.h"
-#include "layers/linear.h"
-#include "models/causal_lm.h"
 #include "models/lfm2_backbone.h"
+#include "models/text_lm.h"
 
 namespace izwi {
 
-class Lfm2ForCausalLM final : public CausalLM {
+class Lfm2ForCausalLM final : public TextLM {
  public:
   Lfm2ForCausalLM(const HfConfig& config, WeightSource& source);
 
-  const ModelSpec& spec() const override { return spec_; }
-  std::vector<LayerCacheSpec> cache_layout() const override;
+  std::vector<LayerCacheSpec> cache_layout() const override { return backbone_.cache_layout(); }
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
-  at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
 
  private:
+  Lfm2ForCausalLM(const HfConfig& hf, WeightSource& source, const Lfm2Config& config);
+
   Lfm2Backbone backbone_;
-  ModelSpec spec_;
-  Linear lm_head_;
 };
 
 }  // namespace izwi

@@ -4,7 +4,6 @@
 
 #include "common/check.h"
 #include "io/config_fields.h"
-#include "io/generation_defaults.h"
 
 namespace izwi {
 
@@ -68,23 +67,22 @@ DecoderLayerSpec LlamaConfig::layer_spec() const {
 }
 
 LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, bool qk_norm)
-    : config_(LlamaConfig::parse(hf, qk_norm)) {
-  const LlamaConfig& c = config_;
-  spec_ = base_spec(hf.model_type(), hf.fields(), c.vocab_size, c.hidden_size, c.max_positions);
-  spec_.default_sampling = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::HfGenerate).sampling;
-  spec_.graph_safe_decode = true;
+    : LlamaForCausalLM(hf, source, LlamaConfig::parse(hf, qk_norm)) {}
 
+LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, const LlamaConfig& config)
+    : TextLM(hf, config.vocab_size, config.hidden_size, config.max_positions), config_(config) {
+  const LlamaConfig& c = config_;
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   layers_.reserve(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     layers_.emplace_back(source, fmt::format("model.layers.{}", i), c.layer_spec());
   }
   norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
-  lm_head_ = load_output_head(source, embed_tokens_, c.tie_word_embeddings, "lm_head", c.vocab_size, c.hidden_size);
+  int64_t layer_weight_bytes = 0;
+  for (const DecoderLayer& layer : layers_) layer_weight_bytes += layer.weight_bytes();
+  load_head(source, embed_tokens_, c.tie_word_embeddings, layer_weight_bytes);
   rope_ =
       std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
-  spec_.decode_weight_bytes = lm_head_.weight_bytes();
-  for (const DecoderLayer& layer : layers_) spec_.decode_weight_bytes += layer.weight_bytes();
 }
 
 std::vector<LayerCacheSpec> LlamaForCausalLM::cache_layout() const {
@@ -97,10 +95,6 @@ at::Tensor LlamaForCausalLM::forward(const ForwardContext& ctx, CacheBuffers& ca
   at::Tensor h = embed_tokens_(ctx.input_ids, ctx.dtype);
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, cache.layer(i), ctx);
   return norm_(h, ctx);
-}
-
-at::Tensor LlamaForCausalLM::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {
-  return lm_head_(hidden, ctx);
 }
 
 }  // namespace izwi

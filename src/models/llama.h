@@ -10,10 +10,9 @@
 #include "io/weight_source.h"
 #include "layers/decoder_layer.h"
 #include "layers/embedding.h"
-#include "layers/linear.h"
 #include "layers/rms_norm.h"
 #include "layers/rotary_embedding.h"
-#include "models/causal_lm.h"
+#include "models/text_lm.h"
 
 namespace izwi {
 
@@ -35,22 +34,20 @@ struct LlamaConfig {
   DecoderLayerSpec layer_spec() const;
 };
 
-class LlamaForCausalLM final : public CausalLM {
+class LlamaForCausalLM final : public TextLM {
  public:
   LlamaForCausalLM(const HfConfig& config, WeightSource& source, bool qk_norm);
 
-  const ModelSpec& spec() const override { return spec_; }
   std::vector<LayerCacheSpec> cache_layout() const override;
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
-  at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
 
  private:
+  LlamaForCausalLM(const HfConfig& hf, WeightSource& source, const LlamaConfig& config);
+
   LlamaConfig config_;
-  ModelSpec spec_;
   Embedding embed_tokens_;
   std::vector<DecoderLayer> layers_;
   RMSNorm norm_;
-  Linear lm_head_;
   std::unique_ptr<RotaryEmbedding> rope_;
 };
 

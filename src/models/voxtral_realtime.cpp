@@ -6,7 +6,6 @@
 #include <map>
 
 #include "common/check.h"
-#include "io/generation_defaults.h"
 #include "models/voxtral_streaming_input.h"
 
 namespace izwi {
@@ -50,9 +49,7 @@ VoxtralRealtimeForConditionalGeneration::VoxtralRealtimeForConditionalGeneration
   }
   hidden_size_ = hidden;
 
-  spec_ = base_spec(hf.model_type(), *text, vocab, hidden, max_positions);
-  spec_.default_sampling = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::HfGenerate).sampling;
-  spec_.accepts_audio = true;
+  spec_ = base_spec(hf, *text, vocab, hidden, max_positions, GenerationDefaultsRule::HfGenerate);
   spec_.audio_sample_rate = 16000;
   spec_.default_delay_tokens = static_cast<int32_t>(delay_tokens);
 
@@ -161,6 +158,12 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::logits(const at::Tensor& hid
 std::unique_ptr<RequestState> VoxtralRealtimeForConditionalGeneration::make_transcription_state(
     const TranscriptionSettings& settings) const {
   return std::make_unique<VoxtralStreamingInput>(*encoder_, settings, hidden_size_, activations_);
+}
+
+ModelCapabilities VoxtralRealtimeForConditionalGeneration::capabilities() const {
+  ModelCapabilities caps;
+  caps.transcriber = this;
+  return caps;
 }
 
 std::vector<int32_t> VoxtralRealtimeForConditionalGeneration::transcription_prompt(

@@ -21,14 +21,14 @@
 
 namespace izwi {
 
-class VoxtralRealtimeForConditionalGeneration final : public CausalLM {
+class VoxtralRealtimeForConditionalGeneration final : public CausalLM, public Transcriber {
  public:
   VoxtralRealtimeForConditionalGeneration(const HfConfig& config, WeightSource& source);
 
-  const ModelSpec& spec() const override { return spec_; }
   std::vector<LayerCacheSpec> cache_layout() const override;
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
+  ModelCapabilities capabilities() const override;
   std::unique_ptr<RequestState> make_transcription_state(const TranscriptionSettings& settings) const override;
   std::vector<int32_t> transcription_prompt(const TranscriptionSettings& settings) const override;
 
@@ -47,7 +47,6 @@ class VoxtralRealtimeForConditionalGeneration final : public CausalLM {
   /// Encodes the audio every stream of this step newly needs, all streams in one encoder pass.
   void encode_new_audio(const ForwardContext& ctx) const;
 
-  ModelSpec spec_;
   int64_t hidden_size_ = 0;
   Embedding embed_tokens_;
   std::vector<Layer> layers_;

@@ -150,7 +150,7 @@ void fuzz_speech_request(Bytes& in) {
     // As the engine's speech path: both heads' sampling, then the model's prompt and the length.
     izwi::validate_sampling(p.sampling, "SpeechParams.sampling");
     izwi::validate_sampling_without_penalty(p.codebook_sampling, "SpeechParams.codebook_sampling");
-    izwi::SpeechPrompt prompt = tts().model->speech_prompt(r, tokenizer);
+    izwi::SpeechPrompt prompt = tts().model->capabilities().speech->speech_prompt(r, tokenizer);
     if (prompt.keys.empty() || !prompt.state || prompt.codebook_sampling == nullptr) std::abort();
     if (!sampling_ok(p.codebook_sampling)) std::abort();
     prompt.params.sampling = p.sampling;

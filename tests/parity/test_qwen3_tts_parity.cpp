@@ -45,7 +45,7 @@ TEST_P(Qwen3TtsParity, GreedyFramesAndTalkerHiddenMatchTheReleasedCode) {
     request.params.sampling.temperature = 0.0f;
     request.params.codebook_sampling.temperature = 0.0f;
     request.params.max_frames = static_cast<int32_t>(codes.size(0));
-    SpeechPrompt prompt = runner.model().speech_prompt(request, nullptr);
+    SpeechPrompt prompt = runner.model().capabilities().speech->speech_prompt(request, nullptr);
     auto& state = dynamic_cast<Qwen3TtsRequestState&>(*prompt.state);
     state.record_hidden = true;
 
@@ -91,7 +91,7 @@ TEST(Qwen3TtsPrompt, NamesUnknownSpeakersAndLanguagesWithTheValidOnes) {
   request.text_ids = ReferenceTensors("qwen3-tts-tiny").ids("case0.input_ids");
   request.speaker = "carol";
   try {
-    runner.model().speech_prompt(request, nullptr);
+    runner.model().capabilities().speech->speech_prompt(request, nullptr);
     FAIL() << "unknown speaker accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
@@ -101,7 +101,7 @@ TEST(Qwen3TtsPrompt, NamesUnknownSpeakersAndLanguagesWithTheValidOnes) {
   request.speaker = "Alice";  // names are matched without case, as released
   request.language = "klingon";
   try {
-    runner.model().speech_prompt(request, nullptr);
+    runner.model().capabilities().speech->speech_prompt(request, nullptr);
     FAIL() << "unknown language accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("language 'klingon' is not supported (auto, chinese, english)"),

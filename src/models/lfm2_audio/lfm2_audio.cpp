@@ -9,7 +9,6 @@
 #include "codec/codec_checkpoint.h"
 #include "codec/warm_codec_states.h"
 #include "common/check.h"
-#include "io/generation_defaults.h"
 #include "izwi/audio.h"
 #include "layers/index_tensor.h"
 #include "layers/linear.h"
@@ -40,11 +39,9 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
       encoder_(load_encoder(source, config_.encoder)),
       adapter_(source, encoder_.config().d_model, config_.lfm.hidden_size, "audio_adapter.model") {
   const Lfm2Config& c = config_.lfm;
-  spec_ = base_spec("lfm2_audio", *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions);
+  spec_ = base_spec(hf, *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions,
+                    GenerationDefaultsRule::Lfm2Audio);
   spec_.needs_state_slots = true;
-  const GenerationDefaults defaults = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::Lfm2Audio);
-  spec_.default_sampling = defaults.sampling;
-  spec_.default_codebook_sampling = defaults.codebook_sampling;
   spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
   // The text head is the token embedding (liquid-audio ties them).
   text_head_ = backbone_.embed_tokens().tie_output_head(source.cpu_kernels());
@@ -57,7 +54,6 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
     if (source.contains(unused)) source.skip(unused);
   }
   depthformer_ = Depthformer(source, config_.depthformer);
-  spec_.audio_chat = true;
   keys_ = std::make_unique<EmbeddingKeys>(c.vocab_size);
   spec_.num_codebooks = static_cast<int32_t>(config_.codebooks);
   if (!moshi_tokenizer_file(hf.model_dir()).empty()) {
@@ -105,6 +101,13 @@ std::unique_ptr<Lfm2AudioRequestState> Lfm2AudioForConditionalGeneration::make_s
     }
   }
   return std::make_unique<Lfm2AudioRequestState>(std::move(prompt), mode, config_.interleaved_n_text);
+}
+
+ModelCapabilities Lfm2AudioForConditionalGeneration::capabilities() const {
+  ModelCapabilities caps;
+  caps.audio_chat = this;
+  if (codec_) caps.audio_decoder = this;
+  return caps;
 }
 
 SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioChatRequest& request,

@@ -26,11 +26,10 @@
 
 namespace izwi {
 
-class Lfm2AudioForConditionalGeneration final : public CausalLM {
+class Lfm2AudioForConditionalGeneration final : public CausalLM, public AudioChatter, public AudioDecoder {
  public:
   Lfm2AudioForConditionalGeneration(const HfConfig& hf, WeightSource& source);
 
-  const ModelSpec& spec() const override { return spec_; }
   std::vector<LayerCacheSpec> cache_layout() const override { return backbone_.cache_layout(); }
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
   /// Text logits (the head is the tied token embedding).
@@ -40,6 +39,9 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   /// its prefix key (the key the same frame has as a prompt input of a later turn).
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
+
+  /// Audio chat always; its AudioDecoder where the folder has the Mimi codec to voice answers.
+  ModelCapabilities capabilities() const override;
 
   const Lfm2AudioConfig& config() const { return config_; }
   /// One user turn's audio (mono `samples` at the preprocessor's 16 kHz) -> its audio-in
@@ -63,7 +65,6 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM {
   at::Tensor frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames, const ForwardContext& ctx) const;
 
   Lfm2AudioConfig config_;
-  ModelSpec spec_;
   Lfm2Backbone backbone_;
   FastConformerEncoder encoder_;
   Lfm2AudioAdapter adapter_;

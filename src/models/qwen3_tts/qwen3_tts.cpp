@@ -8,7 +8,6 @@
 
 #include "audio/sample_checks.h"
 #include "common/check.h"
-#include "io/generation_defaults.h"
 #include "layers/index_tensor.h"
 
 namespace izwi {
@@ -48,12 +47,9 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
     : config_(Qwen3TtsConfig::parse(hf)) {
   const Qwen3TtsConfig& c = config_;
   const LlamaConfig& t = c.talker;
-  spec_ = base_spec(hf.model_type(), hf.fields(), t.vocab_size, t.hidden_size, t.max_positions);
+  spec_ = base_spec(hf, hf.fields(), t.vocab_size, t.hidden_size, t.max_positions, GenerationDefaultsRule::Qwen3Tts);
   spec_.eos_token_ids = {c.codec_eos};
   spec_.bos_token_id.reset();
-  const GenerationDefaults defaults = read_generation_defaults(hf.model_dir(), GenerationDefaultsRule::Qwen3Tts);
-  spec_.default_sampling = defaults.sampling;
-  spec_.default_codebook_sampling = defaults.codebook_sampling;
 
   codec_embedding_ = Embedding(source, "talker.model.codec_embedding.weight", t.vocab_size, t.hidden_size);
   text_embedding_ = Embedding(source, "talker.model.text_embedding.weight", c.text_vocab_size, c.text_hidden_size);
@@ -100,7 +96,6 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
     }
   }
 
-  spec_.produces_audio = true;
   spec_.output_sample_rate = codec_->sample_rate();
   spec_.num_codebooks = c.num_code_groups;
   // Codebook 0 never takes a control id, except the end of speech.
@@ -109,7 +104,6 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
   }
   for (const auto& [name, id] : c.speakers) spec_.speakers.push_back(name);
   for (const auto& [name, id] : c.languages) spec_.languages.push_back(name);
-  spec_.clones_voices = speaker_encoder_ != nullptr;
   spec_.decode_weight_bytes = codec_head_.weight_bytes() + code_predictor_->weight_bytes_per_frame();
   for (const DecoderLayer& layer : layers_) spec_.decode_weight_bytes += layer.weight_bytes();
 }
@@ -228,6 +222,14 @@ std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tenso
   return outputs;
 }
 
+ModelCapabilities Qwen3TtsForConditionalGeneration::capabilities() const {
+  ModelCapabilities caps;
+  caps.speech = this;
+  caps.audio_decoder = this;
+  if (speaker_encoder_) caps.voice_cloner = this;
+  return caps;
+}
+
 SpeechPrompt Qwen3TtsForConditionalGeneration::speech_prompt(const SpeechRequest& request,
                                                              const Tokenizer* tokenizer) const {
   const Qwen3TtsConfig& c = config_;
@@ -296,9 +298,7 @@ void Qwen3TtsForConditionalGeneration::check_voice(const Voice& voice) const {
 Voice Qwen3TtsForConditionalGeneration::create_voice(const std::vector<float>& samples, int32_t sample_rate,
                                                      const VoiceTranscript& transcript,
                                                      const Tokenizer* tokenizer) const {
-  if (!speaker_encoder_) {
-    fail(ErrorCode::Unsupported, "voice cloning needs a Qwen3-TTS Base model; this one is {}", config_.tts_model_type);
-  }
+  IZWI_CHECK(speaker_encoder_ != nullptr, "create_voice on a model that does not clone voices");
   if (!transcript.empty() && !codec_encoder_) {
     fail(ErrorCode::Unsupported,
          "in-context cloning (a voice with a transcript) needs the speech tokenizer's encoder, and this model's "

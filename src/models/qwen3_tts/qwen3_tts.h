@@ -30,17 +30,21 @@
 
 namespace izwi {
 
-class Qwen3TtsForConditionalGeneration final : public CausalLM {
+class Qwen3TtsForConditionalGeneration final : public CausalLM,
+                                               public SpeechSynthesizer,
+                                               public VoiceCloner,
+                                               public AudioDecoder {
  public:
   /// Loads the talker from `source` and the codec decoder from `<model_dir>/speech_tokenizer`.
   Qwen3TtsForConditionalGeneration(const HfConfig& config, WeightSource& source);
 
-  const ModelSpec& spec() const override { return spec_; }
   std::vector<LayerCacheSpec> cache_layout() const override;
   at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
+  /// Speech and its decoder always; voice cloning for Base models (which have a speaker encoder).
+  ModelCapabilities capabilities() const override;
   SpeechPrompt speech_prompt(const SpeechRequest& request, const Tokenizer* tokenizer) const override;
   Voice create_voice(const std::vector<float>& samples, int32_t sample_rate, const VoiceTranscript& transcript,
                      const Tokenizer* tokenizer) const override;
@@ -58,7 +62,6 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM {
   at::Tensor text_track(const std::vector<int64_t>& ids, const ForwardContext& ctx) const;
 
   Qwen3TtsConfig config_;
-  ModelSpec spec_;
   Embedding codec_embedding_;
   Embedding text_embedding_;
   Linear text_fc1_, text_fc2_;
