@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "izwi/audio.h"
 #include "server/api_error.h"
 #include "server/json_fields.h"
 #include "tokenizer/utf8.h"
@@ -67,40 +66,50 @@ SpeechJob parse_speech_request(const nlohmann::json& body, const ServedModels& m
   return job;
 }
 
-TranscriptionJob parse_transcription_request(const std::vector<FormField>& fields, const ServedModels& models) {
-  TranscriptionJob job;
-  nlohmann::json values = nlohmann::json::object();
-  const FormField* file = nullptr;
+std::optional<std::string> FormValues::get(const std::string& name) const {
+  const auto it = text.find(name);
+  if (it == text.end()) return std::nullopt;
+  return it->second;
+}
+
+FormValues form_values(const std::vector<FormField>& fields) {
+  FormValues form;
   for (const FormField& field : fields) {
-    // Names and values may be echoed in an error or a response: they must be UTF-8, as JSON's are.
     if (utf8::first_invalid(field.name)) bad_param("", "a multipart field's name is not valid UTF-8");
     if (field.name == "file") {
       if (utf8::first_invalid(field.filename)) bad_param("file", "the file name of 'file' is not valid UTF-8");
-      file = &field;
+      form.file = &field;
     } else {
       if (const auto bad = utf8::first_invalid(field.content)) {
         bad_param(field.name, "'{}' is not valid UTF-8 (byte {})", field.name, *bad);
       }
-      values[field.name] = field.content;
+      form.text[field.name] = field.content;
     }
   }
-  const auto text = [&](const char* name) -> std::optional<std::string> {
-    if (!values.contains(name)) return std::nullopt;
-    return values[name].get<std::string>();
-  };
+  return form;
+}
+
+AudioBuffer decode_file_part(const FormField& file) {
+  try {
+    return read_audio_from_memory(file.content.data(), file.content.size(),
+                                  file.filename.empty() ? "file" : file.filename);
+  } catch (const Error& e) {
+    bad_param("file", "{}", e.what());
+  }
+}
+
+TranscriptionJob parse_transcription_request(const std::vector<FormField>& fields, const ServedModels& models) {
+  TranscriptionJob job;
+  const FormValues form = form_values(fields);
+  const auto text = [&](const char* name) { return form.get(name); };
   const std::optional<std::string> model = text("model");
   if (!model) bad_param("model", "'model' is required");
   job.model = &models.get(*model);
   require_kind(*job.model, "transcription", "/v1/audio/transcriptions");
-  if (file == nullptr) bad_param("file", "'file' is required (a multipart upload)");
-  try {
-    const AudioBuffer audio = read_audio_from_memory(file->content.data(), file->content.size(),
-                                                     file->filename.empty() ? "file" : file->filename);
-    job.samples = to_mono(audio);
-    job.sample_rate = audio.sample_rate;
-  } catch (const Error& e) {
-    bad_param("file", "{}", e.what());
-  }
+  if (form.file == nullptr) bad_param("file", "'file' is required (a multipart upload)");
+  const AudioBuffer audio = decode_file_part(*form.file);
+  job.samples = to_mono(audio);
+  job.sample_rate = audio.sample_rate;
   job.response_format = text("response_format").value_or("json");
   if (job.response_format != "json" && job.response_format != "text" && job.response_format != "verbose_json") {
     bad_param("response_format", "'response_format' = '{}' must be json, text or verbose_json", job.response_format);

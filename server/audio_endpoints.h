@@ -3,10 +3,13 @@
 // transcription response shapes.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "izwi/audio.h"
 #include "izwi/output.h"
 #include "izwi/speech.h"
 #include "izwi/transcription.h"
@@ -42,6 +45,19 @@ struct TranscriptionJob {
 struct FormField {
   std::string name, filename, content;
 };
+
+/// A form's text fields by name (the last of a repeated name) and its `file` part; 400 naming the
+/// field when a name or value is not UTF-8 (they may be echoed in an error or a response).
+struct FormValues {
+  std::map<std::string, std::string> text;
+  const FormField* file = nullptr;  ///< Points into the fields; nullptr when there is none.
+  std::optional<std::string> get(const std::string& name) const;
+};
+FormValues form_values(const std::vector<FormField>& fields);
+
+/// The `file` part's audio, decoded; 400 naming `file` when it cannot be read.
+AudioBuffer decode_file_part(const FormField& file);
+
 TranscriptionJob parse_transcription_request(const std::vector<FormField>& fields, const ServedModels& models);
 
 /// The answer body for response_format json / verbose_json (text is served as text/plain).

@@ -15,6 +15,7 @@
 #include "server/playground.h"
 #include "server/server_log.h"
 #include "server/text_endpoints.h"
+#include "server/voice_endpoints.h"
 
 namespace izwi::server {
 
@@ -173,6 +174,7 @@ HttpServer::HttpServer(const ServerOptions& options)
               const KvEventBatch& batch) { publisher->publish(topic, batch); });
     }
   }
+  voices_ = std::make_unique<VoiceStore>(options.voices_dir, options.voices.max_voices);
   metrics_ = std::make_unique<ServerMetrics>(models_);
   add_routes();
   port_ = options.port == 0 ? http_.bind_to_any_port(options.host) : options.port;
@@ -243,8 +245,8 @@ void HttpServer::add_routes() {
     t_record->method = req.method;
     t_record->path = req.path;
     // httplib would read the body of any other method into memory, unbounded, before routing.
-    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
-      set_error(res, ApiError(405, fmt::format("method {} is not served; use GET or POST", req.method), {},
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST" && req.method != "DELETE") {
+      set_error(res, ApiError(405, fmt::format("method {} is not served; use GET, POST or DELETE", req.method), {},
                               "method_not_allowed"));
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -325,10 +327,41 @@ void HttpServer::add_routes() {
              [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
                guarded(res, [&] { transcriptions(req, reader, res); });
              });
-  // Any other POST: httplib would read its body into memory before finding no route.
-  http_.Post(".*", [](const httplib::Request& req, httplib::Response& res, const Reader&) {
-    set_error(res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), {}, "unknown_url"));
+  http_.Post("/v1/audio/voices", [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+    guarded(res, [&] { new_voice(req, reader, res); });
   });
+  http_.Get("/v1/audio/voices", [this](const httplib::Request&, httplib::Response& res) {
+    guarded(res, [&] {
+      nlohmann::json data = nlohmann::json::array();
+      for (const auto& voice : voices_->list()) data.push_back(voice_json(*voice));
+      res.set_content(dump_json({{"object", "list"}, {"data", data}}), "application/json");
+    });
+  });
+  const auto unknown_voice = [](const std::string& id) {
+    return ApiError(404, fmt::format("no voice has the id '{}'", id), "voice_id", "voice_not_found");
+  };
+  const char* one_voice = R"(/v1/audio/voices/([^/]+))";
+  http_.Get(one_voice, [this, unknown_voice](const httplib::Request& req, httplib::Response& res) {
+    guarded(res, [&] {
+      const auto voice = voices_->find(req.matches[1].str());
+      if (!voice) throw unknown_voice(req.matches[1].str());
+      res.set_content(dump_json(voice_json(*voice)), "application/json");
+    });
+  });
+  // DELETE routes take a content reader so that httplib does not read a body into memory.
+  http_.Delete(one_voice, [this, unknown_voice](const httplib::Request& req, httplib::Response& res, const Reader&) {
+    guarded(res, [&] {
+      if (!voices_->remove(req.matches[1].str())) throw unknown_voice(req.matches[1].str());
+      res.set_content(dump_json({{"id", req.matches[1].str()}, {"object", "audio.voice.deleted"}, {"deleted", true}}),
+                      "application/json");
+    });
+  });
+  // Any other POST or DELETE: httplib would read its body into memory before finding no route.
+  const auto no_route = [](const httplib::Request& req, httplib::Response& res, const Reader&) {
+    set_error(res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), {}, "unknown_url"));
+  };
+  http_.Post(".*", no_route);
+  http_.Delete(".*", no_route);
 }
 
 void HttpServer::record_model(const nlohmann::json& request) const {
@@ -423,6 +456,9 @@ void HttpServer::speech(const std::string& body, httplib::Response& res) {
   const nlohmann::json request = parse_body(body);
   record_model(request);
   const std::shared_ptr<SpeechJob> job = std::make_shared<SpeechJob>(parse_speech_request(request, models_));
+  if (const auto voice = voice_for_speech(string_field(request, "voice").value_or(""), *job->model, *voices_)) {
+    job->request.voice = voice->voice;
+  }
   const std::shared_ptr<AccessRecord> record = t_record;
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
@@ -543,6 +579,21 @@ void HttpServer::transcriptions(const httplib::Request& req, const httplib::Cont
                      : job->response_format == "text" ? "text/plain; charset=utf-8"
                                                       : "application/json";
   send_reply(res, type, reply, options_.log_requests);
+}
+
+void HttpServer::new_voice(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res) {
+  if (!req.is_multipart_form_data()) {
+    throw ApiError(400, "the body must be multipart/form-data with a 'file' part", "file", "invalid_value");
+  }
+  const CreateVoiceJob job =
+      parse_create_voice_request(read_form(reader, options_.connections.max_body_bytes), models_, options_.voices);
+  if (t_record) {
+    t_record->model = job.model->name;
+    t_record->audio_seconds = static_cast<double>(job.samples.size()) / job.sample_rate;
+  }
+  const std::shared_ptr<void> ticket = admission_.enter();
+  const auto voice = voices_->add(job.name, job.model->name, create_voice(job));
+  res.set_content(dump_json(voice_json(*voice)), "application/json");
 }
 
 }  // namespace izwi::server

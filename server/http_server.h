@@ -14,6 +14,7 @@
 #include "server/served_models.h"
 #include "server/server_metrics.h"
 #include "server/server_options.h"
+#include "server/voice_store.h"
 
 namespace izwi::server {
 
@@ -44,6 +45,8 @@ class HttpServer {
   void completions(const std::string& body, httplib::Response& res, bool chat);
   void speech(const std::string& body, httplib::Response& res);
   void transcriptions(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res);
+  /// POST /v1/audio/voices: the voice is made on this request's thread, within admission.
+  void new_voice(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res);
   std::string read_body(const httplib::ContentReader& reader) const;
   std::string models_json() const;
   /// Puts the request's `model` in its log line when it names a served model.
@@ -52,6 +55,7 @@ class HttpServer {
   ServerOptions options_;
   std::unique_ptr<KvEventsPublisher> kv_events_;  ///< declared first: outlives the engines
   ServedModels models_;
+  std::unique_ptr<VoiceStore> voices_;
   std::unique_ptr<ServerMetrics> metrics_;
   Admission admission_;
   LimitedHttpServer http_;

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
     double max_body_mb = static_cast<double>(limits.max_body_bytes) / (1 << 20);
     double header_timeout_s = limits.header_timeout.count() / 1000.0;
     double grace_s = options.shutdown_grace_ms / 1000.0;
+    izwi::server::VoiceLimits& voice_limits = options.voices;
+    double voice_upload_mb = static_cast<double>(voice_limits.max_upload_bytes) / (1 << 20);
     CLI::App app{"izwi-server: an OpenAI-compatible HTTP server over izwi engines"};
     app.add_option("--model", models, "NAME=DIR: serve the model folder DIR as NAME (repeatable)")->required();
     app.add_option("--host", options.host, "Address to listen on")->capture_default_str();
@@ -76,11 +78,24 @@ int main(int argc, char** argv) {
     app.add_option("--pod-name", options.pod_name, "Pod name in KV-event topics kv@POD@MODEL; default: host name");
     app.add_flag("--log-requests,!--no-log-requests", options.log_requests,
                  "One line per HTTP request on stderr: method, route, model, status, tokens, latency (default on)");
+    app.add_option("--voices-dir", options.voices_dir,
+                   "Directory that keeps the voices made with POST /v1/audio/voices across restarts; default: in "
+                   "memory only");
+    app.add_option("--max-voices", voice_limits.max_voices, "Voices held at once; creating more is refused")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000000));
+    app.add_option("--max-voice-upload-mb", voice_upload_mb, "Largest reference recording for a voice; larger get 413")
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 4096.0));
+    app.add_option("--max-voice-seconds", voice_limits.max_seconds, "Longest reference recording for a voice")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 3600.0));
     if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
     for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
     izwi::server::add_model_configs(options.models, model_configs);
     if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
     limits.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
+    voice_limits.max_upload_bytes = static_cast<size_t>(voice_upload_mb * (1 << 20));
     limits.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(header_timeout_s * 1000.0));
     options.shutdown_grace_ms = static_cast<int32_t>(grace_s * 1000.0);
     options.realtime_port = realtime_port != -2 ? realtime_port : options.port == 0 ? 0 : options.port + 1;

@@ -20,6 +20,15 @@ struct ConnectionLimits {
   size_t max_body_bytes = 32u << 20;                ///< 413 beyond, on the wire and decompressed
 };
 
+/// What POST /v1/audio/voices takes and how many voices a server holds (docs/serving.md#voices).
+struct VoiceLimits {
+  size_t max_upload_bytes = 25u << 20;  ///< the reference recording's file; 413 naming `file` beyond
+  double max_seconds = 60.0;            ///< the reference recording's duration; 400 naming `file` beyond
+  size_t max_name_bytes = 128;          ///< a voice's `name`
+  size_t max_transcript_bytes = 4096;   ///< the recording's `transcript`, as `input` of /v1/audio/speech
+  int32_t max_voices = 1000;            ///< voices held at once; creating more is refused
+};
+
 /// One served model: --model NAME=DIR, and its engine's config when --model-config NAME=FILE gives one.
 struct ModelSpec {
   std::string name;
@@ -40,6 +49,8 @@ struct ServerOptions {
   std::string kv_events_endpoint;     ///< ZeroMQ endpoint for KV events; empty = none published
   std::string pod_name;               ///< KV-event topics are kv@<pod_name>@<model>
   bool log_requests = true;           ///< one info line per HTTP request on stderr (server_log.h)
+  std::string voices_dir;             ///< where cloned voices are kept; empty = in memory only
+  VoiceLimits voices;
 };
 
 /// "NAME=DIR" -> {NAME, DIR}; izwi::Error(InvalidArgument) naming the argument otherwise.
