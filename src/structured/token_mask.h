@@ -33,6 +33,8 @@ class TokenMasker {
   bool accept_token(GrammarMatcher& matcher, int32_t id) const;
 
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+  /// The grammar, to start a GrammarMatcher per request.
+  const std::shared_ptr<const Grammar>& grammar() const { return grammar_; }
   /// Grammar nodes whose token classification has been computed so far.
   size_t cached_nodes() const;
 

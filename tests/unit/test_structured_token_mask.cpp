@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "common/structured_walk.h"
 #include "common/synthetic_vocabulary.h"
 #include "izwi/tokenizer.h"
+#include "structured/masker_cache.h"
 #include "structured/schema_compiler.h"
 #include "structured/token_mask.h"
 
@@ -134,6 +136,63 @@ TEST(StructuredTokenMask, RealTokenizersDecodeToValidDocuments) {
     }
     EXPECT_GE(finished, 5) << fixture;
   }
+}
+
+TEST(StructuredTokenMask, ConcurrentMatchersShareOneMasker) {
+  const auto vocab = vocabulary(3000);
+  const auto grammar = compile_json_schema(json::parse(
+      R"({"type": "array", "items": {"type": "object", "properties": {"k": {"enum": ["a", "b"]},
+          "v": {"anyOf": [{"type": "string"}, {"type": "number"}]}}, "required": ["k", "v"]}})"));
+  const TokenMasker shared(grammar, vocab);
+  // Each thread replays its own walk's tokens and compares every mask with a private masker's.
+  std::vector<std::string> failures(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < failures.size(); ++t) {
+    threads.emplace_back([&, t] {
+      const TokenMasker own(grammar, vocab);
+      GrammarMatcher a(grammar);
+      GrammarMatcher b(grammar);
+      std::vector<uint32_t> mask_a(vocab->bitmask_words());
+      std::vector<uint32_t> mask_b(vocab->bitmask_words());
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      for (int step = 0; step < 60; ++step) {
+        shared.fill_next_token_bitmask(a, mask_a.data());
+        own.fill_next_token_bitmask(b, mask_b.data());
+        if (mask_a != mask_b) {
+          failures[t] = "masks differ at step " + std::to_string(step);
+          return;
+        }
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < vocab->size(); ++id) {
+          if (((mask_a[static_cast<size_t>(id) / 32] >> (id % 32)) & 1) && !vocab->is_stop(id)) allowed.push_back(id);
+        }
+        if (allowed.empty()) return;
+        const int32_t id = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+        shared.accept_token(a, id);
+        own.accept_token(b, id);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+}
+
+TEST(StructuredMaskerCache, SharesMaskersBySchemaTextAndEvictsTheOldest) {
+  MaskerCache cache(vocabulary(500), {}, 2);
+  const json a = json::parse(R"({"type": "string"})");
+  const json b = json::parse(R"({"type": "integer"})");
+  const auto first = cache.for_schema(a);
+  EXPECT_EQ(cache.for_schema(json::parse(R"({ "type" : "string" })")), first);
+  EXPECT_NE(cache.for_schema(b), first);
+  EXPECT_EQ(cache.for_schema(a), first);            // a is now the most recent
+  EXPECT_NE(cache.for_any_json_object(), nullptr);  // evicts b
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.for_schema(a), first);
+  EXPECT_THROW(cache.for_schema(json::parse(R"({"not": {}})")), Error);
+  EXPECT_EQ(cache.size(), 2u);
+  GrammarMatcher matcher(first->grammar());  // the cached masker's grammar is the schema's
+  EXPECT_TRUE(matcher.accept_bytes("\"x\""));
+  EXPECT_TRUE(matcher.can_end());
 }
 
 }  // namespace
