@@ -351,6 +351,11 @@ void HttpServer::add_routes() {
   // DELETE routes take a content reader so that httplib does not read a body into memory.
   http_.Delete(one_voice, [this, unknown_voice](const httplib::Request& req, httplib::Response& res, const Reader&) {
     guarded(res, [&] {
+      // A body left unread would be parsed as the next request; an error answer closes the connection.
+      const std::string length = req.get_header_value("Content-Length");
+      if (req.has_header("Transfer-Encoding") || (!length.empty() && length != "0")) {
+        throw ApiError(400, "DELETE takes no request body", {}, "invalid_body");
+      }
       if (!voices_->remove(req.matches[1].str())) throw unknown_voice(req.matches[1].str());
       res.set_content(dump_json({{"id", req.matches[1].str()}, {"object", "audio.voice.deleted"}, {"deleted", true}}),
                       "application/json");

@@ -247,9 +247,13 @@ TEST_F(ServerVoices, BadUploadsAndUnknownVoicesAreNamedAndServingGoesOn) {
   ASSERT_EQ(made->status, 200) << made->body;
   expect_error(create(client, {{"file", wav, "a.wav", "audio/wav"}, {"name", "w"}}), 400, "", "--max-voices",
                "over the cap");
+  // A DELETE with a body is refused (its body is never read) and the voice stays.
+  const std::string id = json::parse(made->body)["id"];
+  expect_error(client.Delete("/v1/audio/voices/" + id, "a body", "text/plain"), 400, "", "no request body",
+               "DELETE with a body");
+  EXPECT_EQ(client.Get("/v1/audio/voices/" + id)->status, 200);
   EXPECT_EQ(client.Get("/health")->status, 200);
-  EXPECT_EQ(client.Post("/v1/audio/speech", speech(json::parse(made->body)["id"]).dump(), "application/json")->status,
-            200);
+  EXPECT_EQ(client.Post("/v1/audio/speech", speech(id).dump(), "application/json")->status, 200);
 }
 
 TEST_F(ServerVoices, WithSeveralVoiceCloningModelsTheFormNamesOne) {
