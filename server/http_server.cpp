@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <utility>
@@ -165,6 +166,8 @@ HttpServer::HttpServer(const ServerOptions& options)
     fail(ErrorCode::InvalidArgument, "--max-connections ({}) must be larger than --max-concurrent ({})",
          options.connections.max_connections, options.max_concurrent);
   }
+  // Before the models load: a bad --voices-dir is named at once.
+  voices_ = std::make_unique<VoiceStore>(options.voices_dir, options.voices.max_voices);
   if (!options.kv_events_endpoint.empty()) kv_events_ = std::make_unique<KvEventsPublisher>(options.kv_events_endpoint);
   for (const ModelSpec& spec : options.models) {
     models_.add(spec, options.engine);
@@ -174,7 +177,13 @@ HttpServer::HttpServer(const ServerOptions& options)
               const KvEventBatch& batch) { publisher->publish(topic, batch); });
     }
   }
-  voices_ = std::make_unique<VoiceStore>(options.voices_dir, options.voices.max_voices);
+  for (const auto& voice : voices_->list()) {
+    const auto& all = models_.all();
+    if (std::none_of(all.begin(), all.end(), [&](const auto& m) { return m->name == voice->model; })) {
+      server_log()->warn("voice {} ('{}') was made with the model '{}', which is not served", voice->id, voice->name,
+                         voice->model);
+    }
+  }
   metrics_ = std::make_unique<ServerMetrics>(models_);
   add_routes();
   port_ = options.port == 0 ? http_.bind_to_any_port(options.host) : options.port;

@@ -277,5 +277,16 @@ TEST_F(ServerVoices, WithSeveralVoiceCloningModelsTheFormNamesOne) {
   EXPECT_EQ(error_of(other)["param"], "voice") << other->body;
 }
 
+TEST_F(ServerVoices, AVoicesDirThatIsNotADirectoryIsNamed) {
+  testing::TempDir dir;
+  const std::string file = dir.write("plain-file", "x");
+  try {
+    testing::RunningServer server(options(file));
+    ADD_FAILURE() << "the server started";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--voices-dir " + file), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace izwi
