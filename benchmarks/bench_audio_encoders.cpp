@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <vector>
 
 #include "bench_support/random_weights.h"
@@ -22,7 +23,8 @@ namespace izwi {
 namespace {
 
 // LFM2-Audio's encoder widths (d_model 512, 8 heads, k9 depthwise conv, 256 subsampling channels),
-// 2 of its 17 layers. Arg: seconds of 100 Hz mel frames.
+// 2 of its 17 layers. Args: seconds of 100 Hz mel frames; 1 for izwi's CPU kernels (the host
+// backend), 0 for libtorch's ops (the reference backend).
 void BM_FastConformerEncode(benchmark::State& state) {
   FastConformerConfig config;
   config.n_layers = 2;
@@ -32,6 +34,7 @@ void BM_FastConformerEncode(benchmark::State& state) {
   config.subsampling_conv_channels = 256;
   config.conv_kernel_size = 9;
   RandomWeights weights(1, at::kCPU);
+  if (state.range(1) == 0) weights.set_backend(std::make_shared<Backend>(Backend::reference(at::kCPU, at::kFloat)));
   const FastConformerEncoder encoder(weights, config);
   const at::Tensor mel = at::randn({config.feat_in, state.range(0) * 100});
   for (auto _ : state) benchmark::DoNotOptimize(encoder.encode(mel));
@@ -112,7 +115,7 @@ void BM_DepthformerFrame(benchmark::State& state) {
 }  // namespace
 }  // namespace izwi
 
-BENCHMARK(izwi::BM_FastConformerEncode)->Arg(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(izwi::BM_FastConformerEncode)->Args({10, 1})->Args({10, 0})->Unit(benchmark::kMillisecond);
 BENCHMARK(izwi::BM_VoxtralEncoderStream)->Arg(8)->Arg(160)->Unit(benchmark::kMillisecond);
 BENCHMARK(izwi::BM_WindowedTransformerQwen3Tts)->Arg(4)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(izwi::BM_WindowedTransformerMimi)->Arg(4)->Arg(100)->Unit(benchmark::kMillisecond);
