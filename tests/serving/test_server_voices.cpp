@@ -9,8 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "common/qwen3_tts_base_model.h"
@@ -275,6 +277,39 @@ TEST_F(ServerVoices, WithSeveralVoiceCloningModelsTheFormNamesOne) {
       client.Post("/v1/audio/speech", speech(json::parse(named->body)["id"]).dump(), "application/json");
   EXPECT_EQ(other->status, 400);
   EXPECT_EQ(error_of(other)["param"], "voice") << other->body;
+}
+
+TEST_F(ServerVoices, VoicesMadeAndDeletedAtOnceFromManyClientsAreAllKept) {
+  testing::TempDir voices_dir;
+  testing::RunningServer server(options(voices_dir.path()));
+  const std::string wav = file_bytes(reference_path());
+  constexpr int kClients = 6;
+  std::vector<std::future<std::string>> made;
+  for (int i = 0; i < kClients; ++i) {
+    made.push_back(std::async(std::launch::async, [&, i] {
+      httplib::Client client(server.url());
+      client.set_read_timeout(120, 0);
+      const httplib::Result r = create(client, {{"file", wav, "a.wav", "audio/wav"}, {"name", std::to_string(i)}});
+      const std::string id = r && r->status == 200 ? json::parse(r->body)["id"].get<std::string>() : "";
+      // Every other client deletes its voice while the others are still making theirs.
+      if (i % 2 == 1 && !id.empty()) EXPECT_EQ(client.Delete("/v1/audio/voices/" + id)->status, 200);
+      return id;
+    }));
+  }
+  std::set<std::string> kept;
+  for (int i = 0; i < kClients; ++i) {
+    const std::string id = made[i].get();
+    ASSERT_FALSE(id.empty()) << "client " << i;
+    if (i % 2 == 0) kept.insert(id);
+  }
+  httplib::Client client(server.url());
+  std::set<std::string> listed;
+  const json list = json::parse(client.Get("/v1/audio/voices")->body);
+  for (const json& voice : list["data"]) listed.insert(voice["id"].get<std::string>());
+  EXPECT_EQ(listed, kept);
+  // Two files per voice kept, none of the deleted ones.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(voices_dir.path()), {}),
+            static_cast<std::ptrdiff_t>(2 * kept.size()));
 }
 
 TEST_F(ServerVoices, AVoicesDirThatIsNotADirectoryIsNamed) {
