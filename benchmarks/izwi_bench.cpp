@@ -41,8 +41,10 @@
 #include "bench_support/memory_bandwidth.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
 #include "common/op_profile.h"
 #include "common/percentile.h"
+#include "common/shared_options.h"
 #include "common/shell_quote.h"
 #include "executor/device_profile_fence.h"
 #include "executor/torch_executor.h"
@@ -215,7 +217,9 @@ int main(int argc, char** argv) {
                          kv_cache_dtype = "auto", device_name = "cpu", dtype = "float32";
   int32_t prompt_len = 128, gen = 128, shared_prefix = 512, prefill_len = 512, threads = 0;
   bool json = false, no_retain = false, no_cuda_graphs = false;
-  app.add_option("--model", model_dir, "Model folder")->required();
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared, {izwi::cli::kModelOption | izwi::cli::kDeviceOptions | izwi::cli::kOutputOptions, "Model folder"});
   app.add_option("--concurrency", concurrency_list, "Concurrent requests per run")->capture_default_str();
   app.add_option("--prompt-len", prompt_len, "Prompt tokens per request")->capture_default_str();
   app.add_option("--gen", gen, "Generated tokens per request")->capture_default_str();
@@ -225,21 +229,22 @@ int main(int argc, char** argv) {
                  "Prompt length of the prefill (TTFT) run, at most the model's context - 1; 0 = skip")
       ->capture_default_str();
   app.add_option("--kernels", kernels, "fast (CPU kernels), torch (plain libtorch) or both")->capture_default_str();
-  app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
   app.add_option("--cpu-kernels", cpu_kernels, "EngineConfig::cpu_kernels: auto, avx512_bf16, avx512, avx2, portable")
       ->capture_default_str();
   app.add_option("--kv-cache-dtype", kv_cache_dtype, "EngineConfig::kv_cache_dtype: auto, float32 or bfloat16")
       ->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
-  app.add_option("--device", device_name,
-                 "EngineConfig::device: cpu, cuda, cuda:N or mps; off the CPU the rooflines come from that "
-                 "device's read bandwidth (a 1 GiB sum) and matrix-product peak (8192-square products in --dtype)")
-      ->capture_default_str();
-  app.add_option("--dtype", dtype, "EngineConfig::dtype: float32, bfloat16 or float16")->capture_default_str();
   app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
   app.add_flag("--no-cuda-graphs", no_cuda_graphs, "EngineConfig::use_cuda_graphs = false");
-  app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
+  // The shared --device, --dtype, --weight-dtype, --threads and --json (off the CPU the rooflines
+  // come from that device's read bandwidth, a 1 GiB sum, and matrix-product peak, 8192-square
+  // products in --dtype); --json ends the report with one JSON line.
+  model_dir = shared.model;
+  if (!shared.device.empty()) device_name = shared.device;
+  if (!shared.dtype.empty()) dtype = shared.dtype;
+  if (!shared.weight_dtype.empty()) weight_dtype = shared.weight_dtype;
+  threads = shared.threads.value_or(0);
+  json = shared.json;
 
   return izwi::cli::run_main("izwi-bench", [&] {
     const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
@@ -257,6 +262,7 @@ int main(int argc, char** argv) {
     config.use_cuda_graphs = !no_cuda_graphs;
     config.device = device_name;
     config.dtype = dtype;
+    izwi::cli::apply_shared_engine_options(shared, config);  // the same values, and -v / -q's log level
     config.validate();
     // The engine's own parse of the device and dtype (and its thread setup, which the engines do anyway).
     const izwi::Backend backend(izwi::BackendOptions::from_config(config));

@@ -54,13 +54,17 @@ const char* served_by(ModelUse use) {
 
 }  // namespace
 
-EngineConfig engine_config(const SharedOptions& o, const std::vector<int64_t>& request_positions) {
-  EngineConfig config = o.config_file.empty() ? EngineConfig{} : EngineConfig::from_json_file(o.config_file);
+void apply_shared_engine_options(const SharedOptions& o, EngineConfig& config) {
   if (!o.device.empty()) config.device = o.device;
   if (!o.dtype.empty()) config.dtype = o.dtype;
   if (!o.weight_dtype.empty()) config.weight_dtype = o.weight_dtype;
   if (o.threads) config.num_threads = *o.threads;
   if (const std::string level = o.log_level(); !level.empty()) config.log_level = level;
+}
+
+EngineConfig engine_config(const SharedOptions& o, const std::vector<int64_t>& request_positions) {
+  EngineConfig config = o.config_file.empty() ? EngineConfig{} : EngineConfig::from_json_file(o.config_file);
+  apply_shared_engine_options(o, config);
   if (o.kv_blocks) {
     config.num_kv_blocks = *o.kv_blocks;
     config.kv_cache_memory_fraction = 0;

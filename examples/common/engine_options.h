@@ -22,6 +22,9 @@ enum class ModelUse {
   AudioChat,      ///< izwi-audio-chat.
 };
 
+/// The device, dtype, weight dtype, thread and log-level options given, over `config`'s.
+void apply_shared_engine_options(const SharedOptions& options, EngineConfig& config);
+
 /// --config's file (else the defaults), then the flags over it and -v / -q's log level. A
 /// command line serves one run, so unless --kv-blocks or --config sizes the KV pool, the pool holds
 /// just `request_positions` (prompt + output positions of each request that runs at once), when

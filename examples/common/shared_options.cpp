@@ -33,16 +33,19 @@ CLI::Option* add_shared_options(CLI::App& app, SharedOptions& o, const SharedOpt
   }
   if (spec.groups & kEngineOptions) {
     app.add_option("--config", o.config_file, "EngineConfig JSON file: any of its fields")->group(kEngineGroup);
-    app.add_option("--device", o.device, "cpu, cuda, cuda:N or mps (over --config's)")->group(kEngineGroup);
-    app.add_option("--dtype", o.dtype, "Compute dtype: float32, bfloat16 or float16 (over --config's)")
-        ->group(kEngineGroup);
+  }
+  if (spec.groups & (kEngineOptions | kDeviceOptions)) {
+    app.add_option("--device", o.device, "cpu, cuda, cuda:N or mps")->group(kEngineGroup);
+    app.add_option("--dtype", o.dtype, "Compute dtype: float32, bfloat16 or float16")->group(kEngineGroup);
     app.add_option("--weight-dtype", o.weight_dtype, "Weight storage: auto (= dtype), float32 or bfloat16")
         ->group(kEngineGroup);
+  }
+  if (spec.groups & kEngineOptions) {
     add_optional(app, "--kv-blocks", o.kv_blocks,
                  "KV pool blocks (default: what this run's request needs; --config's when it sets the pool)")
         ->group(kEngineGroup);
   }
-  if (spec.groups & (kEngineOptions | kThreadsOption)) {
+  if (spec.groups & (kEngineOptions | kDeviceOptions | kThreadsOption)) {
     add_optional(app, "--threads", o.threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")
         ->check(CLI::NonNegativeNumber)
         ->group(kEngineGroup);

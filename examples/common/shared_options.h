@@ -22,8 +22,9 @@ inline constexpr const char* kOutputGroup = "Output";
 /// Which shared options a tool takes; a bit set.
 enum SharedGroups : unsigned {
   kModelOption = 1u << 0,      ///< --model (required).
-  kEngineOptions = 1u << 1,    ///< --config --device --dtype --weight-dtype --threads --kv-blocks.
+  kEngineOptions = 1u << 1,    ///< --config --device --dtype --weight-dtype --kv-blocks --threads.
   kThreadsOption = 1u << 2,    ///< --threads alone (tools that run on the CPU without an engine).
+  kDeviceOptions = 1u << 6,    ///< --device --dtype --weight-dtype --threads (benches that size their own pool).
   kSamplingOptions = 1u << 3,  ///< --temperature --top-k --top-p --repetition-penalty --seed.
   kMaxTokensOption = 1u << 4,  ///< --max-tokens (in the Sampling group).
   kOutputOptions = 1u << 5,    ///< --json -v/--verbose -q/--quiet.

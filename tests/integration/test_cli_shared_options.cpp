@@ -23,7 +23,7 @@ struct Tool {
   std::string path;  ///< Under the build folder.
   bool engine;       ///< Model, Engine, Sampling (with --max-tokens) and Output.
   bool max_tokens;
-  std::vector<std::string> extra_engine;  ///< Engine-group options of a tool without an engine.
+  std::vector<std::string> extra_engine;  ///< Engine-group options of a tool that builds its own config.
 };
 
 std::vector<Tool> tools() {
@@ -37,6 +37,7 @@ std::vector<Tool> tools() {
       {"examples/izwi-codec", false, false, {"--threads"}},
       {"examples/izwi-speaker-embed", false, false, {}},
       {"examples/izwi-tokenize", false, false, {}},
+      {"benchmarks/izwi-bench", false, false, {"--device", "--dtype", "--weight-dtype", "--threads"}},
   };
 }
 
