@@ -1,7 +1,8 @@
 #pragma once
 // The parse of one output as it grows: accepts bytes (a token's at a time), says whether the
 // document may end, and rolls back whole steps. Copies are cheap (the history of thread sets) and
-// share the interned stacks, which only grow.
+// share the interned stacks, which only grow. One request's state: use a matcher (and its copies)
+// from one thread at a time.
 
 #include <cstdint>
 #include <memory>
