@@ -25,7 +25,9 @@
 #include "bench_engine_config.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
 #include "common/percentile.h"
+#include "common/shared_options.h"
 #include "izwi/engine.h"
 #include "synthetic_speech.h"
 
@@ -97,11 +99,13 @@ Level run_chat(izwi::Engine& engine, const std::vector<float>& audio, int32_t co
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi audio chat (LFM2-Audio): ASR real-time factor, chat frames/s and TTFA"};
-  std::string model_dir, concurrency_list = "1,8";
+  std::string concurrency_list = "1,8";
   double audio_seconds = 4;
-  int32_t items = 36, threads = 0;
-  bool json = false;
-  app.add_option("--model", model_dir, "LFM2-Audio model folder")->required();
+  int32_t items = 36;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "LFM2-Audio model folder"});
   app.add_option("--concurrency", concurrency_list, "Concurrent chat streams per run")->capture_default_str();
   app.add_option("--audio-seconds", audio_seconds, "Length of the user's recording")
       ->capture_default_str()
@@ -109,15 +113,17 @@ int main(int argc, char** argv) {
   app.add_option("--items", items, "Items per chat answer (text tokens + frames)")
       ->capture_default_str()
       ->check(CLI::Range(2, 4096));
-  app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
-  app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
+  const std::string& model_dir = shared.model;
+  const bool json = shared.json;  // ends the report with one JSON line
 
   return izwi::cli::run_main("izwi-audio-chat-bench", [&] {
     const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
     const int32_t max_concurrency = *std::max_element(levels.begin(), levels.end());
     const int32_t positions = 16 + static_cast<int32_t>(audio_seconds * 12.5) + 1 + items;
-    const izwi::EngineConfig config = izwi::bench::bench_engine_config(max_concurrency, positions, threads, "auto");
+    izwi::EngineConfig config =
+        izwi::bench::bench_engine_config(max_concurrency, positions, shared.threads.value_or(0), "auto");
+    izwi::cli::apply_shared_engine_options(shared, config);  // -v / -q's log level
     izwi::Engine engine(model_dir, config);
     if (!engine.model_info().audio_chat) throw std::invalid_argument(model_dir + " is not an audio chat model");
     const std::vector<float> audio = izwi::bench::synthetic_speech(audio_seconds, 16000);

@@ -34,8 +34,10 @@
 #include "codec/codec_decoder.h"
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
 #include "common/op_profile.h"
 #include "common/percentile.h"
+#include "common/shared_options.h"
 #include "izwi/engine.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "roofline_probes.h"
@@ -209,21 +211,24 @@ CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi speech synthesis against the memory-bandwidth roofline"};
-  std::string model_dir, concurrency_list = "1,4,16", weight_dtype = "auto";
+  std::string concurrency_list = "1,4,16", weight_dtype = "auto";
   Options o;
-  int32_t threads = 0;
-  bool json = false, no_codec_split = false, no_retain = false;
-  app.add_option("--model", model_dir, "Qwen3-TTS model folder")->required();
+  bool no_codec_split = false, no_retain = false;
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Qwen3-TTS model folder"});
   app.add_option("--concurrency", concurrency_list, "Concurrent streams per run")->capture_default_str();
   app.add_option("--frames", o.frames, "Frames per stream (80 ms each)")->capture_default_str();
   app.add_option("--chunk-frames", o.chunk_frames, "Frames per streamed audio chunk")->capture_default_str();
   app.add_option("--text-len", o.text_len, "Random text ids per request")->capture_default_str();
   app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0 = all)")->capture_default_str();
   app.add_flag("--no-codec-split", no_codec_split, "Skip the separate codec decode timing");
   app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
-  app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
+  const std::string& model_dir = shared.model;
+  const int32_t threads = shared.threads.value_or(0);
+  const bool json = shared.json;  // ends the report with one JSON line
 
   return izwi::cli::run_main("izwi-tts-bench", [&] {
     const std::vector<int32_t> levels = izwi::cli::parse_id_list(concurrency_list, "--concurrency");
@@ -235,6 +240,7 @@ int main(int argc, char** argv) {
     izwi::EngineConfig config =
         izwi::bench::bench_engine_config(max_concurrency, o.text_len + 32 + o.frames, threads, weight_dtype);
     config.retain_freed_memory = !no_retain;
+    izwi::cli::apply_shared_engine_options(shared, config);  // -v / -q's log level
 
     std::mt19937 rng(1234);
     std::vector<LevelResult> results;

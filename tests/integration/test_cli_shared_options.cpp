@@ -38,6 +38,8 @@ std::vector<Tool> tools() {
       {"examples/izwi-speaker-embed", false, false, {}},
       {"examples/izwi-tokenize", false, false, {}},
       {"benchmarks/izwi-bench", false, false, {"--device", "--dtype", "--weight-dtype", "--threads"}},
+      {"benchmarks/izwi-tts-bench", false, false, {"--threads"}},
+      {"benchmarks/izwi-audio-chat-bench", false, false, {"--threads"}},
   };
 }
 
