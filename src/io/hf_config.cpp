@@ -37,10 +37,10 @@ namespace {
 
 // The llama3 scaling divides by all three factors: zero or a negative value bends every frequency.
 constexpr ConfigField<RopeConfig> kLlama3RopeFields[] = {
-    {"original_max_position_embeddings", &RopeConfig::original_max_positions, 1, kMaxPositions, kRequired},
     {"factor", &RopeConfig::factor, 0, kMaxRopeFactor, kRequired, true},
     {"low_freq_factor", &RopeConfig::low_freq_factor, 0, kMaxRopeFactor, kRequired, true},
     {"high_freq_factor", &RopeConfig::high_freq_factor, 0, kMaxRopeFactor, kRequired, true},
+    {"original_max_position_embeddings", &RopeConfig::original_max_positions, 1, kMaxPositions, kRequired},
 };
 constexpr ConfigField<RopeConfig> kLinearRopeFields[] = {
     {"factor", &RopeConfig::factor, 0, kMaxRopeFactor, kRequired, true},
