@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "izwi/errors.h"
@@ -31,6 +32,16 @@ struct Timings {
   double total_ms = 0;  ///< Submission to finish.
 };
 
+/// The log probability of one token and its most likely alternatives: log-softmax of the logits
+/// the model produced at that position, before repetition penalty, temperature, top-k and top-p.
+struct TokenLogprob {
+  int32_t id = 0;        ///< The token (generated, or the prompt's).
+  float logprob = 0.0f;  ///< log P(id).
+  /// The N most likely ids with their log probabilities, descending (GenerationParams::logprobs
+  /// or prompt_logprobs = N; empty for 0).
+  std::vector<std::pair<int32_t, float>> top;
+};
+
 /// The result of a finished request.
 struct Output {
   std::string request_id;       ///< Request::id, or the id the engine assigned (Engine::abort takes it).
@@ -46,6 +57,10 @@ struct Output {
   Timings timings;                                  ///< Where the request's time went.
   int32_t prefix_cache_hit_tokens = 0;              ///< Prompt positions served from the prefix cache.
   int32_t num_preemptions = 0;                      ///< Times the request was preempted and recomputed.
+  /// With GenerationParams::logprobs: one entry per generated token, in order.
+  std::vector<TokenLogprob> logprobs;
+  /// With GenerationParams::prompt_logprobs: prompt tokens 1.. (the first has none), in order.
+  std::vector<TokenLogprob> prompt_logprobs;
 };
 
 /// One piece of a streamed request. The last chunk has finished == true and carries the totals.
@@ -64,6 +79,9 @@ struct StreamChunk {
   ErrorCode error_code = ErrorCode::Internal;       ///< Kind of the error, when finish_reason == Error.
   Timings timings;                                  ///< Valid in the last chunk.
   int32_t prefix_cache_hit_tokens = 0;              ///< Valid in the last chunk.
+  std::vector<TokenLogprob> logprobs;               ///< With GenerationParams::logprobs: one per entry of `tokens`.
+  /// With GenerationParams::prompt_logprobs: all of Output::prompt_logprobs, in the first chunk.
+  std::vector<TokenLogprob> prompt_logprobs;
 };
 
 }  // namespace izwi

@@ -12,11 +12,15 @@
 
 namespace izwi {
 
+/// The most alternatives GenerationParams::logprobs and prompt_logprobs may ask for.
+inline constexpr int32_t kMaxLogprobs = 20;
+
 /// Decoding controls, applied per request.
 struct GenerationParams {
-  int32_t max_tokens = 256;  ///< New tokens at most (>= 1).
-  int32_t min_tokens = 0;    ///< EOS and stop ids are suppressed until this many exist.
-  bool ignore_eos = false;   ///< Keep generating past EOS (stop ids still apply).
+  /// New tokens at most (>= 1; 0 with prompt_logprobs: score the prompt, generate nothing).
+  int32_t max_tokens = 256;
+  int32_t min_tokens = 0;   ///< EOS and stop ids are suppressed until this many exist.
+  bool ignore_eos = false;  ///< Keep generating past EOS (stop ids still apply).
   /// Unset fields take the model's defaults (ModelInfo::default_sampling: generation_config.json
   /// as Hugging Face's generate reads it; greedy when it has no do_sample: true).
   SamplingParams sampling;
@@ -25,6 +29,14 @@ struct GenerationParams {
   /// Matched across token boundaries; needs a model folder with a tokenizer.
   std::vector<std::string> stop;
   std::optional<uint64_t> seed;  ///< Fixed seed for reproducible sampling.
+  /// Output::logprobs for each generated token with its N most likely alternatives, N in [0, 20];
+  /// unset = none. The values are log-softmax of the model's logits, before repetition penalty,
+  /// temperature, top-k and top-p (OpenAI's and vLLM's convention).
+  std::optional<int32_t> logprobs;
+  /// Output::prompt_logprobs for the prompt's tokens (after the first) with their N most likely
+  /// alternatives, N in [0, 20]; unset = none. Such a request bypasses the prefix cache (every
+  /// prompt position's logits are computed).
+  std::optional<int32_t> prompt_logprobs;
 };
 
 /// One generation request. The prompt is given one way: token ids, text, or chat messages (text

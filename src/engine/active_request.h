@@ -36,10 +36,11 @@ struct ActiveRequest {
   /// again once it has positions past `parked_computed` (the positions it had computed).
   bool parked = false;
   int32_t parked_computed = 0;
-  size_t delivered = 0;              ///< Generated tokens already handed to the channel.
-  std::unique_ptr<TextStream> text;  ///< Null when the model folder has no tokenizer.
-  size_t text_pushed = 0;            ///< Generated tokens already given to `text`.
-  std::string undelivered_text;      ///< Final text not yet handed to the channel.
+  size_t delivered = 0;                    ///< Generated tokens already handed to the channel.
+  bool prompt_logprobs_delivered = false;  ///< SamplingState::prompt_logprobs_out went out in a chunk.
+  std::unique_ptr<TextStream> text;        ///< Null when the model folder has no tokenizer.
+  size_t text_pushed = 0;                  ///< Generated tokens already given to `text`.
+  std::string undelivered_text;            ///< Final text not yet handed to the channel.
 
   /// The model's state for this request (audio in or out); null for plain text requests.
   std::unique_ptr<RequestState> state;

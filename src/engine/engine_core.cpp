@@ -46,6 +46,8 @@ void EngineCore::add(std::unique_ptr<ActiveRequest> request) {
   r.seq.arrival = next_seq_id_;
   ++next_seq_id_;
   r.sampling.history = &r.seq.tokens;
+  // Prompt logprobs need every prompt position's logits: nothing from (or for) the prefix cache.
+  if (r.sampling.prompt_logprobs >= 0) r.seq.cacheable_len = 0;
   r.last_active = Clock::now();
   by_seq_[r.seq.id] = &r;
   scheduler_.add(&r.seq);
@@ -156,6 +158,11 @@ bool EngineCore::step() {
     step.restore_block = s.seq->restore_block;
     step.sampling = s.sample ? &r.sampling : nullptr;
     step.state = r.state.get();
+    if (r.sampling.prompt_logprobs >= 0 &&
+        static_cast<int32_t>(r.sampling.prompt_logprobs_out.size()) < r.seq.prompt_len - 1) {
+      step.scoring = &r.sampling;
+      step.prompt_len = r.seq.prompt_len;
+    }
     batch.seqs.push_back(step);
   }
 
@@ -182,14 +189,20 @@ bool EngineCore::step() {
   for (const ScheduledSequence& s : plan.scheduled) {
     if (!s.sample) continue;
     ActiveRequest& r = *by_seq_.at(s.seq->id);
-    r.append(std::move(outputs.at(sampled_requests.size())));
+    if (r.params.max_tokens == 0) {
+      r.sampling.logprobs_out.clear();  // prompt scoring only: the token sampled after the prompt is dropped
+    } else {
+      r.append(std::move(outputs.at(sampled_requests.size())));
+    }
     r.sampling.num_generated = r.seq.num_generated();
     if (r.seq.num_generated() == 1) r.first_token = now;
     sampled_requests.push_back(&r);
   }
   metrics_.record_step(static_cast<int32_t>(sampled_requests.size()), static_cast<int32_t>(plan.preempted.size()));
   std::vector<FinishReason> reasons;
-  for (ActiveRequest* r : sampled_requests) reasons.push_back(check_finish(*r, r->seq.tokens.back()));
+  for (ActiveRequest* r : sampled_requests) {
+    reasons.push_back(r->params.max_tokens == 0 ? FinishReason::Length : check_finish(*r, r->seq.tokens.back()));
+  }
   if (!decode_audio(sampled_requests, reasons)) return true;
   step_timer.reset();
   for (size_t i = 0; i < sampled_requests.size(); ++i) {
@@ -251,6 +264,17 @@ bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const
 
 StreamChunk EngineCore::take_delta(ActiveRequest& r, size_t tokens_upto) {
   StreamChunk delta;
+  if (r.sampling.logprobs >= 0 && tokens_upto > r.delivered) {
+    const size_t end = std::min(tokens_upto, r.sampling.logprobs_out.size());
+    const size_t begin = std::min(r.delivered, end);
+    delta.logprobs.assign(r.sampling.logprobs_out.begin() + static_cast<ptrdiff_t>(begin),
+                          r.sampling.logprobs_out.begin() + static_cast<ptrdiff_t>(end));
+  }
+  if (!r.prompt_logprobs_delivered && r.sampling.prompt_logprobs >= 0 &&
+      static_cast<int32_t>(r.sampling.prompt_logprobs_out.size()) >= r.seq.prompt_len - 1) {
+    delta.prompt_logprobs = r.sampling.prompt_logprobs_out;
+    r.prompt_logprobs_delivered = true;
+  }
   if (tokens_upto > r.delivered) {
     delta.tokens = r.reported_tokens(r.delivered, tokens_upto);
     if (r.audio_chat) {

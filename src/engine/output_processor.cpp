@@ -47,6 +47,10 @@ Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_poin
   out.timings.ttft_ms = out.tokens.empty() ? out.timings.total_ms : ms_between(r.submitted, r.first_token);
   out.prefix_cache_hit_tokens = r.seq.prefix_hit_tokens;
   out.num_preemptions = r.seq.num_preemptions;
+  out.logprobs = r.sampling.logprobs_out;
+  if (out.logprobs.size() > out.tokens.size())
+    out.logprobs.resize(out.tokens.size());  // a token dropped at the end of audio
+  out.prompt_logprobs = r.sampling.prompt_logprobs_out;
   return out;
 }
 

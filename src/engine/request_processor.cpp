@@ -45,8 +45,19 @@ void validate_request(const Request& r, const RequestLimits& limits, const std::
 
 void validate_params(const std::string& request_id, const GenerationParams& p, int32_t prompt_len,
                      const RequestLimits& limits) {
-  if (p.max_tokens < 1)
-    fail(ErrorCode::InvalidArgument, "request '{}': params.max_tokens = {} must be >= 1", request_id, p.max_tokens);
+  // max_tokens 0 scores the prompt (echo with logprobs) and generates nothing.
+  if (p.max_tokens < 1 && !(p.max_tokens == 0 && p.prompt_logprobs)) {
+    fail(ErrorCode::InvalidArgument, "request '{}': params.max_tokens = {} must be >= 1 (0 only with prompt_logprobs)",
+         request_id, p.max_tokens);
+  }
+  const auto check_logprobs = [&](const std::optional<int32_t>& n, const char* field) {
+    if (n && (*n < 0 || *n > kMaxLogprobs)) {
+      fail(ErrorCode::InvalidArgument, "request '{}': GenerationParams.{} = {} must be in [0, {}]", request_id, field,
+           *n, kMaxLogprobs);
+    }
+  };
+  check_logprobs(p.logprobs, "logprobs");
+  check_logprobs(p.prompt_logprobs, "prompt_logprobs");
   if (p.min_tokens < 0 || p.min_tokens > p.max_tokens) {
     fail(ErrorCode::InvalidArgument, "request '{}': params.min_tokens = {} must be in [0, max_tokens = {}]", request_id,
          p.min_tokens, p.max_tokens);
@@ -103,6 +114,8 @@ SamplingState make_sampling_state(const GenerationParams& p, const SamplingParam
   SamplingState s;
   set_controls(s, resolve_sampling(p.sampling, model_default));
   s.min_tokens = p.min_tokens;
+  s.logprobs = p.logprobs.value_or(-1);
+  s.prompt_logprobs = p.prompt_logprobs.value_or(-1);
   s.suppressed_below_min = eos_ids;
   s.suppressed_below_min.insert(s.suppressed_below_min.end(), p.stop_token_ids.begin(), p.stop_token_ids.end());
   s.reseed(p.seed ? *p.seed : std::random_device{}());

@@ -58,9 +58,40 @@ std::pair<ForwardContext, at::Tensor> TorchExecutor::forward(const StepBatch& ba
   return {std::move(ctx), std::move(hidden)};
 }
 
+void TorchExecutor::score_prompts(const StepBatch& batch, const ForwardContext& ctx, const at::Tensor& hidden) {
+  std::vector<int64_t> rows;
+  std::vector<int32_t> targets, top;
+  std::vector<SamplingState*> owners;
+  int64_t offset = 0;
+  for (const StepSequence& s : batch.seqs) {
+    if (s.scoring != nullptr) {
+      // Row i (position p) predicts the token at p + 1; positions scored before (a recompute after
+      // preemption) are skipped, so each prompt token is recorded once.
+      int32_t next = static_cast<int32_t>(s.scoring->prompt_logprobs_out.size());
+      for (int32_t i = 0; i < s.num_tokens; ++i) {
+        const int32_t p = s.start_pos + i;
+        if (p < next || p + 1 >= s.prompt_len) continue;
+        IZWI_CHECK(p == next, "prompt logprobs: position {} computed before position {}", p, next);
+        ++next;
+        rows.push_back(offset + i);
+        targets.push_back(s.token_ids[i + 1]);
+        top.push_back(s.scoring->prompt_logprobs);
+        owners.push_back(s.scoring);
+      }
+    }
+    offset += s.num_tokens;
+  }
+  if (rows.empty()) return;
+  const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(backend_->device());
+  std::vector<TokenLogprob> records =
+      pick_logprobs(log_softmax_rows(model_->logits(hidden.index_select(0, index), ctx)), targets, top);
+  for (size_t i = 0; i < records.size(); ++i) owners[i]->prompt_logprobs_out.push_back(std::move(records[i]));
+}
+
 std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
   const auto [ctx, hidden] = forward(batch);
+  score_prompts(batch, ctx, hidden);
   std::vector<int64_t> last_rows;
   std::vector<SampleRow> rows;
   int64_t offset = 0;

@@ -33,6 +33,8 @@ class TorchExecutor final : public ModelExecutor {
   /// Applies the step's block copies and runs the model: the context the output head needs and
   /// the hidden states of every new position (of a padded batch when a CUDA graph ran it).
   std::pair<ForwardContext, at::Tensor> forward(const StepBatch& batch);
+  /// Appends the prompt logprobs of the batch's sequences that ask for them (StepSequence::scoring).
+  void score_prompts(const StepBatch& batch, const ForwardContext& ctx, const at::Tensor& hidden);
 
   std::shared_ptr<const Backend> backend_;  ///< Declared first: the model's parts may refer to it.
   std::unique_ptr<CausalLM> model_;

@@ -77,6 +77,34 @@ int32_t argmax(const float* logits, int32_t vocab) {
 
 }  // namespace
 
+at::Tensor log_softmax_rows(const at::Tensor& logits) { return at::log_softmax(logits.to(at::kFloat), 1); }
+
+std::vector<TokenLogprob> pick_logprobs(const at::Tensor& log_probs, const std::vector<int32_t>& ids,
+                                        const std::vector<int32_t>& top) {
+  IZWI_CHECK(log_probs.size(0) == static_cast<int64_t>(ids.size()) && ids.size() == top.size(),
+             "pick_logprobs: {} rows for {} ids", log_probs.size(0), ids.size());
+  std::vector<TokenLogprob> out(ids.size());
+  if (ids.empty()) return out;
+  const at::Tensor index = at::tensor(std::vector<int64_t>(ids.begin(), ids.end()), at::kLong).to(log_probs.device());
+  const at::Tensor chosen = log_probs.gather(1, index.unsqueeze(1)).squeeze(1).to(at::kCPU).contiguous();
+  const int64_t k = std::min<int64_t>(*std::max_element(top.begin(), top.end()), log_probs.size(1));
+  at::Tensor values, indices;
+  if (k > 0) {
+    auto [v, i] = log_probs.topk(k, 1, /*largest=*/true, /*sorted=*/true);
+    values = v.to(at::kCPU).contiguous();
+    indices = i.to(at::kCPU).contiguous();
+  }
+  for (size_t r = 0; r < ids.size(); ++r) {
+    out[r].id = ids[r];
+    out[r].logprob = chosen.data_ptr<float>()[r];
+    for (int64_t j = 0; j < std::min<int64_t>(top[r], k); ++j) {
+      const int64_t at = static_cast<int64_t>(r) * k + j;
+      out[r].top.emplace_back(static_cast<int32_t>(indices.data_ptr<int64_t>()[at]), values.data_ptr<float>()[at]);
+    }
+  }
+  return out;
+}
+
 Sampler::Sampler() : scratch_(1) {}
 Sampler::~Sampler() = default;
 
@@ -85,6 +113,29 @@ std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::v
   IZWI_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(states.size()),
              "sample_rows: {} rows of logits for {} sampling states", logits.dim() == 2 ? logits.size(0) : -1,
              states.size());
+  std::vector<int64_t> asking;
+  for (size_t r = 0; r < states.size(); ++r) {
+    if (states[r]->logprobs >= 0) asking.push_back(static_cast<int64_t>(r));
+  }
+  if (asking.empty()) return sample_ids(logits, states, backend);
+  // Taken before sampling: the processors work on the logits in place.
+  const at::Tensor rows = at::tensor(asking, at::kLong).to(logits.device());
+  const at::Tensor log_probs = log_softmax_rows(logits.index_select(0, rows));
+  const std::vector<int32_t> ids = sample_ids(logits, states, backend);
+  std::vector<int32_t> chosen, top;
+  for (int64_t r : asking) {
+    chosen.push_back(ids[static_cast<size_t>(r)]);
+    top.push_back(states[static_cast<size_t>(r)]->logprobs);
+  }
+  std::vector<TokenLogprob> records = pick_logprobs(log_probs, chosen, top);
+  for (size_t i = 0; i < asking.size(); ++i) {
+    states[static_cast<size_t>(asking[i])]->logprobs_out.push_back(std::move(records[i]));
+  }
+  return ids;
+}
+
+std::vector<int32_t> Sampler::sample_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                         const Backend& backend) {
 #if IZWI_WITH_CUDA
   if (backend.cuda_kernels() && logits.is_cuda()) {
     if (device_ == nullptr) device_ = std::make_unique<DeviceSampler>();

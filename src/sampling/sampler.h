@@ -16,6 +16,14 @@ namespace izwi {
 
 class DeviceSampler;
 
+/// Log-softmax over the vocabulary of each row of `logits` [rows, vocab] (any device, any float
+/// dtype), as float32 where the logits are.
+at::Tensor log_softmax_rows(const at::Tensor& logits);
+/// From `log_probs` [rows, vocab] (log_softmax_rows): row r's entry of ids[r] and its top[r]
+/// largest entries, descending. Only these values are copied to the host.
+std::vector<TokenLogprob> pick_logprobs(const at::Tensor& log_probs, const std::vector<int32_t>& ids,
+                                        const std::vector<int32_t>& top);
+
 class Sampler {
  public:
   Sampler();
@@ -30,10 +38,15 @@ class Sampler {
   /// *states[r]. Cuda backend with logits on a CUDA device: sampled there (sampling/device_sampler.h)
   /// and only the ids come back. Otherwise the rows are copied to the host and sampled there, spread
   /// over the CPU threads (at::parallel_for); each row's draw depends only on its own state.
+  /// Rows whose state asks for logprobs get their TokenLogprob appended to its logprobs_out, from
+  /// the logits as given (before any processor).
   std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                    const Backend& backend);
 
  private:
+  std::vector<int32_t> sample_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                  const Backend& backend);
+
   /// Buffers one row's sampling reuses across calls; one per thread that samples rows.
   struct Scratch {
     std::vector<int32_t> order;

@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "izwi/output.h"
+
 namespace izwi {
 
 struct SamplingState {
@@ -22,6 +24,13 @@ struct SamplingState {
   const std::vector<int32_t>* history = nullptr;  ///< Prompt + generated ids (repetition penalty).
   size_t history_begin = 0;  ///< Entries of `history` before this one are not ids (embedding positions).
   int32_t num_generated = 0;
+  /// Each sampled row's TokenLogprob (with this many alternatives) is appended to
+  /// `logprobs_out`; -1 = off (no cost).
+  int32_t logprobs = -1;
+  std::vector<TokenLogprob> logprobs_out;
+  /// The same for the prompt's positions (the executor fills it from the prefill steps' logits).
+  int32_t prompt_logprobs = -1;
+  std::vector<TokenLogprob> prompt_logprobs_out;
 
   /// Seeds both random streams: a seed gives the same samples every run on one backend.
   void reseed(uint64_t value) {

@@ -23,6 +23,11 @@ struct StepSequence {
   int32_t restore_block = -1;         ///< With fresh_state and start_pos > 0: block whose snapshot holds the state.
   SamplingState* sampling = nullptr;  ///< Sample a token after the last position, or nullptr.
   RequestState* state = nullptr;      ///< The request's model state, or nullptr.
+  /// Prompt logprobs: the logprob of the prompt token after each new position p < prompt_len - 1
+  /// not yet in scoring->prompt_logprobs_out (which holds positions [0, its size)) is appended
+  /// there; token_ids must then reach the prompt's end.
+  SamplingState* scoring = nullptr;
+  int32_t prompt_len = 0;
 };
 
 struct StepBatch {
