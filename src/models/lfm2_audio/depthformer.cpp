@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "common/check.h"
 #include "io/weight_source.h"
 #include "kernels/ops/attention_op.h"
