@@ -416,6 +416,7 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
     bool first = true;
     std::vector<int32_t> tokens;
     std::string text;
+    std::vector<TokenLogprob> logprobs, prompt_logprobs;
   };
   auto progress = std::make_shared<Progress>();
   ServerMetrics* metrics = metrics_.get();
@@ -431,6 +432,8 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
     }
     p.tokens.insert(p.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
     p.text += chunk.text;
+    p.logprobs.insert(p.logprobs.end(), chunk.logprobs.begin(), chunk.logprobs.end());
+    p.prompt_logprobs.insert(p.prompt_logprobs.end(), chunk.prompt_logprobs.begin(), chunk.prompt_logprobs.end());
     if (record) record->completion_tokens = static_cast<int32_t>(p.tokens.size());
     if (chunk.finished) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason});
@@ -445,12 +448,15 @@ void HttpServer::completions(const std::string& body, httplib::Response& res, bo
       output.text = p.text;
       output.tokens = p.tokens;
       output.finish_reason = chunk.finish_reason;
+      output.logprobs = std::move(p.logprobs);
+      output.prompt_logprobs = std::move(p.prompt_logprobs);
       return dump_json(text_response(*job, output));
     }
     std::string out;
     if (chunk.finish_reason == FinishReason::Error) {
       out += sse(ApiError(500, chunk.error, {}, "internal_error").body());
-    } else if (!chunk.text.empty() || (job->ids_as_text && !chunk.tokens.empty()) || p.first || chunk.finished) {
+    } else if (!chunk.text.empty() || (job->ids_as_text && !chunk.tokens.empty()) || !chunk.logprobs.empty() ||
+               p.first || chunk.finished) {
       out += sse(text_chunk(*job, chunk, p.first));
       p.first = false;
     }

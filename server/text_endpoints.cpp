@@ -144,10 +144,22 @@ void reject_unsupported(const nlohmann::json& body) {
       bad_param(penalty, "'{}' is not supported (use repetition_penalty)", penalty);
     }
   }
-  if (const auto logprobs = body.find("logprobs");
-      logprobs != body.end() && !logprobs->is_null() && *logprobs != false && *logprobs != 0) {
-    bad_param("logprobs", "'logprobs' is not supported");
+}
+
+/// OpenAI's log probability fields: completions' `logprobs` (an integer in [0, 20]); chat's
+/// `logprobs` (a boolean) with `top_logprobs` (an integer in [0, 20]).
+void parse_logprobs(const nlohmann::json& body, TextJob& job) {
+  GenerationParams& p = job.request.params;
+  if (!job.chat) {
+    p.logprobs = integer_field(body, "logprobs", 0, kMaxLogprobs);
+    job.logprobs = p.logprobs.has_value();
+    if (job.logprobs && job.echo) p.prompt_logprobs = p.logprobs;
+    return;
   }
+  job.logprobs = bool_field(body, "logprobs").value_or(false);
+  const std::optional<int64_t> top = integer_field(body, "top_logprobs", 0, kMaxLogprobs);
+  if (top && !job.logprobs) bad_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  if (job.logprobs) p.logprobs = static_cast<int32_t>(top.value_or(0));
 }
 
 }  // namespace
@@ -191,14 +203,25 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
     bad_param(chat ? "messages" : "prompt", "the prompt has {} tokens; the context holds {}", job.prompt_tokens(),
               context);
   }
-  std::optional<int64_t> max_tokens = integer_field(body, "max_completion_tokens", 1, INT32_MAX);
-  if (!max_tokens) max_tokens = integer_field(body, "max_tokens", 1, INT32_MAX);
+  // Completions take max_tokens 0 with echo: the prompt is scored, nothing generated
+  // (lm-evaluation-harness's loglikelihood requests).
+  const int64_t least = chat ? 1 : 0;
+  std::optional<int64_t> max_tokens = integer_field(body, "max_completion_tokens", least, INT32_MAX);
+  if (!max_tokens) max_tokens = integer_field(body, "max_tokens", least, INT32_MAX);
   if (max_tokens && *max_tokens > room) {
     bad_param(body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
               "prompt ({} tokens) + max_tokens ({}) exceeds the model's context of {} tokens", job.prompt_tokens(),
               *max_tokens, context);
   }
   p.max_tokens = static_cast<int32_t>(max_tokens.value_or(room));  // as vLLM: the rest of the context
+  parse_logprobs(body, job);
+  if (p.max_tokens == 0) {
+    if (!job.echo) {
+      bad_param(body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
+                "max_tokens = 0 needs 'echo': true (the answer is the prompt alone)");
+    }
+    if (!p.prompt_logprobs) p.prompt_logprobs = 0;  // the engine's way to end right after the prompt
+  }
   // OpenAI's default temperature is 1; the other fields, when absent, take the model's defaults.
   SamplingParams& sampling = p.sampling;
   sampling.temperature = static_cast<float>(number_field(body, "temperature", 0.0, 2.0).value_or(1.0));
@@ -277,10 +300,84 @@ std::string token_ids_text(const std::vector<int32_t>& ids) {
   return text;
 }
 
-nlohmann::json text_response(const TextJob& job, const Output& output) {
+namespace {
+
+// A token as the logprobs name it: its text, or "token_id:N" for a model without a tokenizer.
+std::string token_name(const TextJob& job, int32_t id) {
+  const Tokenizer* tokenizer = job.model->engine->tokenizer();
+  return tokenizer == nullptr ? fmt::format("token_id:{}", id) : tokenizer->decode({id});
+}
+
+nlohmann::json utf8_bytes(const std::string& s) {
+  nlohmann::json bytes = nlohmann::json::array();
+  for (const char c : s) bytes.push_back(static_cast<int>(static_cast<unsigned char>(c)));
+  return bytes;
+}
+
+// Completions' shape: parallel arrays; text_offset counts the token names' bytes before each one
+// (as vLLM does). `first_prompt_id` (echo) comes first, with null values: nothing predicts it.
+nlohmann::json completion_logprobs(TextJob& job, const std::optional<int32_t>& first_prompt_id,
+                                   const std::vector<TokenLogprob>& prompt,
+                                   const std::vector<TokenLogprob>& generated) {
+  nlohmann::json out = {{"tokens", nlohmann::json::array()},
+                        {"token_logprobs", nlohmann::json::array()},
+                        {"top_logprobs", nlohmann::json::array()},
+                        {"text_offset", nlohmann::json::array()}};
+  const auto add = [&](const std::string& name, nlohmann::json logprob, nlohmann::json top) {
+    out["tokens"].push_back(name);
+    out["token_logprobs"].push_back(std::move(logprob));
+    out["top_logprobs"].push_back(std::move(top));
+    out["text_offset"].push_back(job.text_offset);
+    job.text_offset += static_cast<int64_t>(name.size());
+  };
+  if (first_prompt_id) add(token_name(job, *first_prompt_id), nullptr, nullptr);
+  for (const std::vector<TokenLogprob>* list : {&prompt, &generated}) {
+    for (const TokenLogprob& t : *list) {
+      nlohmann::json top = nlohmann::json::object();
+      for (const auto& [id, logprob] : t.top) {
+        const std::string name = token_name(job, id);
+        if (!top.contains(name)) top[name] = logprob;  // two ids of one text: the likelier one
+      }
+      add(token_name(job, t.id), t.logprob, std::move(top));
+    }
+  }
+  return out;
+}
+
+// Chat's shape: `content`, one entry per generated token with its bytes and top alternatives.
+nlohmann::json chat_logprobs(const TextJob& job, const std::vector<TokenLogprob>& generated) {
+  const Tokenizer* tokenizer = job.model->engine->tokenizer();
+  const auto entry = [&](int32_t id, float logprob) {
+    const std::string bytes = tokenizer != nullptr ? tokenizer->token_bytes(id) : token_name(job, id);
+    return nlohmann::json{{"token", token_name(job, id)}, {"logprob", logprob}, {"bytes", utf8_bytes(bytes)}};
+  };
+  nlohmann::json content = nlohmann::json::array();
+  for (const TokenLogprob& t : generated) {
+    nlohmann::json e = entry(t.id, t.logprob);
+    e["top_logprobs"] = nlohmann::json::array();
+    for (const auto& [id, logprob] : t.top) e["top_logprobs"].push_back(entry(id, logprob));
+    content.push_back(std::move(e));
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+// The choice's `logprobs` for these tokens (null when not asked); `first` adds the echoed prompt's.
+nlohmann::json choice_logprobs(TextJob& job, const std::vector<TokenLogprob>& prompt,
+                               const std::vector<TokenLogprob>& generated, bool first) {
+  if (!job.logprobs) return nullptr;
+  if (job.chat) return chat_logprobs(job, generated);
+  const bool echo = first && job.echo;
+  return completion_logprobs(job, echo ? std::optional<int32_t>(job.request.prompt_ids[0]) : std::nullopt,
+                             echo ? prompt : std::vector<TokenLogprob>{}, generated);
+}
+
+}  // namespace
+
+nlohmann::json text_response(TextJob& job, const Output& output) {
   nlohmann::json out = envelope(job, false);
-  nlohmann::json choice = {
-      {"index", 0}, {"finish_reason", finish_reason_json(output.finish_reason)}, {"logprobs", nullptr}};
+  nlohmann::json choice = {{"index", 0},
+                           {"finish_reason", finish_reason_json(output.finish_reason)},
+                           {"logprobs", choice_logprobs(job, output.prompt_logprobs, output.logprobs, true)}};
   if (job.chat) {
     choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
   } else {
@@ -293,10 +390,11 @@ nlohmann::json text_response(const TextJob& job, const Output& output) {
   return out;
 }
 
-nlohmann::json text_chunk(const TextJob& job, const StreamChunk& chunk, bool first) {
+nlohmann::json text_chunk(TextJob& job, const StreamChunk& chunk, bool first) {
   nlohmann::json out = envelope(job, true);
-  nlohmann::json choice = {
-      {"index", 0}, {"finish_reason", finish_reason_json(chunk.finish_reason)}, {"logprobs", nullptr}};
+  nlohmann::json choice = {{"index", 0},
+                           {"finish_reason", finish_reason_json(chunk.finish_reason)},
+                           {"logprobs", choice_logprobs(job, chunk.prompt_logprobs, chunk.logprobs, first)}};
   const std::string delta = job.ids_as_text ? token_ids_text(chunk.tokens) : chunk.text;
   if (job.chat) {
     choice["delta"] = nlohmann::json::object();

@@ -22,8 +22,12 @@ struct TextJob {
   /// Completions from a model without a tokenizer: each token is rendered as "token_id:N" (as
   /// vLLM's return_tokens_as_token_ids does) and the choices carry the ids as `token_ids`.
   bool ids_as_text = false;
-  Request request;  ///< prompt resolved to ids
-  std::string id;   ///< "chatcmpl-..." / "cmpl-..."
+  /// The choices carry `logprobs` (completions: `logprobs` given; chat: `logprobs: true`); with
+  /// echo the prompt's come first.
+  bool logprobs = false;
+  int64_t text_offset = 0;  ///< Completions' text_offset of the next token (advanced as chunks go out).
+  Request request;          ///< prompt resolved to ids
+  std::string id;           ///< "chatcmpl-..." / "cmpl-..."
   int64_t created = 0;
   int32_t prompt_tokens() const { return static_cast<int32_t>(request.prompt_ids.size()); }
 };
@@ -37,11 +41,12 @@ nlohmann::json finish_reason_json(FinishReason reason);
 /// "token_id:N" for each id, concatenated (the text of a completion when ids_as_text).
 std::string token_ids_text(const std::vector<int32_t>& ids);
 
-/// The whole answer (stream = false): output.text, or output.tokens when job.ids_as_text.
-nlohmann::json text_response(const TextJob& job, const Output& output);
+/// The whole answer (stream = false): output.text, or output.tokens when job.ids_as_text, with
+/// output.logprobs (and prompt_logprobs) when job.logprobs.
+nlohmann::json text_response(TextJob& job, const Output& output);
 /// One server-sent event's JSON for `chunk`: a text delta (chat: `delta.content`; the first also
-/// carries the role), and the finish reason in the last.
-nlohmann::json text_chunk(const TextJob& job, const StreamChunk& chunk, bool first);
+/// carries the role) with its tokens' logprobs, and the finish reason in the last.
+nlohmann::json text_chunk(TextJob& job, const StreamChunk& chunk, bool first);
 /// The last event when include_usage is set: no choices, the usage.
 nlohmann::json usage_chunk(const TextJob& job, int32_t completion_tokens);
 
