@@ -29,6 +29,24 @@ out.chat_stream = { text: streamed, finish_reason: finish, usage };
 const completion = await client.completions.create({ model: textModel, prompt: 'hello', max_tokens: 6, temperature: 0 });
 out.completion = { text: completion.choices[0].text, usage: completion.usage };
 
+// Log probabilities: chat whole and streamed, completions echo scoring, and one out of range.
+const lpRequest = { model: textModel, messages, max_tokens: 8, temperature: 0, logprobs: true, top_logprobs: 3 };
+const chatLp = await client.chat.completions.create(lpRequest);
+out.chat_logprobs = chatLp.choices[0].logprobs;
+const content = [];
+for await (const chunk of await client.chat.completions.create({ ...lpRequest, stream: true })) {
+  for (const choice of chunk.choices) content.push(...(choice.logprobs?.content ?? []));
+}
+out.chat_logprobs_stream = { content };
+const echoed = await client.completions.create({ model: textModel, prompt: 'hello', max_tokens: 0, echo: true, logprobs: 2 });
+out.completion_echo = { text: echoed.choices[0].text, finish_reason: echoed.choices[0].finish_reason, logprobs: echoed.choices[0].logprobs };
+try {
+  await client.completions.create({ model: textModel, prompt: 'hello', max_tokens: 1, logprobs: 21 });
+  out.logprobs_21 = 'no error';
+} catch (e) {
+  out.logprobs_21 = { status: e.status, param: e.param };
+}
+
 const transcription = await client.audio.transcriptions.create({ model: asrModel, file: fs.createReadStream(audioFile) });
 out.transcription = { text: transcription.text };
 
