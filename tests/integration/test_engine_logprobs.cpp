@@ -8,8 +8,10 @@
 #include <cmath>
 #include <string>
 
+#include "common/engine_checks.h"
 #include "common/model_runner.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "izwi/engine.h"
 
 namespace izwi {
@@ -182,6 +184,54 @@ TEST_P(EngineLogprobs, SampledAndStreamedLogprobsIgnoreTheSamplingProcessors) {
   ASSERT_EQ(prompt_logprobs.size(), whole.prompt_logprobs.size());
   for (size_t k = 0; k < prompt_logprobs.size(); ++k)
     EXPECT_EQ(prompt_logprobs[k].logprob, whole.prompt_logprobs[k].logprob);
+}
+
+// Every case at once, prefilled in chunks and preempted (recomputed) on a pool too small for all:
+// each prompt position is scored once, and every value is what the request gives alone.
+TEST_P(EngineLogprobs, ConcurrentPreemptedRequestsScoreAsAlone) {
+  ReferenceTensors ref(fixture());
+  std::vector<Request> requests;
+  for (int c = 0; c < 7; ++c) {
+    Request r;
+    r.prompt_ids = ref.ids("case" + std::to_string(c) + ".prompt");
+    r.params.max_tokens = static_cast<int32_t>(ref.ids("case" + std::to_string(c) + ".generated").size());
+    r.params.min_tokens = r.params.max_tokens;
+    r.params.sampling.temperature = 0.0f;
+    r.params.logprobs = 2;
+    r.params.prompt_logprobs = 2;
+    requests.push_back(r);
+  }
+  std::vector<Output> alone;
+  {
+    Engine engine(testing::fixture_dir(fixture()), testing::test_engine_config());
+    for (const Request& r : requests) alone.push_back(engine.generate(r));
+  }
+  EngineConfig config = testing::test_engine_config();
+  config.max_tokens_per_step = 24;
+  config.num_kv_blocks = 12;  // 7 sequences of up to 88 positions cannot all fit
+  Engine engine(testing::fixture_dir(fixture()), config);
+  std::vector<StreamHandle> handles;
+  for (const Request& r : requests) handles.push_back(engine.generate_streaming(r));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::vector<TokenLogprob> logprobs, prompt_logprobs;
+    while (std::optional<StreamChunk> chunk = handles[i].next()) {
+      logprobs.insert(logprobs.end(), chunk->logprobs.begin(), chunk->logprobs.end());
+      prompt_logprobs.insert(prompt_logprobs.end(), chunk->prompt_logprobs.begin(), chunk->prompt_logprobs.end());
+    }
+    const auto expect_same = [&](const std::vector<TokenLogprob>& got, const std::vector<TokenLogprob>& want,
+                                 const char* what) {
+      ASSERT_EQ(got.size(), want.size()) << what << " of case " << i;
+      for (size_t k = 0; k < got.size(); ++k) {
+        EXPECT_EQ(got[k].id, want[k].id) << what << " of case " << i << " at " << k;
+        EXPECT_NEAR(got[k].logprob, want[k].logprob, kOwnLogprobTolerance) << what << " of case " << i << " at " << k;
+      }
+    };
+    expect_same(prompt_logprobs, alone[i].prompt_logprobs, "prompt logprobs");
+    expect_same(logprobs, alone[i].logprobs, "logprobs");
+    EXPECT_EQ(prompt_logprobs.size(), requests[i].prompt_ids.size() - 1);
+  }
+  EXPECT_GT(engine.metrics().preemptions, 0u) << "the pool was meant to force preemption";
+  EXPECT_EQ(testing::check_idle(engine), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, EngineLogprobs, ::testing::Values("llama-tiny", "qwen3-tiny"),
