@@ -34,7 +34,8 @@ void BM_FastConformerEncode(benchmark::State& state) {
   config.subsampling_conv_channels = 256;
   config.conv_kernel_size = 9;
   RandomWeights weights(1, at::kCPU);
-  if (state.range(1) == 0) weights.set_backend(std::make_shared<Backend>(Backend::reference(at::kCPU, at::kFloat)));
+  const Backend reference = Backend::reference(at::kCPU, at::kFloat);
+  if (state.range(1) == 0) weights.set_backend(reference);
   const FastConformerEncoder encoder(weights, config);
   const at::Tensor mel = at::randn({config.feat_in, state.range(0) * 100});
   for (auto _ : state) benchmark::DoNotOptimize(encoder.encode(mel));

@@ -39,7 +39,7 @@
 #include "common/percentile.h"
 #include "common/shared_options.h"
 #include "izwi/engine.h"
-#include "kernels/cpu/panel_kernels.h"
+#include "kernels/backend.h"
 #include "roofline_probes.h"
 
 namespace {
@@ -177,8 +177,7 @@ CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector
   CodecCost cost;
   std::thread([&] {
     at::set_num_threads(at::get_num_threads());
-    const std::unique_ptr<izwi::CodecDecoder> codec =
-        izwi::load_codec_decoder(model_dir, at::kFloat, at::kCPU, false, 0, &izwi::active_panel_kernels());
+    const std::unique_ptr<izwi::CodecDecoder> codec = izwi::load_codec_decoder(model_dir, izwi::Backend::host());
     const int64_t frames = static_cast<int64_t>(codes.size()), groups = static_cast<int64_t>(codes[0].size());
     at::Tensor all = at::empty({groups, frames}, at::kLong);
     auto a = all.accessor<int64_t, 2>();

@@ -70,9 +70,9 @@ nlohmann::json codes_json(const at::Tensor& codes) {
   return rows;
 }
 
-int encode(const std::string& model, const std::string& audio_path, int32_t num_codebooks, const std::string& out_path,
-           bool json) {
-  const auto codec = izwi::load_codec_encoder(model, at::kFloat, at::kCPU);
+int encode(const izwi::Backend& backend, const std::string& model, const std::string& audio_path, int32_t num_codebooks,
+           const std::string& out_path, bool json) {
+  const auto codec = izwi::load_codec_encoder(model, backend);
   const std::vector<float> samples = izwi::load_audio_mono(audio_path, codec->sample_rate());
   const auto start = std::chrono::steady_clock::now();
   const at::Tensor codes = codec->encode(at::tensor(samples, at::kFloat), num_codebooks);
@@ -137,10 +137,9 @@ int main(int argc, char** argv) {
     const izwi::Backend backend(backend_options);
     const std::string& model_dir = shared.model;
     const bool json = shared.json;
-    if (!encode_path.empty()) return encode(model_dir, encode_path, num_codebooks, codes_out_path, json);
+    if (!encode_path.empty()) return encode(backend, model_dir, encode_path, num_codebooks, codes_out_path, json);
     const at::Tensor codes = read_codes(codes_path);
-    const auto codec = izwi::load_codec_decoder(model_dir, backend.dtype(), backend.device(), false, num_codebooks,
-                                                backend.panel_kernels());
+    const auto codec = izwi::load_codec_decoder(model_dir, backend, false, num_codebooks);
     // Decoded and written a chunk at a time through the streaming path (exact in any chunking),
     // so memory holds one chunk of audio however many frames come in. Without --chunk-frames
     // the codes are checked whole first, as decode() checks them: an error writes no audio.

@@ -6,6 +6,7 @@
 #include "codec/mimi_names.h"
 #include "common/check.h"
 #include "common/json_fields.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 
@@ -70,9 +71,11 @@ CodecCheckpoint find_codec_checkpoint(const std::string& path) {
   return found;
 }
 
-std::unique_ptr<WeightLoader> open_codec_weights(const CodecCheckpoint& checkpoint, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite) {
-  auto weights = std::make_unique<WeightLoader>(checkpoint.weights_path, dtype, dtype, device);
+std::unique_ptr<WeightLoader> open_codec_weights(const CodecCheckpoint& checkpoint, const Backend& backend,
+                                                 bool check_finite) {
+  auto weights =
+      std::make_unique<WeightLoader>(checkpoint.weights_path, backend.dtype(), backend.dtype(), backend.device());
+  weights->set_backend(backend);
   weights->set_check_finite(check_finite);
   if (checkpoint.kind == CodecCheckpoint::Kind::kMimi) {
     // Idempotent on transformers' names, so either naming loads.

@@ -15,6 +15,8 @@
 
 namespace izwi {
 
+class Backend;
+
 struct CodecCheckpoint {
   enum class Kind { kQwen3TtsTokenizer, kQwen3TtsDecoder, kMimi };
   Kind kind = Kind::kMimi;
@@ -30,10 +32,11 @@ std::string moshi_tokenizer_file(const std::string& dir);
 /// NotFound naming the path when nothing is there; Unsupported when the folder holds no codec.
 CodecCheckpoint find_codec_checkpoint(const std::string& path);
 
-/// Opens the checkpoint's tensors; moshi names (Mimi files, the Qwen3-TTS quantizer) are filed
-/// under transformers' names.
-std::unique_ptr<WeightLoader> open_codec_weights(const CodecCheckpoint& checkpoint, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite);
+/// Opens the checkpoint's tensors for `backend` (every tensor in its compute dtype, on its device;
+/// the codec's parts run their ops there); moshi names (Mimi files, the Qwen3-TTS quantizer) are
+/// filed under transformers' names.
+std::unique_ptr<WeightLoader> open_codec_weights(const CodecCheckpoint& checkpoint, const Backend& backend,
+                                                 bool check_finite);
 
 /// A Mimi checkpoint's architecture: its config.json, or Kyutai's when it has none.
 MimiConfig mimi_config_of(const CodecCheckpoint& checkpoint);

@@ -8,16 +8,12 @@
 
 namespace izwi {
 
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite, int32_t num_codebooks,
-                                                 const PanelKernels* cpu_kernels) {
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, const Backend& backend, bool check_finite,
+                                                 int32_t num_codebooks) {
   const CodecCheckpoint checkpoint = find_codec_checkpoint(path);
   // The config is checked before any weights are opened.
   std::unique_ptr<WeightLoader> weights;
-  const auto open_weights = [&] {
-    weights = open_codec_weights(checkpoint, dtype, device, check_finite);
-    weights->set_cpu_kernels(cpu_kernels);
-  };
+  const auto open_weights = [&] { weights = open_codec_weights(checkpoint, backend, check_finite); };
   std::unique_ptr<CodecDecoder> decoder;
   switch (checkpoint.kind) {
     case CodecCheckpoint::Kind::kQwen3TtsTokenizer: {

@@ -13,7 +13,7 @@
 namespace izwi {
 
 /// Per-stream incremental state (what the decoder must remember between chunks).
-struct PanelKernels;
+class Backend;
 
 class CodecDecoderState {
  public:
@@ -61,10 +61,10 @@ class CodecDecoder {
 /// missing folder or file; InvalidFormat naming the tensor whose shape disagrees with the config.
 /// `check_finite` scans every tensor for NaN and Inf (WeightSource::set_check_finite).
 /// `num_codebooks` (0: all the checkpoint has) picks how many codebooks a Mimi decodes; the
-/// Qwen3-TTS codec decodes exactly its own number. `cpu_kernels` (float32 on the CPU): its dense
-/// convolutions run on those panel kernels (WeightSource::set_cpu_kernels).
-std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite = false,
-                                                 int32_t num_codebooks = 0, const PanelKernels* cpu_kernels = nullptr);
+/// Qwen3-TTS codec decodes exactly its own number. The codec's weights load in `backend`'s compute
+/// dtype on its device and its ops run on it (a model passes its own; tools and tests
+/// Backend::host()); `backend` must outlive the decoder.
+std::unique_ptr<CodecDecoder> load_codec_decoder(const std::string& path, const Backend& backend,
+                                                 bool check_finite = false, int32_t num_codebooks = 0);
 
 }  // namespace izwi

@@ -8,12 +8,11 @@
 
 namespace izwi {
 
-std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite) {
+std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, const Backend& backend, bool check_finite) {
   const CodecCheckpoint checkpoint = find_codec_checkpoint(path);
   // The config is checked before any weights are opened.
   std::unique_ptr<WeightLoader> weights;
-  const auto open_weights = [&] { weights = open_codec_weights(checkpoint, dtype, device, check_finite); };
+  const auto open_weights = [&] { weights = open_codec_weights(checkpoint, backend, check_finite); };
   std::unique_ptr<CodecEncoder> encoder;
   switch (checkpoint.kind) {
     case CodecCheckpoint::Kind::kQwen3TtsTokenizer: {

@@ -10,6 +10,8 @@
 
 namespace izwi {
 
+class Backend;
+
 class CodecEncoder {
  public:
   virtual ~CodecEncoder() = default;
@@ -30,8 +32,9 @@ class CodecEncoder {
 /// Loads the encoder in `path`: a transformers Mimi folder (config.json with model_type "mimi"),
 /// a Qwen3-TTS speech_tokenizer folder or model folder (its `encoder.*` Mimi, 16 codebooks kept),
 /// a moshi Mimi .safetensors file, or a folder holding one `tokenizer-*.safetensors` (LFM2-Audio).
-std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, at::ScalarType dtype,
-                                                 const at::Device& device, bool check_finite = false);
+/// Loaded for `backend` as load_codec_decoder is; `backend` must outlive the encoder.
+std::unique_ptr<CodecEncoder> load_codec_encoder(const std::string& path, const Backend& backend,
+                                                 bool check_finite = false);
 
 /// True when `path` (as load_codec_encoder takes it) holds an encoder: a Mimi, or a Qwen3-TTS
 /// speech tokenizer with a non-empty encoder_config. Errors as find_codec_checkpoint.

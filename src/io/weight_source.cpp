@@ -26,12 +26,11 @@ at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<
   return checked_read(name, shape).to(device_, weight_dtype_).contiguous();
 }
 
-void WeightSource::set_backend(std::shared_ptr<const Backend> backend) {
-  IZWI_CHECK(backend != nullptr && backend->device() == device_ && backend->dtype() == compute_dtype_ &&
-                 backend->weight_dtype() == weight_dtype_,
-             "a weight source's backend must match its device and dtypes");
-  cpu_kernels_ = backend->panel_kernels();
-  backend_ = std::move(backend);
+void WeightSource::set_backend(const Backend& backend) {
+  IZWI_CHECK(backend.device() == device_ && backend.dtype() == compute_dtype_,
+             "a weight source's backend must match its device and compute dtype");
+  cpu_kernels_ = backend.panel_kernels();
+  backend_ = &backend;
 }
 
 const Backend& WeightSource::backend() const { return backend_ != nullptr ? *backend_ : Backend::host(); }

@@ -40,10 +40,12 @@ class WeightSource {
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
 
-  /// The backend the model is loaded for: its weights are packed for backend->panel_kernels()
-  /// (set_cpu_kernels), and the model's parts may keep a reference to it (the loader's owner keeps
-  /// it alive as long as the model). Its device and dtypes must be the source's.
-  void set_backend(std::shared_ptr<const Backend> backend);
+  /// The backend the model is loaded for: its weights are packed for backend.panel_kernels()
+  /// (set_cpu_kernels), and the model's parts keep a reference to it, so it must outlive them (the
+  /// executor owns the engine's). Its device and compute dtype must be the source's; the source may
+  /// store its matrices in another dtype than backend.weight_dtype() (a codec keeps its few in the
+  /// compute dtype).
+  void set_backend(const Backend& backend);
   /// The backend set, or Backend::host() for a source built from dtypes alone (tests, tools).
   const Backend& backend() const;
 
@@ -70,7 +72,7 @@ class WeightSource {
   at::Device device_;
   bool check_finite_ = false;
   const PanelKernels* cpu_kernels_ = nullptr;
-  std::shared_ptr<const Backend> backend_;
+  const Backend* backend_ = nullptr;
 
   at::Tensor checked_read(const std::string& name, const std::vector<int64_t>& shape);
 };

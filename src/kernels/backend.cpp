@@ -146,6 +146,8 @@ const Backend& Backend::host() {
   return backend;
 }
 
+Backend Backend::host(const PanelKernels& kernels) { return Backend(at::kCPU, at::kFloat, Kernels::Cpu, &kernels); }
+
 Backend Backend::reference(const at::Device& device, at::ScalarType dtype) {
   return Backend(device, dtype, Kernels::Torch, nullptr);
 }

@@ -40,6 +40,8 @@ class Backend {
   /// izwi's CPU kernels, float32, on the CPU; touches no process-wide setting. For codecs,
   /// encoders, tools and tests built outside an engine.
   static const Backend& host();
+  /// The same with the panel kernels pinned to `kernels` (tests and benchmarks that run one variant).
+  static Backend host(const PanelKernels& kernels);
   /// libtorch's ops on `device` in `dtype` (weights and K/V in `dtype` too); touches no
   /// process-wide setting. The reference the fast kernels are checked against.
   static Backend reference(const at::Device& device, at::ScalarType dtype);

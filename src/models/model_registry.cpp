@@ -66,7 +66,7 @@ std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, std::shar
   const Factory& factory = factory_for(config);  // unknown types fail before the weights are opened
   WeightLoader loader(model_dir, backend->dtype(), backend->weight_dtype(), backend->device());
   loader.set_check_finite(options.check_finite);
-  loader.set_backend(std::move(backend));
+  loader.set_backend(*backend);
   loader.set_progress(options.on_progress);
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();

@@ -21,6 +21,7 @@
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "izwi/voice.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -54,7 +55,7 @@ constexpr int64_t kLongFrames = 2 * CodecDecoder::kDecodeChunkFrames + 45;
 
 TEST(InputSize, ALongStreamingCallDecodesInChunksExactlyAsTheWholeDecode) {
   for (const char* fixture : {"qwen3-tts-codec-decoder-tiny", "mimi-tiny"}) {
-    const auto codec = load_codec_decoder(fixture_dir(fixture), at::kFloat, at::kCPU);
+    const auto codec = load_codec_decoder(fixture_dir(fixture), Backend::host());
     const at::Tensor codes = random_codes(codec->num_codebooks(), kLongFrames, codec->codebook_size());
     const at::Tensor whole = codec->decode(codes);
     ASSERT_EQ(whole.numel(), kLongFrames * codec->samples_per_frame()) << fixture;
@@ -75,7 +76,7 @@ TEST(InputSize, ALongStreamingCallDecodesInChunksExactlyAsTheWholeDecode) {
 
 TEST(InputSize, IzwiCodecStreamsALongDecodeToItsWavAndJson) {
   const std::string fixture = fixture_dir("qwen3-tts-codec-decoder-tiny");
-  const auto codec = load_codec_decoder(fixture, at::kFloat, at::kCPU);
+  const auto codec = load_codec_decoder(fixture, Backend::host());
   const at::Tensor codes = random_codes(codec->num_codebooks(), kLongFrames, codec->codebook_size());
   testing::TempDir dir;
   nlohmann::json rows = nlohmann::json::array();

@@ -23,6 +23,7 @@
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
+#include "kernels/backend.h"
 #include "tokenizer/byte_level.h"
 
 namespace izwi {
@@ -195,7 +196,7 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
     if (f[0] != 2048) frames.push_back(f);
   }
   ASSERT_EQ(whole.audio.size(), frames.size() * 1920);
-  const auto codec = load_codec_decoder(dir.path(), at::kFloat, at::kCPU, false, 8);
+  const auto codec = load_codec_decoder(dir.path(), Backend::host(), false, 8);
   const at::Tensor expected = codec->decode(frames_to_codes(frames, 0, frames.size()));
   EXPECT_LT(testing::max_abs_diff(at::tensor(whole.audio), expected), 1e-4);
   AudioChatRequest chunked = reference_request(AudioChatMode::Interleaved, 40);

@@ -22,6 +22,7 @@
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -319,7 +320,7 @@ TEST(EngineVoiceFromAudio, ATranscriptMakesAnInContextVoiceFromTheSpeechTokenize
   EXPECT_EQ(voice.xvector, plain.xvector);
   EXPECT_EQ(voice.reference_text_ids, transcript);
   // The reference codes are the speech tokenizer's encoding of the recording, frame by frame.
-  const auto encoder = load_codec_encoder(model, at::kFloat, at::kCPU);
+  const auto encoder = load_codec_encoder(model, Backend::host());
   const at::Tensor codes = encoder->encode(at::tensor(samples));
   ASSERT_EQ(codes.size(0), 16);
   ASSERT_EQ(static_cast<int64_t>(voice.reference_codes.size()), codes.size(1));

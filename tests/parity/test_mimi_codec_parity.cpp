@@ -19,6 +19,7 @@
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
 #include "izwi/audio.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -32,8 +33,8 @@ class MimiParity : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ref_ = new testing::ReferenceTensors(kFixture);
-    decoder_ = load_codec_decoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU).release();
-    encoder_ = load_codec_encoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU).release();
+    decoder_ = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host()).release();
+    encoder_ = load_codec_encoder(testing::fixture_dir(kFixture), Backend::host()).release();
   }
   static void TearDownTestSuite() {
     delete encoder_;
@@ -92,7 +93,8 @@ TEST_F(MimiParity, StreamedDecodeMatchesTheReference) {
 }
 
 TEST_F(MimiParity, StreamingIsExactInDoublePrecision) {
-  const auto decoder = load_codec_decoder(testing::fixture_dir(kFixture), at::kDouble, at::kCPU);
+  const Backend float64 = Backend::reference(at::kCPU, at::kDouble);
+  const auto decoder = load_codec_decoder(testing::fixture_dir(kFixture), float64);
   const at::Tensor whole = decoder->decode(codes());
   EXPECT_LT(max_abs_diff(whole, audio()), kTolerance);
   for (const int64_t chunk : {1, 2, 7}) EXPECT_LT(max_abs_diff(streamed(*decoder, codes(), chunk), whole), 1e-6);
@@ -146,7 +148,7 @@ TEST_F(MimiParity, EncodeMatchesTheReferenceCodes) {
 }
 
 TEST_F(MimiParity, FewerCodebooksDecodeAndStream) {
-  const auto four = load_codec_decoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU, false, 4);
+  const auto four = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host(), false, 4);
   EXPECT_EQ(four->num_codebooks(), 4);
   const at::Tensor c4 = codes().narrow(0, 0, 4);
   const at::Tensor whole = four->decode(c4);
@@ -154,9 +156,9 @@ TEST_F(MimiParity, FewerCodebooksDecodeAndStream) {
   EXPECT_GT(max_abs_diff(whole, audio()), 1e-3);  // the missing codebooks matter
   EXPECT_LT(max_abs_diff(streamed(*four, c4, 2), whole), kTolerance);
   EXPECT_EQ(testing::error_code_of([&] { four->decode(codes()); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(testing::error_code_of(
-                [] { load_codec_decoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU, false, 9); }),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+      testing::error_code_of([] { load_codec_decoder(testing::fixture_dir(kFixture), Backend::host(), false, 9); }),
+      ErrorCode::InvalidArgument);
 }
 
 TEST_F(MimiParity, BadInputGivesTypedErrors) {
@@ -254,9 +256,9 @@ TEST(MimiLoading, MoshiNamesLoadAsTheSameCodec) {
             tensors.end());
   write_safetensors(dir.file("model.safetensors"), tensors, at::kFloat);
   const testing::ReferenceTensors ref(kFixture);
-  const auto decoder = load_codec_decoder(dir.path(), at::kFloat, at::kCPU);
+  const auto decoder = load_codec_decoder(dir.path(), Backend::host());
   EXPECT_LT(max_abs_diff(decoder->decode(ref.get("codes")), ref.get("decoded_audio").to(at::kFloat)), kTolerance);
-  const auto encoder = load_codec_encoder(dir.path(), at::kFloat, at::kCPU);
+  const auto encoder = load_codec_encoder(dir.path(), Backend::host());
   EXPECT_TRUE(at::equal(encoder->encode(ref.get("waveform_24k").to(at::kFloat)), ref.get("encoded_codes")));
 }
 
@@ -266,9 +268,8 @@ TEST(MimiLoading, AModelFolderWithAMoshiFileUsesKyutaisArchitecture) {
   testing::TempDir dir;
   dir.write("config.json", R"({"lfm": {}, "encoder": {}, "depthformer": {}})");
   write_safetensors(dir.file("tokenizer-e351c8d8-checkpoint125.safetensors"), moshi_tensors(), at::kFloat);
-  const std::string message = testing::error_message([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); });
-  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }),
-            ErrorCode::InvalidFormat);
+  const std::string message = testing::error_message([&] { load_codec_decoder(dir.path(), Backend::host()); });
+  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), Backend::host()); }), ErrorCode::InvalidFormat);
   EXPECT_NE(message.find("tokenizer-e351c8d8-checkpoint125.safetensors"), std::string::npos) << message;
   EXPECT_NE(message.find("quantizer.rvq_first.vq.layers.0._codebook.embedding_sum"), std::string::npos) << message;
 }
@@ -280,14 +281,13 @@ TEST(MimiLoading, UnsupportedSettingsNameTheField) {
   config["pad_mode"] = "reflect";
   dir.write("config.json", config.dump());
   std::filesystem::copy_file(testing::fixture_dir(kFixture) + "/model.safetensors", dir.file("model.safetensors"));
-  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }),
-            ErrorCode::Unsupported);
-  EXPECT_NE(testing::error_message([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }).find("pad_mode"),
+  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), Backend::host()); }), ErrorCode::Unsupported);
+  EXPECT_NE(testing::error_message([&] { load_codec_decoder(dir.path(), Backend::host()); }).find("pad_mode"),
             std::string::npos);
   config["pad_mode"] = "constant";
   config["num_semantic_quantizers"] = 9;
   dir.write("config.json", config.dump());
-  const std::string message = testing::error_message([&] { load_codec_encoder(dir.path(), at::kFloat, at::kCPU); });
+  const std::string message = testing::error_message([&] { load_codec_encoder(dir.path(), Backend::host()); });
   EXPECT_NE(message.find("num_semantic_quantizers"), std::string::npos) << message;
 }
 

@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "bench_support/safetensors_writer.h"
+#include "codec/codec_checkpoint.h"
 #include "codec/codec_decoder.h"
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/panel_kernels.h"
 
 namespace izwi {
@@ -32,7 +34,7 @@ class CodecParity : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ref_ = new testing::ReferenceTensors(kFixture);
-    codec_ = load_codec_decoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU).release();
+    codec_ = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host()).release();
   }
   static void TearDownTestSuite() {
     delete codec_;
@@ -88,7 +90,8 @@ TEST_F(CodecParity, PanelKernelsMatchTheReference) {
   // The engine's codec runs its dense convolutions on the CPU panel kernels (every variant: its
   // weights are float32, which avx512_bf16 multiplies in float32 too).
   for (const PanelKernels* kernels : supported_panel_kernels()) {
-    const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), at::kFloat, at::kCPU, false, 0, kernels);
+    const Backend pinned = Backend::host(*kernels);
+    const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), pinned);
     EXPECT_LT(max_abs_diff(codec->decode(codes()), waveform()), kTolerance) << kernels->name;
     auto state = codec->new_state();
     std::vector<at::Tensor> pieces;
@@ -104,7 +107,8 @@ TEST_F(CodecParity, StreamingIsExactInDoublePrecision) {
   // In float32 the network amplifies rounding to ~5e-5 (the reference itself is that far from a
   // float64 decode), so exactness of the streaming carry-over is shown in float64 (outputs are
   // float32, so 1e-6 allows their last-bit rounding).
-  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), at::kDouble, at::kCPU);
+  const Backend float64 = Backend::reference(at::kCPU, at::kDouble);
+  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), float64);
   const at::Tensor whole = codec->decode(codes());
   EXPECT_LT(max_abs_diff(whole, waveform()), kTolerance);
   for (const int64_t chunk : {1, 3, 12}) {
@@ -180,18 +184,35 @@ TEST_F(CodecParity, BadCodesGiveTypedErrors) {
   EXPECT_LT(max_abs_diff(at::cat(pieces), waveform()), kTolerance);
 }
 
+TEST(CodecLoading, TheCodecLoadsForTheBackendItIsGiven) {
+  // A model passes its own backend, so the codec's ops run where the model's do (on a GPU, its
+  // kernels); its weights are packed only for a backend whose CPU kernels take them.
+  const CodecCheckpoint checkpoint = find_codec_checkpoint(testing::fixture_dir(kFixture));
+  const Backend torch = Backend::reference(at::kCPU, at::kFloat);
+  const auto reference_weights = open_codec_weights(checkpoint, torch, false);
+  EXPECT_EQ(&reference_weights->backend(), &torch);
+  EXPECT_EQ(reference_weights->cpu_kernels(), nullptr);
+  const auto host_weights = open_codec_weights(checkpoint, Backend::host(), false);
+  EXPECT_EQ(&host_weights->backend(), &Backend::host());
+  EXPECT_EQ(host_weights->cpu_kernels(), Backend::host().panel_kernels());
+  // Both decode the reference codes alike.
+  const auto on_torch = load_codec_decoder(testing::fixture_dir(kFixture), torch);
+  const auto on_host = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host());
+  const at::Tensor codes = at::randint(0, on_host->codebook_size(), {on_host->num_codebooks(), 6}, at::kLong);
+  EXPECT_LT(max_abs_diff(on_torch->decode(codes), on_host->decode(codes)), kTolerance);
+}
+
 TEST(CodecLoading, MissingFilesAreNotFound) {
-  EXPECT_EQ(testing::error_code_of([] { load_codec_decoder("/no/such/codec", at::kFloat, at::kCPU); }),
-            ErrorCode::NotFound);
+  EXPECT_EQ(testing::error_code_of([] { load_codec_decoder("/no/such/codec", Backend::host()); }), ErrorCode::NotFound);
   EXPECT_NE(
-      testing::error_message([] { load_codec_decoder("/no/such/codec", at::kFloat, at::kCPU); }).find("/no/such/codec"),
+      testing::error_message([] { load_codec_decoder("/no/such/codec", Backend::host()); }).find("/no/such/codec"),
       std::string::npos);
   testing::TempDir dir;
-  EXPECT_NE(testing::error_message([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }).find("config.json"),
+  EXPECT_NE(testing::error_message([&] { load_codec_decoder(dir.path(), Backend::host()); }).find("config.json"),
             std::string::npos);
   std::ifstream config(testing::fixture_dir(kFixture) + "/config.json");
   dir.write("config.json", std::string(std::istreambuf_iterator<char>(config), {}));
-  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }), ErrorCode::NotFound);
+  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), Backend::host()); }), ErrorCode::NotFound);
 }
 
 /// The fixture's tensors (name, value) as stored.
@@ -213,9 +234,8 @@ TEST(CodecLoading, ConfigThatDisagreesWithTheTensorsNamesTheTensor) {
   config["latent_dim"] = 48;
   dir.write("config.json", config.dump());
   write_safetensors(dir.file("model.safetensors"), fixture_tensors(), at::kFloat);
-  const std::string message = testing::error_message([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); });
-  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }),
-            ErrorCode::InvalidFormat);
+  const std::string message = testing::error_message([&] { load_codec_decoder(dir.path(), Backend::host()); });
+  EXPECT_EQ(testing::error_code_of([&] { load_codec_decoder(dir.path(), Backend::host()); }), ErrorCode::InvalidFormat);
   EXPECT_NE(message.find("pre_conv.conv.weight"), std::string::npos) << message;
 }
 
@@ -243,7 +263,7 @@ TEST(CodecLoading, TheReleasedNestedLayoutLoadsAndDecodesTheSame) {
   const testing::ReferenceTensors ref(kFixture);
   // Both the speech_tokenizer folder and the model folder above it load.
   for (const std::string& path : {folder, dir.path()}) {
-    const auto codec = load_codec_decoder(path, at::kFloat, at::kCPU);
+    const auto codec = load_codec_decoder(path, Backend::host());
     EXPECT_LT(max_abs_diff(codec->decode(ref.get("codes")), ref.get("waveform").to(at::kFloat)), kTolerance) << path;
   }
 }

@@ -23,6 +23,7 @@
 #include "izwi/config.h"
 #include "izwi/engine.h"
 #include "izwi/errors.h"
+#include "kernels/backend.h"
 #include "models/lfm2.h"
 #include "models/llama.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
@@ -309,12 +310,12 @@ TEST(HardeningModelConfig, CodecDecoderSizesHaveUpperBounds) {
   for (const auto& [field, value] : cases) {
     TempDir dir;
     write_config(dir, edit([&](nlohmann::json& d) { d[field] = value; }));
-    expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+    expect_error([&] { load_codec_decoder(dir.path(), Backend::host()); }, ErrorCode::InvalidFormat,
                  {"config.json", "'" + field + "'", "at most"});
   }
   TempDir dir;
   write_config(dir, edit([](nlohmann::json& d) { d["rms_norm_eps"] = -1.0; }));
-  expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+  expect_error([&] { load_codec_decoder(dir.path(), Backend::host()); }, ErrorCode::InvalidFormat,
                {"config.json", "rms_norm_eps"});
 }
 
@@ -386,7 +387,7 @@ TEST(HardeningModelConfig, CodecDecoderEpsilonIsBounded) {
   nlohmann::json config = read_json(kData + "/qwen3-tts-codec-decoder-tiny/config.json");
   (config.contains("decoder_config") ? config["decoder_config"] : config)["rms_norm_eps"] = 1e30;
   write_config(dir, config);
-  expect_error([&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU); }, ErrorCode::InvalidFormat,
+  expect_error([&] { load_codec_decoder(dir.path(), Backend::host()); }, ErrorCode::InvalidFormat,
                {"config.json", "'rms_norm_eps'", "at most"});
 }
 

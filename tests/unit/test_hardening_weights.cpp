@@ -23,6 +23,7 @@
 #include "izwi/config.h"
 #include "izwi/engine.h"
 #include "izwi/errors.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -129,7 +130,7 @@ TEST(HardeningWeights, CodecWeightsAreCheckedToo) {
   const std::string name = file.tensors().back().name;
   write_poisoned_copy(src, dir.path(), name, std::numeric_limits<float>::infinity());
   for (const bool check : {false, true}) {  // small tensors: refused with or without the opt-in
-    auto load = [&] { load_codec_decoder(dir.path(), at::kFloat, at::kCPU, check); };
+    auto load = [&] { load_codec_decoder(dir.path(), Backend::host(), check); };
     const std::string message = testing::error_message(load);
     EXPECT_EQ(testing::error_code_of(load), ErrorCode::InvalidFormat) << message;
     EXPECT_NE(message.find(name), std::string::npos) << message;

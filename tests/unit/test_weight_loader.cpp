@@ -92,17 +92,16 @@ TEST(WeightLoader, TheBackendDecidesWhetherLinearWeightsArePacked) {
   WeightLoader loader(testing::fixture_dir("llama-tiny"), at::kFloat, at::kFloat, at::kCPU);
   EXPECT_EQ(loader.cpu_kernels(), nullptr) << "no backend set: nothing packed";
   EXPECT_EQ(&loader.backend(), &Backend::host()) << "a source built from dtypes alone runs on the host";
-  const auto torch = std::make_shared<const Backend>(Backend::reference(at::kCPU, at::kFloat));
+  const Backend torch = Backend::reference(at::kCPU, at::kFloat);
   loader.set_backend(torch);
   EXPECT_EQ(loader.cpu_kernels(), nullptr) << "libtorch's products take row-major weights";
-  EXPECT_EQ(&loader.backend(), torch.get());
-  loader.set_backend(std::make_shared<const Backend>(Backend::host()));
+  EXPECT_EQ(&loader.backend(), &torch);
+  loader.set_backend(Backend::host());
   EXPECT_EQ(loader.cpu_kernels(), Backend::host().panel_kernels());
   ASSERT_NE(loader.cpu_kernels(), nullptr);
 
   WeightLoader bf16(testing::fixture_dir("llama-tiny"), at::kBFloat16, at::kBFloat16, at::kCPU);
-  EXPECT_THROW(bf16.set_backend(std::make_shared<const Backend>(Backend::host())), Error)
-      << "a backend of another dtype than the source's";
+  EXPECT_THROW(bf16.set_backend(Backend::host()), Error) << "a backend of another compute dtype than the source's";
 }
 
 TEST(WeightLoader, FolderWithoutWeightsIsNotFound) {

@@ -57,8 +57,8 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   keys_ = std::make_unique<EmbeddingKeys>(c.vocab_size);
   spec_.num_codebooks = static_cast<int32_t>(config_.codebooks);
   if (!moshi_tokenizer_file(hf.model_dir()).empty()) {
-    codec_ = load_codec_decoder(hf.model_dir(), source.compute_dtype(), source.device(), source.check_finite(),
-                                static_cast<int32_t>(config_.codebooks), source.cpu_kernels());
+    codec_ = load_codec_decoder(hf.model_dir(), source.backend(), source.check_finite(),
+                                static_cast<int32_t>(config_.codebooks));
     if (codec_->codebook_size() != Lfm2AudioConfig::kEndOfAudio) {
       fail(ErrorCode::InvalidFormat, "{}: the codec has {} codes per codebook; LFM2-Audio's frames need {}",
            hf.model_dir(), codec_->codebook_size(), Lfm2AudioConfig::kEndOfAudio);

@@ -79,15 +79,14 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
   voice_keys_ = std::make_unique<EmbeddingKeys>(tts_first_vector_key(c.text_vocab_size, t.vocab_size));
 
   const std::string codec_dir = hf.model_dir() + "/speech_tokenizer";
-  codec_ = load_codec_decoder(codec_dir, source.compute_dtype(), source.device(), source.check_finite(), 0,
-                              source.cpu_kernels());
+  codec_ = load_codec_decoder(codec_dir, source.backend(), source.check_finite());
   if (codec_->num_codebooks() != c.num_code_groups || codec_->codebook_size() != c.code_predictor.vocab_size) {
     fail(ErrorCode::InvalidFormat, "{}: the codec has {} codebooks of {} codes, but {} has {} of {}", codec_dir,
          codec_->num_codebooks(), codec_->codebook_size(), hf.path(), c.num_code_groups, c.code_predictor.vocab_size);
   }
 
   if (speaker_encoder_ && holds_codec_encoder(codec_dir)) {
-    codec_encoder_ = load_codec_encoder(codec_dir, source.compute_dtype(), source.device(), source.check_finite());
+    codec_encoder_ = load_codec_encoder(codec_dir, source.backend(), source.check_finite());
     if (codec_encoder_->default_codebooks() != c.num_code_groups ||
         codec_encoder_->codebook_size() != c.code_predictor.vocab_size) {
       fail(ErrorCode::InvalidFormat, "{}: the codec's encoder gives {} codebooks of {} codes, but {} has {} of {}",
