@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/check.h"
+#include "kernels/ops/activation_op.h"
 #include "models/voxtral_streaming_input.h"
 
 namespace izwi {
@@ -100,7 +101,9 @@ at::Tensor VoxtralRealtimeForConditionalGeneration::ffn_scales(int64_t delay, co
   const at::Tensor angles = time_inv_freq_ * static_cast<double>(delay);
   const at::Tensor t_cond = at::cat({angles.cos(), angles.sin()}).unsqueeze(0).to(ctx.dtype);
   std::vector<at::Tensor> scales;
-  for (const Layer& layer : layers_) scales.push_back(1 + layer.ada_out(at::gelu(layer.ada_in(t_cond, ctx)), ctx));
+  for (const Layer& layer : layers_)
+    scales.push_back(
+        1 + layer.ada_out(ops::activation(*ctx.backend, layer.ada_in(t_cond, ctx), ops::Activation::Gelu), ctx));
   return at::cat(scales, 0);
 }
 

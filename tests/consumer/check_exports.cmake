@@ -12,12 +12,13 @@ string(REPLACE "\n" ";" lines "${symbols}")
 set(exported 0)
 set(leaked "")
 foreach(line IN LISTS lines)
-  # "<address> <type> <name>": only names in izwi (typeinfo, vtables and members included).
+  # "<address> <type> <name>": only names in izwi (typeinfo, vtables and members included). A
+  # function returning std::string carries an ABI tag after its name: "name[abi:cxx11](".
   if(NOT line MATCHES " [A-Za-z] ((typeinfo|typeinfo name|vtable|VTT) for )?izwi::")
     continue()
   endif()
   math(EXPR exported "${exported} + 1")
-  if(NOT line MATCHES " [A-Za-z] ((typeinfo|typeinfo name|vtable|VTT) for )?izwi::(${public})[:(<]"
+  if(NOT line MATCHES " [A-Za-z] ((typeinfo|typeinfo name|vtable|VTT) for )?izwi::(${public})[:(<[]"
      AND NOT line MATCHES " [A-Za-z] ((typeinfo|typeinfo name|vtable|VTT) for )?izwi::(${public})$")
     string(APPEND leaked "\n  ${line}")
   endif()

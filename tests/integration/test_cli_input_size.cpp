@@ -84,7 +84,9 @@ TEST(InputSize, IzwiCodecStreamsALongDecodeToItsWavAndJson) {
     rows.push_back(std::vector<int64_t>(codes[k].data_ptr<int64_t>(), codes[k].data_ptr<int64_t>() + codes.size(1)));
   }
   const std::string args = "--model " + fixture + " --codes-file " + dir.write("codes.json", rows.dump());
-  const testing::CliRun run = testing::run_example("izwi-codec", args + " --out " + dir.file("out.wav") + " --json");
+  // --float: the WAV holds the float32 samples themselves, as the JSON does.
+  const testing::CliRun run =
+      testing::run_example("izwi-codec", args + " --out " + dir.file("out.wav") + " --float --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json line = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_EQ(line.at("sample_rate"), 24000);

@@ -91,6 +91,10 @@ TEST(EncoderOps, ActivationsMatchTheirFormulas) {
   EXPECT_EQ(max_diff(ops::activation(Backend::host(), x, ops::Activation::Relu), x.clamp_min(0)), 0.0);
   EXPECT_LT(max_diff(ops::activation(Backend::host(), x, ops::Activation::Elu), at::where(x > 0, x, x.exp() - 1)),
             1e-12);
+  EXPECT_LT(max_diff(ops::activation(Backend::host(), x, ops::Activation::Sigmoid), 1 / (1 + (-x).exp())), 1e-12);
+  EXPECT_LT(max_diff(ops::activation(Backend::host(), x, ops::Activation::Tanh),
+                     (x.exp() - (-x).exp()) / (x.exp() + (-x).exp())),
+            1e-12);
 }
 
 TEST(EncoderOps, SnakeBetaFusedIntoAPaddedBufferAndThroughLibtorch) {

@@ -12,6 +12,10 @@ at::Tensor activation(const Backend& /*backend: every backend runs libtorch's*/,
       return at::relu(x);
     case Activation::Elu:
       return at::elu(x);
+    case Activation::Sigmoid:
+      return at::sigmoid(x);
+    case Activation::Tanh:
+      return at::tanh(x);
   }
   return x;  // unreachable: every enumerator returns above
 }

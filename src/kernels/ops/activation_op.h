@@ -13,6 +13,8 @@ enum class Activation {
   Silu,
   Relu,
   Elu,  ///< alpha 1
+  Sigmoid,
+  Tanh,
 };
 
 /// The activation of x, elementwise, into a new tensor. Every backend: libtorch's.

@@ -8,6 +8,7 @@
 
 #include "audio/sample_checks.h"
 #include "common/check.h"
+#include "kernels/ops/activation_op.h"
 #include "layers/index_tensor.h"
 
 namespace izwi {
@@ -116,7 +117,7 @@ std::vector<LayerCacheSpec> Qwen3TtsForConditionalGeneration::cache_layout() con
 at::Tensor Qwen3TtsForConditionalGeneration::text_track(const std::vector<int64_t>& ids,
                                                         const ForwardContext& ctx) const {
   const at::Tensor x = text_embedding_(index_tensor(ids, ctx.input_ids.device()), ctx.dtype);
-  return text_fc2_(at::silu(text_fc1_(x, ctx)), ctx);
+  return text_fc2_(ops::activation(*ctx.backend, text_fc1_(x, ctx), ops::Activation::Silu), ctx);
 }
 
 at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardContext& ctx) const {

@@ -11,6 +11,8 @@
 #include "io/config_fields.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
+#include "kernels/ops/activation_op.h"
+#include "kernels/ops/conv1d_op.h"
 
 namespace izwi {
 
@@ -86,20 +88,23 @@ at::Tensor SpeakerEncoder::Conv::operator()(const at::Tensor& x) const {
   const int64_t total = dilation * (weight.size(2) - 1);
   const int64_t left = total / 2;
   const at::Tensor padded = total > 0 ? at::reflection_pad1d(x, {left, total - left}) : x;
-  const int64_t stride = 1, padding = 0;
-  return at::conv1d(padded, weight, bias, at::IntArrayRef(&stride, 1), at::IntArrayRef(&padding, 1),
-                    at::IntArrayRef(&dilation, 1));
+  ops::Conv1dOptions options;
+  options.dilation = dilation;
+  return ops::conv1d(*backend, padded, weight, bias, options);
 }
 
 at::Tensor SpeakerEncoder::SeRes2NetBlock::forward(const at::Tensor& x) const {
-  const at::Tensor h = at::relu(tdnn1(x));
+  const Backend& backend = *tdnn1.backend;
+  const auto relu = [&](const at::Tensor& t) { return ops::activation(backend, t, ops::Activation::Relu); };
+  const at::Tensor h = relu(tdnn1(x));
   const std::vector<at::Tensor> chunks = h.chunk(static_cast<int64_t>(res2net.size()) + 1, 1);
   std::vector<at::Tensor> outs = {chunks[0]};
   for (size_t i = 1; i < chunks.size(); ++i) {
-    outs.push_back(at::relu(res2net[i - 1](i == 1 ? chunks[i] : chunks[i] + outs.back())));
+    outs.push_back(relu(res2net[i - 1](i == 1 ? chunks[i] : chunks[i] + outs.back())));
   }
-  const at::Tensor r = at::relu(tdnn2(at::cat(outs, 1)));
-  const at::Tensor gate = at::sigmoid(se2(at::relu(se1(r.mean(2, /*keepdim=*/true)))));
+  const at::Tensor r = relu(tdnn2(at::cat(outs, 1)));
+  const at::Tensor gate =
+      ops::activation(backend, se2(relu(se1(r.mean(2, /*keepdim=*/true)))), ops::Activation::Sigmoid);
   return r * gate + x;
 }
 
@@ -110,6 +115,7 @@ SpeakerEncoder::SpeakerEncoder(WeightSource& weights, const std::string& prefix,
     c.weight = weights.take(prefix + name + ".weight", {out, in, kernel});
     c.bias = weights.take(prefix + name + ".bias", {out});
     c.dilation = dilation;
+    c.backend = &weights.backend();
     return c;
   };
   const std::vector<int64_t>& ch = config.channels;
@@ -163,19 +169,22 @@ at::Tensor SpeakerEncoder::embed_mel(const at::Tensor& mel) const {
   if (mel.size(0) <= widest) {
     fail(ErrorCode::InvalidArgument, "speaker encoder: {} frames; at least {} needed", mel.size(0), widest + 1);
   }
-  at::Tensor x = at::relu(block0_(mel.to(block0_.weight.options()).t().unsqueeze(0)));  // [1, C, T]
+  const Backend& backend = *block0_.backend;
+  const auto relu = [&](const at::Tensor& t) { return ops::activation(backend, t, ops::Activation::Relu); };
+  at::Tensor x = relu(block0_(mel.to(block0_.weight.options()).t().unsqueeze(0)));  // [1, C, T]
   std::vector<at::Tensor> outs;
   for (const SeRes2NetBlock& b : blocks_) {
     x = b.forward(x);
     outs.push_back(x);
   }
-  x = at::relu(mfa_(at::cat(outs, 1)));
+  x = relu(mfa_(at::cat(outs, 1)));
   // Attentive statistics pooling: attention over time from each frame and the global statistics.
   const int64_t frames = x.size(2);
   const auto [mean, std] = weighted_stats(x, at::full({1, 1, frames}, 1.0 / frames, x.options()));
   const at::Tensor context =
       at::cat({x, mean.unsqueeze(2).expand({-1, -1, frames}), std.unsqueeze(2).expand({-1, -1, frames})}, 1);
-  const at::Tensor attention = at::softmax(asp_conv_(at::tanh(at::relu(asp_tdnn_(context)))), 2);
+  const at::Tensor attention =
+      at::softmax(asp_conv_(ops::activation(backend, relu(asp_tdnn_(context)), ops::Activation::Tanh)), 2);
   const auto [pooled_mean, pooled_std] = weighted_stats(x, attention);
   return fc_(at::cat({pooled_mean, pooled_std}, 1).unsqueeze(2)).view({-1}).to(at::kCPU, at::kFloat);
 }

@@ -58,6 +58,7 @@ class SpeakerEncoder {
   struct Conv {
     at::Tensor weight, bias;
     int64_t dilation = 1;
+    const Backend* backend = nullptr;  ///< the weights' (WeightSource::backend)
     at::Tensor operator()(const at::Tensor& x) const;
   };
   struct SeRes2NetBlock {
