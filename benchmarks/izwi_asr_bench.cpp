@@ -25,7 +25,9 @@
 
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
+#include "common/engine_options.h"
 #include "common/percentile.h"
+#include "common/shared_options.h"
 #include "izwi/engine.h"
 
 namespace {
@@ -116,28 +118,30 @@ StreamResult run_stream(izwi::Engine& engine, const std::vector<float>& audio, s
 
 int main(int argc, char** argv) {
   CLI::App app{"Concurrent real-time transcription streams with izwi"};
-  std::string model_dir, streams_list = "1,2,4,8,16";
+  std::string streams_list = "1,2,4,8,16";
   double seconds = 10, chunk_ms = 80;
   int32_t pad_id = 32;
-  bool json = false;
   izwi::EngineConfig config;
-  app.add_option("--model", model_dir, "Speech model folder")->required();
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Speech model folder"});
   app.add_option("--streams", streams_list, "Stream counts to try")->capture_default_str();
   app.add_option("--seconds", seconds, "Audio per stream")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--chunk-ms", chunk_ms, "Push size")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--pad-id", pad_id, "Streaming pad token id")->capture_default_str();
   app.add_option("--weight-dtype", config.weight_dtype, "Weights in memory: auto (= compute dtype) or bfloat16")
       ->capture_default_str();
-  app.add_flag("--json", json, "Print a JSON summary last");
   CLI11_PARSE(app, argc, argv);
+  const std::string& model_dir = shared.model;
+  const bool json = shared.json;  // ends the report with one JSON summary line
 
   return izwi::cli::run_main("izwi-asr-bench", [&] {
     const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
     config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
+    izwi::cli::apply_shared_engine_options(shared, config);  // --threads, -v / -q's log level
     izwi::Engine engine(model_dir, config);
-    if (!engine.model_info().accepts_audio) {
-      throw izwi::Error(izwi::ErrorCode::Unsupported, "--model '" + model_dir + "' does not transcribe audio");
-    }
+    izwi::cli::require_model_use(engine.model_info(), model_dir, izwi::cli::ModelUse::Transcription);
     const int32_t rate = engine.model_info().audio_sample_rate;
     const size_t chunk = std::max<size_t>(1, static_cast<size_t>(chunk_ms * rate / 1000.0));
     const std::vector<float> audio = synthetic_audio(static_cast<size_t>(seconds * rate), 7);

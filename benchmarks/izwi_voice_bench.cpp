@@ -22,7 +22,9 @@
 
 #include "bench_engine_config.h"
 #include "common/cli_main.h"
+#include "common/engine_options.h"
 #include "common/percentile.h"
+#include "common/shared_options.h"
 #include "izwi/engine.h"
 #include "synthetic_speech.h"
 
@@ -36,7 +38,7 @@ double ms_since(Clock::time_point start) {
 
 struct Options {
   double reference_seconds = 5;
-  int32_t transcript_len = 16, text_len = 24, requests = 4, frames = 6, threads = 0;
+  int32_t transcript_len = 16, text_len = 24, requests = 4, frames = 6;
 };
 
 struct VoiceResult {
@@ -54,10 +56,12 @@ std::vector<int32_t> random_ids(std::mt19937& rng, int32_t count, int32_t vocab)
 }
 
 /// Returns false when the model cannot make this kind of voice (no codec encoder).
-bool run_voice(const std::string& model_dir, bool in_context, const Options& o, VoiceResult& result) {
+bool run_voice(const izwi::cli::SharedOptions& shared, bool in_context, const Options& o, VoiceResult& result) {
+  const std::string& model_dir = shared.model;
   izwi::EngineConfig config = izwi::bench::bench_engine_config(
-      1, 8 + o.transcript_len + o.text_len + o.frames + static_cast<int32_t>(o.reference_seconds * 13) + 16, o.threads,
-      "auto");
+      1, 8 + o.transcript_len + o.text_len + o.frames + static_cast<int32_t>(o.reference_seconds * 13) + 16,
+      shared.threads.value_or(0), "auto");
+  izwi::cli::apply_shared_engine_options(shared, config);  // -v / -q's log level
   config.enable_prefix_cache = true;
   config.num_kv_blocks *= o.requests + 1;  // room for the cached prefixes beside the running request
   izwi::Engine engine(model_dir, config);
@@ -112,10 +116,11 @@ bool run_voice(const std::string& model_dir, bool in_context, const Options& o, 
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark cold and warm requests in a cloned voice"};
-  std::string model_dir;
   Options o;
-  bool json = false;
-  app.add_option("--model", model_dir, "Qwen3-TTS Base model folder")->required();
+  izwi::cli::SharedOptions shared;
+  izwi::cli::add_shared_options(
+      app, shared,
+      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Qwen3-TTS Base model folder"});
   app.add_option("--reference-seconds", o.reference_seconds, "Length of the reference recording")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 60.0));
@@ -129,15 +134,15 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
   app.add_option("--frames", o.frames, "Frames per request")->capture_default_str()->check(CLI::Range(2, 4096));
-  app.add_option("--threads", o.threads, "CPU threads (0 = all)")->capture_default_str();
-  app.add_flag("--json", json, "End with one JSON line");
   CLI11_PARSE(app, argc, argv);
+  const std::string& model_dir = shared.model;
+  const bool json = shared.json;  // ends the report with one JSON line
 
   return izwi::cli::run_main("izwi-voice-bench", [&] {
     std::vector<VoiceResult> results;
     for (const bool in_context : {false, true}) {
       VoiceResult r;
-      if (run_voice(model_dir, in_context, o, r)) results.push_back(r);
+      if (run_voice(shared, in_context, o, r)) results.push_back(r);
     }
     fmt::print("model {}  threads {}  reference {:.1f} s  {} requests per voice, {} frames each\n\n", model_dir,
                at::get_num_threads(), o.reference_seconds, o.requests, o.frames);

@@ -77,7 +77,8 @@ TEST(CliErrors, AsrBenchReportsPerStreamErrors) {
     std::string args, expected;
   };
   for (const Case& c : std::vector<Case>{
-           {"--model " + testing::fixture_dir("llama-tiny") + " --streams 1,2 --seconds 0.5", "audio"},
+           {"--model " + testing::fixture_dir("llama-tiny") + " --streams 1,2 --seconds 0.5",
+            "'llama-tiny' is a text model: use izwi-generate"},
            {"--model " + voxtral + " --pad-id 99999 --streams 2 --seconds 0.5", "99999"},
        }) {
     const testing::CliRun run = testing::run_built("benchmarks/izwi-asr-bench", c.args);

@@ -40,6 +40,8 @@ std::vector<Tool> tools() {
       {"benchmarks/izwi-bench", false, false, {"--device", "--dtype", "--weight-dtype", "--threads"}},
       {"benchmarks/izwi-tts-bench", false, false, {"--threads"}},
       {"benchmarks/izwi-audio-chat-bench", false, false, {"--threads"}},
+      {"benchmarks/izwi-asr-bench", false, false, {"--threads"}},
+      {"benchmarks/izwi-voice-bench", false, false, {"--threads"}},
   };
 }
 
