@@ -18,6 +18,7 @@
 #include "bench_support/memory_bandwidth.h"
 #include "bench_support/random_weights.h"
 #include "codec/causal_conv.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/attention_inputs_cpu.h"
 #include "kernels/cpu/linear_cpu.h"
 #include "kernels/cpu/paged_attention_cpu.h"
@@ -128,7 +129,8 @@ void BM_CodecTransposedConv(benchmark::State& state) {
   constexpr int64_t kIn[] = {1536, 768, 384, 192}, kStride[] = {8, 5, 4, 3}, kLength[] = {16, 128, 640, 2560};
   const int64_t in = kIn[block], out = in / 2, stride = kStride[block], length = kLength[block];
   izwi::RandomWeights weights(3, at::kCPU);
-  weights.set_cpu_kernels(packed ? &izwi::active_panel_kernels() : nullptr);
+  const izwi::Backend torch = izwi::Backend::reference(at::kCPU, at::kFloat);
+  weights.set_backend(packed ? izwi::Backend::host() : torch);
   const izwi::CausalConvTranspose1d conv(weights, "up", in, out, 2 * stride, stride);
   const at::Tensor x = at::randn({1, in, length});
   at::Tensor carry = conv.initial_state(1, x.options());
@@ -146,7 +148,8 @@ void BM_CodecConv(benchmark::State& state) {
   constexpr int64_t kChannels[] = {768, 384, 192, 96}, kLength[] = {128, 640, 2560, 7680};
   const int64_t channels = kChannels[block], length = kLength[block], kernel = 7, dilation = 3;
   izwi::RandomWeights weights(3, at::kCPU);
-  weights.set_cpu_kernels(packed ? &izwi::active_panel_kernels() : nullptr);
+  const izwi::Backend torch = izwi::Backend::reference(at::kCPU, at::kFloat);
+  weights.set_backend(packed ? izwi::Backend::host() : torch);
   const izwi::CausalConv1d conv(weights, "conv", channels, channels, kernel, dilation);
   const at::Tensor x = at::randn({1, channels, length});
   at::Tensor carry = conv.initial_state(1, x.options());

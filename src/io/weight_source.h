@@ -41,7 +41,7 @@ class WeightSource {
   bool check_finite() const { return check_finite_; }
 
   /// The backend the model is loaded for: its weights are packed for backend.panel_kernels()
-  /// (set_cpu_kernels), and the model's parts keep a reference to it, so it must outlive them (the
+  /// (cpu_kernels()), and the model's parts keep a reference to it, so it must outlive them (the
   /// executor owns the engine's). Its device and compute dtype must be the source's; the source may
   /// store its matrices in another dtype than backend.weight_dtype() (a codec keeps its few in the
   /// compute dtype).
@@ -49,10 +49,9 @@ class WeightSource {
   /// The backend set, or Backend::host() for a source built from dtypes alone (tests, tools).
   const Backend& backend() const;
 
-  /// With a kernel variant set, linear layers (and tied output heads) whose weights the CPU panel
-  /// kernels take are repacked for that variant as they load (layers/packed_weight.h). The backend
-  /// decides: set_backend sets its panel_kernels(), null unless izwi's CPU kernels run in float32.
-  void set_cpu_kernels(const PanelKernels* kernels) { cpu_kernels_ = kernels; }
+  /// The variant linear layers (and tied output heads) whose weights the CPU panel kernels take
+  /// are repacked for as they load (layers/packed_weight.h): the backend's panel_kernels(), null
+  /// without a backend or unless izwi's CPU kernels run in float32.
   const PanelKernels* cpu_kernels() const { return cpu_kernels_; }
 
   at::ScalarType compute_dtype() const { return compute_dtype_; }

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "bench_support/random_weights.h"
 #include "codec/causal_conv.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/panel_kernels.h"
 
 namespace izwi {
@@ -16,9 +18,18 @@ namespace {
 // in 96 x kernel 7 = 672 columns: 7000 positions are two pieces of at most 4M im2col elements.
 constexpr int64_t kIn = 96, kOut = 64, kKernel = 7, kDilation = 3, kLength = 7000;
 
+// What a conv is built for: the panel kernels `kernels` (packed weights), or libtorch's ops when
+// null. The backends live for the whole test run, as a model's outlives its parts.
+const Backend& backend_for(const PanelKernels* kernels) {
+  static const Backend torch = Backend::reference(at::kCPU, at::kFloat);
+  static std::map<const PanelKernels*, Backend> pinned;
+  if (kernels == nullptr) return torch;
+  return pinned.emplace(kernels, Backend::host(*kernels)).first->second;
+}
+
 CausalConv1d make_conv(const PanelKernels* kernels) {
   RandomWeights weights(7, at::kCPU);
-  weights.set_cpu_kernels(kernels);
+  weights.set_backend(backend_for(kernels));
   return CausalConv1d(weights, "conv", kIn, kOut, kKernel, kDilation);
 }
 
@@ -59,7 +70,7 @@ constexpr int64_t kUpIn = 96, kUpOut = 48, kUpStride = 5, kUpLength = 300;
 
 CausalConvTranspose1d make_upsample(const PanelKernels* kernels) {
   RandomWeights weights(11, at::kCPU);
-  weights.set_cpu_kernels(kernels);
+  weights.set_backend(backend_for(kernels));
   return CausalConvTranspose1d(weights, "up", kUpIn, kUpOut, 2 * kUpStride, kUpStride);
 }
 
