@@ -7,8 +7,11 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "quant/quantized_matrix.h"
 
 namespace izwi {
 
@@ -59,6 +62,13 @@ class WeightSource {
   const at::Device& device() const { return device_; }
 
  protected:
+  /// The matrix `name` [shape[0], shape[1]] as a quantized checkpoint stores it (GPTQ / AWQ / FP8
+  /// as released, src/quant), on the CPU; nullopt when the source stores it in floating point
+  /// (then read() gives it). Throws naming the tensor when the stored form is malformed.
+  virtual std::optional<QuantizedMatrix> read_quantized(const std::string& /*name*/,
+                                                        const std::vector<int64_t>& /*shape*/) {
+    return std::nullopt;
+  }
   /// The named tensor's values as a floating-point CPU tensor of exactly `shape`; throws naming
   /// the tensor when it is missing, mis-shaped or not floating point.
   virtual at::Tensor read(const std::string& name, const std::vector<int64_t>& shape) = 0;
