@@ -22,9 +22,9 @@ struct DTypeName {
 };
 
 constexpr DTypeName kDTypes[] = {
-    {"F64", StDType::F64, 8}, {"F32", StDType::F32, 4},   {"F16", StDType::F16, 2}, {"BF16", StDType::BF16, 2},
-    {"I64", StDType::I64, 8}, {"I32", StDType::I32, 4},   {"I16", StDType::I16, 2}, {"I8", StDType::I8, 1},
-    {"U8", StDType::U8, 1},   {"BOOL", StDType::BOOL, 1},
+    {"F64", StDType::F64, 8}, {"F32", StDType::F32, 4},   {"F16", StDType::F16, 2},         {"BF16", StDType::BF16, 2},
+    {"I64", StDType::I64, 8}, {"I32", StDType::I32, 4},   {"I16", StDType::I16, 2},         {"I8", StDType::I8, 1},
+    {"U8", StDType::U8, 1},   {"BOOL", StDType::BOOL, 1}, {"F8_E4M3", StDType::F8_E4M3, 1},
 };
 
 const DTypeName& lookup(StDType dtype) {

@@ -13,7 +13,9 @@
 
 namespace izwi {
 
-enum class StDType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+/// F8_E4M3 (float8_e4m3fn) holds FP8 checkpoints' weights; libtorch 1.x has no such type, so it
+/// is read as its bytes (U8) and decoded by the quant readers.
+enum class StDType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, F8_E4M3 };
 
 /// Bytes per element.
 size_t st_dtype_size(StDType dtype);

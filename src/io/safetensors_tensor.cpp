@@ -28,6 +28,8 @@ at::ScalarType to_scalar_type(StDType dtype) {
       return at::kByte;
     case StDType::BOOL:
       return at::kBool;
+    case StDType::F8_E4M3:
+      return at::kByte;  // the e4m3 bits (safetensors.h)
   }
   fail(ErrorCode::Internal, "unmapped safetensors dtype");
 }
