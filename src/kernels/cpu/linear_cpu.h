@@ -10,7 +10,9 @@
 
 namespace izwi {
 
-enum class WeightFormat { F32, BF16 };
+/// How a weight matrix's elements are stored. I8 and I4 (quantized, kernels/cpu/quant_kernels.h)
+/// exist only packed, and only the quantized kernels take them.
+enum class WeightFormat { F32, BF16, I8, I4 };
 
 constexpr int64_t kGemvMaxTokens = 16;
 
