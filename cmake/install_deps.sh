@@ -22,6 +22,7 @@ packages=(
   libzmq3-dev libmsgpack-cxx-dev  # izwi-server: KV events in vLLM's wire format
   python3-zmq python3-msgpack     # tests: the KV-events subscriber
   python3-jinja2                  # tests: reference renderings of chat templates (Jinja2, as transformers)
+  python3-numpy                   # scripts/make_quantized_fixtures.py (the GPTQ / AWQ / FP8 fixtures)
   sox                             # tests: the WAV files the tools write read by another reader (sox --i)
   libwebsocketpp-dev libasio-dev  # izwi-server: the live-transcription WebSocket
   chromium              # tests: the playground page driven headless by puppeteer-core

@@ -7,6 +7,10 @@
 #include "common/check.h"
 #include "common/json_fields.h"
 #include "io/safetensors_tensor.h"
+#include "quant/awq_reader.h"
+#include "quant/dequantize.h"
+#include "quant/fp8_reader.h"
+#include "quant/gptq_reader.h"
 
 namespace izwi {
 
@@ -18,11 +22,22 @@ bool is_float(StDType dtype) {
   return dtype == StDType::F64 || dtype == StDType::F32 || dtype == StDType::F16 || dtype == StDType::BF16;
 }
 
+constexpr char kWeightSuffix[] = ".weight";
+
+// "<prefix>.weight" -> "<prefix>", or empty for any other name.
+std::string layer_prefix(const std::string& name) {
+  const size_t n = sizeof(kWeightSuffix) - 1;
+  if (name.size() <= n || name.compare(name.size() - n, n, kWeightSuffix) != 0) return {};
+  return name.substr(0, name.size() - n);
+}
+
 }  // namespace
 
 WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_dtype, at::ScalarType weight_dtype,
                            const at::Device& device)
-    : WeightSource(compute_dtype, weight_dtype, device), model_dir_(model_dir) {
+    : WeightSource(compute_dtype, weight_dtype, device),
+      model_dir_(model_dir),
+      quantization_(load_quantization_config(model_dir)) {
   const fs::path dir(model_dir);
   const fs::path index_path = dir / "model.safetensors.index.json";
   const fs::path single_path = dir / "model.safetensors";
@@ -72,7 +87,60 @@ WeightLoader::WeightLoader(const std::string& model_dir, at::ScalarType compute_
   }
 }
 
-bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0; }
+bool WeightLoader::contains(const std::string& name) const { return tensors_.count(name) != 0 || is_quantized(name); }
+
+bool WeightLoader::is_quantized(const std::string& name) const {
+  const std::string prefix = layer_prefix(name);
+  if (prefix.empty()) return false;
+  switch (quantization_.method) {
+    case QuantMethod::None:
+      return false;
+    case QuantMethod::Gptq:
+    case QuantMethod::Awq:
+      return tensors_.count(prefix + ".qweight") != 0;
+    case QuantMethod::Fp8: {
+      const auto it = tensors_.find(name);
+      return it != tensors_.end() && it->second.info->dtype == StDType::F8_E4M3;
+    }
+  }
+  return false;
+}
+
+StoredTensor WeightLoader::stored(const std::string& name) {
+  const auto it = tensors_.find(name);
+  if (it == tensors_.end()) return {name, {}};
+  StoredTensor t{it->second.info->name, read_tensor(*it->second.file, *it->second.info)};
+  use(name);
+  return t;
+}
+
+std::optional<QuantizedMatrix> WeightLoader::read_quantized(const std::string& name,
+                                                            const std::vector<int64_t>& shape) {
+  if (shape.size() != 2 || !is_quantized(name)) return std::nullopt;
+  const std::string prefix = layer_prefix(name);
+  const std::string first = quantization_.method == QuantMethod::Fp8 ? name : prefix + ".qweight";
+  const QuantLayer layer{location(first), shape[0], shape[1]};
+  switch (quantization_.method) {
+    case QuantMethod::Gptq: {
+      const GptqTensors t{stored(prefix + ".qweight"), stored(prefix + ".qzeros"), stored(prefix + ".scales"),
+                          stored(prefix + ".g_idx")};
+      return read_gptq(layer, t, quantization_);
+    }
+    case QuantMethod::Awq: {
+      const AwqTensors t{stored(prefix + ".qweight"), stored(prefix + ".qzeros"), stored(prefix + ".scales")};
+      return read_awq(layer, t, quantization_);
+    }
+    case QuantMethod::Fp8: {
+      const Fp8Tensors t{stored(name), stored(prefix + ".weight_scale")};
+      // Static activation scales: the CPU quantizes no activations to FP8.
+      if (tensors_.count(prefix + ".input_scale") != 0) use(prefix + ".input_scale");
+      return read_fp8(layer, t);
+    }
+    case QuantMethod::None:
+      break;
+  }
+  return std::nullopt;
+}
 
 void WeightLoader::rename(const std::function<std::string(const std::string&)>& rename) {
   std::map<std::string, Location> renamed;
@@ -104,6 +172,8 @@ std::string WeightLoader::location(const std::string& name) const {
 }
 
 at::Tensor WeightLoader::read(const std::string& name, const std::vector<int64_t>& shape) {
+  // A consumer without a quantized kernel gets the float weights the checkpoint stands for.
+  if (std::optional<QuantizedMatrix> quantized = read_quantized(name, shape)) return dequantize(*quantized);
   auto it = tensors_.find(name);
   if (it == tensors_.end()) fail(ErrorCode::InvalidFormat, "{}: required tensor '{}' is missing", model_dir_, name);
   const Location& loc = it->second;

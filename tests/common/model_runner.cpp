@@ -19,7 +19,8 @@ ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool pre
   options.fast_kernels = fast_kernels;
   options.threads = at::get_num_threads();  // as the test binary has it
   const auto backend = std::make_shared<const Backend>(options);
-  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(fixture_dir(fixture), backend), backend);
+  const std::string dir = fixture.front() == '/' ? fixture : fixture_dir(fixture);
+  executor_ = std::make_unique<TorchExecutor>(load_causal_lm(dir, backend), backend);
   executor_->allocate_cache(num_blocks, block_size, 8);
 }
 

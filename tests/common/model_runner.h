@@ -26,6 +26,7 @@ struct FeedRequest {
 
 class ModelRunner {
  public:
+  /// `fixture`: a tests/data folder's name, or a model folder's absolute path.
   ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache = false, int32_t num_blocks = 96,
               int32_t block_size = 16, at::ScalarType kv_dtype = at::kFloat);
 

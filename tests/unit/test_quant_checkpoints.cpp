@@ -1,0 +1,95 @@
+// The pre-quantized fixtures (tests/data/llama-tiny-{gptq,gptq-act-order,awq,fp8}, written by
+// scripts/make_quantized_fixtures.py by each format's published packing rules): izwi's unpacking
+// equals the script's own dequantization bit for bit, and the model run on the quantized
+// checkpoint gives the logits of the float model run on those dequantized weights.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "bench_support/safetensors_writer.h"
+#include "common/model_runner.h"
+#include "common/reference.h"
+#include "common/temp_dir.h"
+#include "io/safetensors_tensor.h"
+#include "io/weight_loader.h"
+
+namespace izwi {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fixture_dir;
+using testing::TempDir;
+
+const char* const kFixtures[] = {"llama-tiny-gptq", "llama-tiny-gptq-act-order", "llama-tiny-awq", "llama-tiny-fp8"};
+
+// Largest |quantized - float| logit over the float logits' spread (max - min), measured 0 while
+// both run on the dequantized weights; room for a kernel that reads the int4 / fp8 values directly
+// and accumulates in float32 in another order.
+constexpr double kRelativeLogitBound = 1e-4;
+
+std::map<std::string, at::Tensor> read_all(const std::string& path) {
+  const SafetensorsFile file(path);
+  std::map<std::string, at::Tensor> tensors;
+  for (const StTensorInfo& info : file.tensors()) tensors.emplace(info.name, read_tensor(file, info));
+  return tensors;
+}
+
+class QuantCheckpoint : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string dir() const { return fixture_dir(GetParam()); }
+};
+
+TEST_P(QuantCheckpoint, DequantizesBitForBitAsTheScriptUnpacks) {
+  const auto expected = read_all(dir() + "/dequantized.safetensors");
+  const auto original = read_all(fixture_dir("llama-tiny") + "/model.safetensors");
+  ASSERT_EQ(expected.size(), 21u);  // 3 layers x q, k, v, o, gate, up, down
+  WeightLoader loader(dir(), at::kFloat, at::kFloat, at::kCPU);
+  for (const auto& [name, want] : expected) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(loader.contains(name));
+    const at::Tensor got = loader.take_matrix(name, want.sizes().vec());
+    ASSERT_EQ(got.scalar_type(), at::kFloat);
+    // Bitwise: the same float32 bits, not merely close.
+    EXPECT_TRUE(at::equal(got.view(at::kInt), want.view(at::kInt)));
+    EXPECT_GT(testing::max_abs_diff(got, original.at(name)), 0.0) << "the fixture was not quantized";
+  }
+}
+
+TEST_P(QuantCheckpoint, LogitsEqualTheFloatModelOnTheDequantizedWeights) {
+  // The float model: the fixture's float tensors plus the dequantized matrices, no quantization_config.
+  TempDir float_dir;
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  std::set<std::string> quantized_layers;  // "<prefix>." of every quantized layer
+  for (const auto& [name, t] : read_all(dir() + "/dequantized.safetensors")) {
+    tensors.emplace_back(name, t);
+    quantized_layers.insert(name.substr(0, name.size() - std::string("weight").size()));
+  }
+  for (const auto& [name, t] : read_all(dir() + "/model.safetensors")) {
+    if (quantized_layers.count(name.substr(0, name.rfind('.') + 1)) == 0) tensors.emplace_back(name, t);
+  }
+  write_safetensors(float_dir.file("model.safetensors"), tensors, at::kFloat);
+  fs::copy_file(fixture_dir("llama-tiny") + "/config.json", float_dir.file("config.json"));
+
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 40; ++i) tokens.push_back((i * 37 + 11) % 512);
+  for (const bool fast : {false, true}) {
+    SCOPED_TRACE(fast ? "izwi's CPU kernels" : "libtorch");
+    testing::ModelRunner quantized(dir(), fast);
+    testing::ModelRunner reference(float_dir.path(), fast);
+    const at::Tensor got = testing::teacher_forced_logits(quantized, tokens);
+    const at::Tensor want = testing::teacher_forced_logits(reference, tokens);
+    const double spread = (want.max() - want.min()).item<double>();
+    const double diff = testing::max_abs_diff(got, want);
+    RecordProperty(std::string(fast ? "fast" : "torch") + "_relative_logit_diff", std::to_string(diff / spread));
+    EXPECT_LE(diff, kRelativeLogitBound * spread) << "max |diff| " << diff << ", spread " << spread;
+    EXPECT_TRUE(at::equal(got.argmax(-1), want.argmax(-1)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, QuantCheckpoint, ::testing::ValuesIn(kFixtures),
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
+
+}  // namespace
+}  // namespace izwi
