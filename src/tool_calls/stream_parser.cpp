@@ -1,0 +1,43 @@
+#include "tool_calls/stream_parser.h"
+
+#include "common/check.h"
+
+namespace izwi::tool_calls {
+
+StreamParser::StreamParser(CallSyntax syntax) : syntax_(std::move(syntax)) {}
+
+ToolCallStreamDelta StreamParser::push(std::string_view text) {
+  if (finished_) return {};
+  text_ += text;
+  return advance(false);
+}
+
+ToolCallStreamDelta StreamParser::finish() {
+  if (finished_) return {};
+  finished_ = true;
+  return advance(true);
+}
+
+ToolCallStreamDelta StreamParser::advance(bool final) {
+  const ScanResult scan = scan_tool_calls(syntax_, text_, final, &checkpoint_);
+  ToolCallStreamDelta delta;
+  // Each scan extends the last (call_scanner.h); a violation is a bug in a format's scanner.
+  IZWI_CHECK(scan.content.size() >= content_sent_ && scan.calls.size() >= arguments_sent_.size(),
+             "tool-call scan shrank");
+  delta.content = scan.content.substr(content_sent_);
+  content_sent_ = scan.content.size();
+  for (size_t k = 0; k < scan.calls.size(); ++k) {
+    const ToolCall& call = scan.calls[k];
+    const auto index = static_cast<int32_t>(k);
+    if (k == arguments_sent_.size()) {
+      delta.calls.push_back({index, true, call.id, call.name, call.arguments});
+      arguments_sent_.push_back(call.arguments.size());
+    } else if (call.arguments.size() > arguments_sent_[k]) {
+      delta.calls.push_back({index, false, "", "", call.arguments.substr(arguments_sent_[k])});
+      arguments_sent_[k] = call.arguments.size();
+    }
+  }
+  return delta;
+}
+
+}  // namespace izwi::tool_calls
