@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "server/api_error.h"
 #include "server/audio_endpoints.h"
+#include "server/chat_audio_endpoint.h"
 #include "server/json_fields.h"
 #include "server/playground.h"
 #include "server/server_log.h"
@@ -100,6 +101,7 @@ struct Reply {
   std::function<void()> on_hangup;       ///< the client left before the last chunk
   std::shared_ptr<void> ticket;          ///< the admission slot, released with the reply
   std::shared_ptr<AccessRecord> record;  ///< logged when the reply ends; none when not logged
+  int32_t open_choices = 1;              ///< choices (n) whose finished chunk has not come yet
   bool finished = false;
 };
 
@@ -121,7 +123,7 @@ void send_reply(httplib::Response& res, const std::string& content_type, std::sh
           }
           const std::string bytes = reply->on_chunk(*chunk);
           if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
-          if (chunk->finished) {
+          if (chunk->finished && --reply->open_choices == 0) {
             reply->finished = true;
             sink.done();
           }
@@ -171,6 +173,12 @@ HttpServer::HttpServer(const ServerOptions& options)
   if (!options.kv_events_endpoint.empty()) kv_events_ = std::make_unique<KvEventsPublisher>(options.kv_events_endpoint);
   for (const ModelSpec& spec : options.models) {
     models_.add(spec, options.engine);
+    ServedModel& model = models_.get(spec.name);
+    if (options.tool_call_parser) {
+      model.tool_call_format = options.tool_call_parser;
+    } else if (model.engine->tokenizer() != nullptr) {
+      model.tool_call_format = detect_tool_call_format(*model.engine->tokenizer());
+    }
     if (kv_events_) {
       models_.get(spec.name).engine->set_kv_event_listener(
           [publisher = kv_events_.get(), topic = fmt::format("kv@{}@{}", options.pod_name, spec.name)](
@@ -194,9 +202,9 @@ HttpServer::HttpServer(const ServerOptions& options)
   http_.widen_listen_backlog();
   if (options.realtime_port >= 0) {
     realtime_ = std::make_unique<RealtimeServer>(options.host, options.realtime_port, options.api_key,
-                                                 [this](const std::string& model, RealtimeSession::Send send) {
-                                                   return std::make_unique<RealtimeSession>(
-                                                       models_, *metrics_, admission_, model, std::move(send));
+                                                 [this](const std::string& model, RealtimeConnection::Send send) {
+                                                   return make_realtime_connection(models_, *metrics_, admission_,
+                                                                                   model, std::move(send));
                                                  });
   }
 }
@@ -404,70 +412,114 @@ std::string HttpServer::models_json() const {
 void HttpServer::completions(const std::string& body, httplib::Response& res, bool chat) {
   const nlohmann::json request = parse_body(body);
   record_model(request);
+  if (chat && is_chat_audio_request(request)) return chat_audio(request, res);
   const std::shared_ptr<TextJob> job = std::make_shared<TextJob>(parse_text_request(request, models_, chat));
   const std::shared_ptr<AccessRecord> record = t_record;
   if (record) record->prompt_tokens = job->prompt_tokens();
   auto reply = std::make_shared<Reply>();
   reply->ticket = admission_.enter();
+  reply->open_choices = job->request.params.n;
   attach(*reply, std::make_shared<StreamHandle>(job->model->engine->generate_streaming(job->request)));
 
-  struct Progress {
-    Clock::time_point start = Clock::now(), last_token;
+  // Each choice (n) streams on its own; the reply ends with the last one.
+  struct Choice {
+    Clock::time_point last_token;
     bool first = true;
-    std::vector<int32_t> tokens;
-    std::string text;
-    std::vector<TokenLogprob> logprobs, prompt_logprobs;
+    Output output;  // gathered for a whole (unstreamed) answer
+    std::string error;
+  };
+  struct Progress {
+    Clock::time_point start = Clock::now();
+    std::vector<Choice> choices;
+    int32_t tokens = 0;    // of every choice
+    int32_t finished = 0;  // choices
   };
   auto progress = std::make_shared<Progress>();
+  progress->choices.resize(static_cast<size_t>(job->request.params.n));
   ServerMetrics* metrics = metrics_.get();
   reply->on_chunk = [job, progress, metrics, record](const StreamChunk& chunk) -> std::string {
     Progress& p = *progress;
+    Choice& c = p.choices.at(static_cast<size_t>(chunk.index));
+    Output& o = c.output;
     if (!chunk.tokens.empty()) {
-      if (p.tokens.empty()) {
-        p.last_token = Clock::now();
-      } else {
-        metrics->record_inter_token(job->model->name, seconds_since(p.last_token));
-        p.last_token = Clock::now();
-      }
+      if (!o.tokens.empty()) metrics->record_inter_token(job->model->name, seconds_since(c.last_token));
+      c.last_token = Clock::now();
     }
-    p.tokens.insert(p.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
-    p.text += chunk.text;
-    p.logprobs.insert(p.logprobs.end(), chunk.logprobs.begin(), chunk.logprobs.end());
-    p.prompt_logprobs.insert(p.prompt_logprobs.end(), chunk.prompt_logprobs.begin(), chunk.prompt_logprobs.end());
-    if (record) record->completion_tokens = static_cast<int32_t>(p.tokens.size());
+    o.index = chunk.index;
+    o.tokens.insert(o.tokens.end(), chunk.tokens.begin(), chunk.tokens.end());
+    o.text += chunk.text;
+    o.logprobs.insert(o.logprobs.end(), chunk.logprobs.begin(), chunk.logprobs.end());
+    o.prompt_logprobs.insert(o.prompt_logprobs.end(), chunk.prompt_logprobs.begin(), chunk.prompt_logprobs.end());
+    p.tokens += static_cast<int32_t>(chunk.tokens.size());
+    if (record) record->completion_tokens = p.tokens;
     if (chunk.finished) {
+      o.finish_reason = chunk.finish_reason;
+      if (chunk.finish_reason == FinishReason::Error) c.error = chunk.error;
+      ++p.finished;
+    }
+    const bool done = chunk.finished && p.finished == static_cast<int32_t>(p.choices.size());
+    if (done) {
       metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(p.start), chunk.finish_reason});
       if (record) record->finish = to_string(chunk.finish_reason);
     }
     if (!job->stream) {
-      if (!chunk.finished) return {};
-      if (chunk.finish_reason == FinishReason::Error) {
-        return dump_json(ApiError(500, chunk.error, {}, "internal_error").body());
+      if (!done) return {};
+      for (const Choice& choice : p.choices) {
+        if (!choice.error.empty()) return dump_json(ApiError(500, choice.error, {}, "internal_error").body());
       }
-      Output output;
-      output.text = p.text;
-      output.tokens = p.tokens;
-      output.finish_reason = chunk.finish_reason;
-      output.logprobs = std::move(p.logprobs);
-      output.prompt_logprobs = std::move(p.prompt_logprobs);
+      Output output = p.choices[0].output;
+      if (p.choices.size() > 1) {
+        for (Choice& choice : p.choices) output.choices.push_back(std::move(choice.output));
+      }
       return dump_json(text_response(*job, output));
     }
     std::string out;
     if (chunk.finish_reason == FinishReason::Error) {
       out += sse(ApiError(500, chunk.error, {}, "internal_error").body());
-    } else if (!chunk.text.empty() || (job->ids_as_text && !chunk.tokens.empty()) || !chunk.logprobs.empty() ||
-               p.first || chunk.finished) {
-      out += sse(text_chunk(*job, chunk, p.first));
-      p.first = false;
+    } else if (!chunk.text.empty() || ((job->ids_as_text || job->tools) && !chunk.tokens.empty()) ||
+               !chunk.logprobs.empty() || c.first || chunk.finished) {
+      out += sse(text_chunk(*job, chunk, c.first));
+      c.first = false;
     }
-    if (chunk.finished) {
-      if (job->include_usage) out += sse(usage_chunk(*job, static_cast<int32_t>(p.tokens.size())));
+    if (done) {
+      if (job->include_usage) out += sse(usage_chunk(*job, p.tokens));
       out += "data: [DONE]\n\n";
     }
     return out;
   };
   reply->on_hangup = [job, progress, metrics] {
     metrics->record(job->model->name, {-1, seconds_since(progress->start), FinishReason::Abort});
+  };
+  send_reply(res, job->stream ? "text/event-stream" : "application/json", reply, options_.log_requests);
+}
+
+void HttpServer::chat_audio(const nlohmann::json& request, httplib::Response& res) {
+  const auto job = std::make_shared<const ChatAudioJob>(parse_chat_audio_request(request, models_, audio_answers_));
+  const std::shared_ptr<AccessRecord> record = t_record;
+  auto reply = std::make_shared<Reply>();
+  reply->ticket = admission_.enter();
+  std::shared_ptr<StreamHandle> stream;
+  try {  // the user audio is encoded here: audio too long for the context is the client's
+    stream = std::make_shared<StreamHandle>(job->model->engine->audio_chat_streaming(job->request));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::InvalidArgument) throw;
+    bad_param("messages", "{}", e.what());
+  }
+  attach(*reply, stream);
+  auto answer = std::make_shared<ChatAudioAnswer>(*job, audio_answers_);
+  const auto start = std::make_shared<Clock::time_point>(Clock::now());
+  ServerMetrics* metrics = metrics_.get();
+  reply->on_chunk = [job, answer, start, metrics, record](const StreamChunk& chunk) -> std::string {
+    std::string out = answer->add(chunk);
+    if (record) record->completion_tokens = answer->items();
+    if (chunk.finished) {
+      metrics->record(job->model->name, {chunk.timings.ttft_ms / 1000.0, seconds_since(*start), chunk.finish_reason});
+      if (record) record->finish = to_string(chunk.finish_reason);
+    }
+    return out;
+  };
+  reply->on_hangup = [job, start, metrics] {
+    metrics->record(job->model->name, {-1, seconds_since(*start), FinishReason::Abort});
   };
   send_reply(res, job->stream ? "text/event-stream" : "application/json", reply, options_.log_requests);
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/admission.h"
+#include "server/audio_answer_store.h"
 #include "server/kv_events_publisher.h"
 #include "server/limited_http_server.h"
 #include "server/realtime_server.h"
@@ -17,6 +18,10 @@
 #include "server/voice_store.h"
 
 namespace izwi::server {
+
+/// Speech answers kept for their next turn (message.audio.id): the latest 1024, each for an hour.
+constexpr int32_t kKeptAudioAnswers = 1024;
+constexpr int64_t kAudioAnswerSeconds = 3600;
 
 class HttpServer {
  public:
@@ -43,6 +48,8 @@ class HttpServer {
   /// The routes that take a body read it through the ContentReader, so --max-body-mb holds after
   /// decompression and for chunked bodies.
   void completions(const std::string& body, httplib::Response& res, bool chat);
+  /// /v1/chat/completions with input_audio parts, audio answers or modalities with "audio".
+  void chat_audio(const nlohmann::json& request, httplib::Response& res);
   void speech(const std::string& body, httplib::Response& res);
   void transcriptions(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res);
   /// POST /v1/audio/voices: the voice is made on this request's thread, within admission.
@@ -56,6 +63,7 @@ class HttpServer {
   std::unique_ptr<KvEventsPublisher> kv_events_;  ///< declared first: outlives the engines
   ServedModels models_;
   std::unique_ptr<VoiceStore> voices_;
+  AudioAnswerStore audio_answers_{kKeptAudioAnswers, kAudioAnswerSeconds};
   std::unique_ptr<ServerMetrics> metrics_;
   Admission admission_;
   LimitedHttpServer http_;

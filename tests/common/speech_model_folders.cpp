@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench_support/random_weights.h"
+#include "bench_support/safetensors_writer.h"
+#include "codec/mimi_config.h"
+#include "codec/mimi_decoder.h"
 #include "common/base64.h"
 #include "common/reference.h"
 #include "tokenizer/byte_level.h"
@@ -70,6 +75,46 @@ std::string write_qwen3_tts_with_tokenizer(const std::string& dir) {
               {"post_processor", nullptr},
               {"decoder", {{"type", "ByteLevel"}}},
               {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}});
+  return dir;
+}
+
+std::string write_lfm2_audio_with_tokenizer(const std::string& dir, bool codec) {
+  for (const auto& entry : std::filesystem::directory_iterator(fixture_dir("lfm2-audio-tiny"))) {
+    std::filesystem::copy_file(entry.path(), dir + "/" + entry.path().filename().string(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  const std::vector<std::pair<int, std::string>> added = {
+      {1, "<|startoftext|>"}, {6, "<|im_start|>"},     {7, "<|im_end|>"}, {10, "\n"},
+      {300, "system\n"},      {301, kLfm2AudioSystem}, {302, "user"},     {303, "assistant"}};
+  nlohmann::json vocab = nlohmann::json::object(), tokens = nlohmann::json::array();
+  for (const auto& [id, content] : added) {
+    tokens.push_back({{"id", id},
+                      {"content", content},
+                      {"single_word", false},
+                      {"lstrip", false},
+                      {"rstrip", false},
+                      {"normalized", false},
+                      {"special", content[0] == '<'}});
+  }
+  int next = 0;
+  for (int b = 0; b < 256; ++b) {
+    while (std::any_of(added.begin(), added.end(), [&](const auto& a) { return a.first == next; })) ++next;
+    vocab[byte_level::encode(std::string(1, static_cast<char>(b)))] = next++;
+  }
+  write_json(dir + "/tokenizer.json",
+             {{"version", "1.0"},
+              {"added_tokens", tokens},
+              {"normalizer", nullptr},
+              {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+              {"post_processor", nullptr},
+              {"decoder", {{"type", "ByteLevel"}}},
+              {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}});
+  if (codec) {
+    RandomWeights weights(11, at::kMeta, at::kBFloat16);
+    const MimiDecoder recorded(weights, MimiConfig{}, "", 8);  // records the tensors it would load
+    (void)recorded;
+    write_safetensors(dir + "/tokenizer-e351c8d8-checkpoint125.safetensors", weights.tensors(), at::kBFloat16);
+  }
   return dir;
 }
 
