@@ -80,8 +80,9 @@ class IZWI_API Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  /// Blocks until the request finishes. Throws izwi::Error for invalid input (before anything
-  /// runs) and for failures inside the engine; an aborted request returns FinishReason::Abort.
+  /// Blocks until the request finishes (with GenerationParams::n > 1: every choice, in
+  /// Output::choices). Throws izwi::Error for invalid input (before anything runs) and for
+  /// failures inside the engine; an aborted request returns FinishReason::Abort.
   /// Throws InvalidArgument inside a stream callback of this engine (it would deadlock).
   Output generate(const Request& request);
 
@@ -134,7 +135,7 @@ class IZWI_API Engine {
   Voice create_voice(const std::vector<float>& samples, int32_t sample_rate,
                      const VoiceTranscript& transcript = VoiceTranscript{});
 
-  /// Aborts a live request; returns false if no live request has that id. Idempotent.
+  /// Aborts a live request (every choice of it); returns false if no live request has that id. Idempotent.
   bool abort(const std::string& request_id);
 
   MetricsSnapshot metrics() const;   ///< The counters now.

@@ -61,9 +61,15 @@ struct Output {
   std::vector<TokenLogprob> logprobs;
   /// With GenerationParams::prompt_logprobs: prompt tokens 1.. (the first has none), in order.
   std::vector<TokenLogprob> prompt_logprobs;
+  int32_t index = 0;  ///< The choice this is (GenerationParams::n), 0 first.
+  /// With GenerationParams::n > 1: every choice, by index (choices[i].index == i); the fields
+  /// above are choice 0's. Empty for n = 1.
+  std::vector<Output> choices;
 };
 
 /// One piece of a streamed request. The last chunk has finished == true and carries the totals.
+/// With GenerationParams::n > 1 each chunk belongs to one choice (`index`), each choice ends with
+/// its own finished chunk, and the stream ends after the last choice's.
 struct StreamChunk {
   std::string request_id;       ///< As in Output.
   std::vector<int32_t> tokens;  ///< Ids generated since the previous chunk.
@@ -82,6 +88,7 @@ struct StreamChunk {
   std::vector<TokenLogprob> logprobs;               ///< With GenerationParams::logprobs: one per entry of `tokens`.
   /// With GenerationParams::prompt_logprobs: all of Output::prompt_logprobs, in the first chunk.
   std::vector<TokenLogprob> prompt_logprobs;
+  int32_t index = 0;  ///< The choice of these tokens (GenerationParams::n), as Output::index.
 };
 
 }  // namespace izwi

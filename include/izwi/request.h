@@ -14,6 +14,8 @@ namespace izwi {
 
 /// The most alternatives GenerationParams::logprobs and prompt_logprobs may ask for.
 inline constexpr int32_t kMaxLogprobs = 20;
+/// The most choices GenerationParams::n may ask for.
+inline constexpr int32_t kMaxChoices = 128;
 
 /// Decoding controls, applied per request.
 struct GenerationParams {
@@ -37,6 +39,13 @@ struct GenerationParams {
   /// alternatives, N in [0, 20]; unset = none. Such a request bypasses the prefix cache (every
   /// prompt position's logits are computed).
   std::optional<int32_t> prompt_logprobs;
+  /// Independent choices (completions) of the one prompt, in [1, kMaxChoices]: OpenAI's `n`.
+  /// Choice i draws from its own random stream, seeded with seed + i when `seed` is set. The
+  /// prompt is computed once: choices 1.. are admitted when choice 0's prefill is done and take
+  /// its full blocks from the prefix cache (so each computes at most one block of the prompt).
+  /// Without EngineConfig::enable_prefix_cache, or with prompt_logprobs (which bypasses the
+  /// cache), every choice computes the prompt itself.
+  int32_t n = 1;
 };
 
 /// One generation request. The prompt is given one way: token ids, text, or chat messages (text

@@ -20,7 +20,10 @@ namespace izwi {
 using Clock = std::chrono::steady_clock;
 
 struct ActiveRequest {
-  std::string id;
+  std::string id;      ///< Request::id; the choices of one request (GenerationParams::n) share it.
+  int32_t choice = 0;  ///< Which of the request's choices this is.
+  /// A choice waiting for choice 0's prefill, out of the scheduler (EngineCore::add).
+  bool held = false;
   GenerationParams params;
   std::vector<int32_t> eos_ids;
   Sequence seq;

@@ -50,14 +50,45 @@ void EngineCore::add(std::unique_ptr<ActiveRequest> request) {
   if (r.sampling.prompt_logprobs >= 0) r.seq.cacheable_len = 0;
   r.last_active = Clock::now();
   by_seq_[r.seq.id] = &r;
-  scheduler_.add(&r.seq);
+  if (!hold_for_first_choice(r)) scheduler_.add(&r.seq);
   requests_.emplace(r.id, std::move(request));
   record_queues();
 }
 
+bool EngineCore::hold_for_first_choice(ActiveRequest& r) {
+  if (r.choice == 0 || !cache_.prefix_cache_enabled()) return false;
+  // Nothing to share: the prompt fills no block before its last token (always computed), or
+  // its positions bypass the cache.
+  const int32_t shareable = std::min(r.seq.prompt_len - 1, r.seq.cacheable_len);
+  if (shareable < cache_.block_size()) return false;
+  const auto [first, last] = requests_.equal_range(r.id);
+  for (auto it = first; it != last; ++it) {
+    const Sequence& lead = it->second->seq;
+    if (it->second->choice != 0 || lead.num_computed >= lead.prompt_len) continue;
+    r.held = true;
+    held_[lead.id].push_back(&r);
+    ++num_held_;
+    return true;
+  }
+  return false;  // choice 0 is gone or past its prefill
+}
+
+void EngineCore::release_held(uint64_t first_choice_seq) {
+  const auto it = held_.find(first_choice_seq);
+  if (it == held_.end()) return;
+  for (ActiveRequest* r : it->second) {
+    r->held = false;
+    --num_held_;
+    scheduler_.add(&r->seq);
+  }
+  held_.erase(it);
+}
+
 void EngineCore::abort(const std::string& id) {
-  auto it = requests_.find(id);
-  if (it != requests_.end()) finish(*it->second, FinishReason::Abort);
+  std::vector<ActiveRequest*> choices;
+  const auto [first, last] = requests_.equal_range(id);
+  for (auto it = first; it != last; ++it) choices.push_back(it->second.get());
+  for (ActiveRequest* r : choices) finish(*r, FinishReason::Abort);
 }
 
 const ActiveRequest* EngineCore::find(const std::string& id) const {
@@ -182,6 +213,9 @@ bool EngineCore::step() {
     return true;
   }
   scheduler_.complete(plan);
+  for (const ScheduledSequence& s : plan.scheduled) {
+    if (s.seq->num_computed >= s.seq->prompt_len) release_held(s.seq->id);  // its prompt is in the cache now
+  }
 
   // Record everything before any caller is woken, so metrics() right after generate() is current.
   const Clock::time_point now = Clock::now();
@@ -264,6 +298,7 @@ bool EngineCore::decode_audio(const std::vector<ActiveRequest*>& requests, const
 
 StreamChunk EngineCore::take_delta(ActiveRequest& r, size_t tokens_upto) {
   StreamChunk delta;
+  delta.index = r.choice;
   if (r.sampling.logprobs >= 0 && tokens_upto > r.delivered) {
     const size_t end = std::min(tokens_upto, r.sampling.logprobs_out.size());
     const size_t begin = std::min(r.delivered, end);
@@ -336,10 +371,26 @@ void EngineCore::fail(ActiveRequest& r, const Error& error) {
 void EngineCore::remove(ActiveRequest& r) {
   const std::string id = r.id;  // r (and r.id) die in the erase below
   if (r.parked) --num_parked_;
+  if (r.held) {
+    for (auto& [lead, held] : held_) {
+      const auto it = std::find(held.begin(), held.end(), &r);
+      if (it == held.end()) continue;
+      held.erase(it);
+      --num_held_;
+      break;
+    }
+  }
+  release_held(r.seq.id);  // choice 0 ended before its prefill: the others compute the prompt
   scheduler_.remove(&r.seq);
   by_seq_.erase(r.seq.id);
-  on_done_(id);
-  requests_.erase(id);
+  const auto [first, last] = requests_.equal_range(id);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.get() == &r) {
+      requests_.erase(it);
+      break;
+    }
+  }
+  if (requests_.count(id) == 0) on_done_(id);  // its last choice
   record_queues();
 }
 
@@ -420,16 +471,17 @@ std::optional<Clock::time_point> EngineCore::next_deadline() const {
 
 void EngineCore::record_queues() {
   const KVCacheStats stats = cache_.stats();
-  metrics_.record_queues(scheduler_.num_waiting() + num_parked_, scheduler_.num_running(), stats.total_blocks,
-                         stats.free_blocks, stats.cached_blocks);
+  metrics_.record_queues(scheduler_.num_waiting() + num_parked_ + num_held_, scheduler_.num_running(),
+                         stats.total_blocks, stats.free_blocks, stats.cached_blocks);
 }
 
 std::string EngineCore::check_invariants() const {
   std::string problem = cache_.check_invariants();
   if (!problem.empty()) return problem;
-  const size_t queued = static_cast<size_t>(scheduler_.num_waiting() + scheduler_.num_running() + num_parked_);
+  const size_t queued =
+      static_cast<size_t>(scheduler_.num_waiting() + scheduler_.num_running() + num_parked_ + num_held_);
   if (queued != requests_.size()) {
-    return fmt::format("{} live requests but {} in the scheduler's queues or parked", requests_.size(), queued);
+    return fmt::format("{} live requests but {} in the scheduler's queues, parked or held", requests_.size(), queued);
   }
   return {};
 }

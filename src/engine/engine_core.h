@@ -23,8 +23,11 @@ class EngineCore {
   EngineCore(std::unique_ptr<ModelExecutor> executor, const EngineConfig& config, MetricsCollector& metrics,
              std::function<void(const std::string&)> on_done);
 
+  /// Queues a request. A choice after the first (GenerationParams::n) waits out of the scheduler
+  /// until choice 0 has computed the prompt, so that its admission takes the prompt's full blocks
+  /// from the prefix cache instead of computing them again in the same steps.
   void add(std::unique_ptr<ActiveRequest> request);
-  /// Ends a live request with FinishReason::Abort; unknown ids are ignored.
+  /// Ends every choice of a live request with FinishReason::Abort; unknown ids are ignored.
   void abort(const std::string& id);
   void abort_all();
   /// Speech requests: audio samples at the model's rate, and the end of the audio. Requests no
@@ -40,7 +43,7 @@ class EngineCore {
   std::optional<Clock::time_point> next_deadline() const;
 
   bool has_unfinished() const { return !requests_.empty(); }
-  /// The live request with this id, or nullptr.
+  /// The live request with this id (its first live choice), or nullptr.
   const ActiveRequest* find(const std::string& id) const;
   int32_t num_waiting() const { return scheduler_.num_waiting(); }
   int32_t num_running() const { return scheduler_.num_running(); }
@@ -74,6 +77,10 @@ class EngineCore {
   int32_t admissible_waiting() const;
   bool parkable(const ActiveRequest& r) const;
   void unpark_if_runnable(ActiveRequest& r);
+  /// Whether `r` (a choice after the first) should wait for choice 0's prefill; holds it if so.
+  bool hold_for_first_choice(ActiveRequest& r);
+  /// Queues the choices held for the sequence `first_choice_seq`.
+  void release_held(uint64_t first_choice_seq);
   void record_queues();
 
   std::unique_ptr<ModelExecutor> executor_;
@@ -81,7 +88,11 @@ class EngineCore {
   Scheduler scheduler_;
   MetricsCollector& metrics_;
   std::function<void(const std::string&)> on_done_;
-  std::unordered_map<std::string, std::unique_ptr<ActiveRequest>> requests_;
+  /// By request id; the choices of one request share it.
+  std::unordered_multimap<std::string, std::unique_ptr<ActiveRequest>> requests_;
+  /// Choices held until the prefill of choice 0 (keyed by its sequence id) is done.
+  std::unordered_map<uint64_t, std::vector<ActiveRequest*>> held_;
+  int32_t num_held_ = 0;
   std::unordered_map<uint64_t, ActiveRequest*> by_seq_;
   uint64_t next_seq_id_ = 1;
   int32_t max_batch_size_;

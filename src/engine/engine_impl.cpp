@@ -185,14 +185,21 @@ std::string EngineImpl::next_id() {
 }
 
 void EngineImpl::enqueue(std::unique_ptr<ActiveRequest> request) {
+  std::vector<std::unique_ptr<ActiveRequest>> one;
+  one.push_back(std::move(request));
+  enqueue_choices(std::move(one));
+}
+
+void EngineImpl::enqueue_choices(std::vector<std::unique_ptr<ActiveRequest>> choices) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
-    if (!live_ids_.insert(request->id).second) {
-      fail(ErrorCode::InvalidArgument, "request id '{}' is already in use by a live request", request->id);
+    const std::string id = choices.at(0)->id;
+    if (!live_ids_.insert(id).second) {
+      fail(ErrorCode::InvalidArgument, "request id '{}' is already in use by a live request", id);
     }
-    const std::string id = request->id;
-    commands_.push_back(Command{Command::Kind::Add, std::move(request), id, {}, {}});
+    // One drain adds them all, choice 0 first: the others find it live and wait for its prefill.
+    for (auto& choice : choices) commands_.push_back(Command{Command::Kind::Add, std::move(choice), id, {}, {}});
   }
   wake_.notify_one();
 }
@@ -206,8 +213,8 @@ void EngineImpl::enqueue_command(Command command) {
   wake_.notify_one();
 }
 
-std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r, RequestChannel::Mode mode,
-                                                               RequestChannel::Callback callback) const {
+std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
+                                                               std::shared_ptr<RequestChannel> channel) const {
   auto active = std::make_unique<ActiveRequest>();
   active->id = r.id;
   active->params = r.params;
@@ -216,7 +223,7 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
   active->seq.tokens = r.prompt_ids;
   active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
   active->sampling = make_sampling_state(r.params, info_.default_sampling, info_.eos_token_ids);
-  active->channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback));
+  active->channel = std::move(channel);
   if (tokenizer_) active->text = std::make_unique<TextStream>(*tokenizer_, r.params.stop);
   active->submitted = Clock::now();
   return active;
@@ -241,9 +248,16 @@ std::shared_ptr<RequestChannel> EngineImpl::submit(const Request& request, Reque
   if (r.id.empty()) r.id = next_id();
   resolve_prompt(r, tokenizer());
   validate_request(r, limits_);
-  std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, std::move(callback));
-  std::shared_ptr<RequestChannel> channel = active->channel;
-  enqueue(std::move(active));
+  auto channel = std::make_shared<RequestChannel>(r.id, mode, std::move(callback), r.params.n);
+  std::vector<std::unique_ptr<ActiveRequest>> choices;
+  for (int32_t i = 0; i < r.params.n; ++i) {
+    // Each choice its own random stream: seed + i (wrapping), or a fresh random seed each.
+    Request choice = r;
+    if (r.params.seed) choice.params.seed = *r.params.seed + static_cast<uint64_t>(i);
+    choices.push_back(make_active_request(choice, channel));
+    choices.back()->choice = i;
+  }
+  enqueue_choices(std::move(choices));
   return channel;
 }
 
@@ -291,7 +305,8 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_transcription(const Transcrip
   limits.num_kv_blocks = std::numeric_limits<int32_t>::max();
   validate_request(r, limits, "TranscriptionOptions.sampling");
 
-  std::unique_ptr<ActiveRequest> active = make_active_request(r, RequestChannel::Mode::Stream, {});
+  std::unique_ptr<ActiveRequest> active =
+      make_active_request(r, std::make_shared<RequestChannel>(r.id, RequestChannel::Mode::Stream));
   active->seq.cacheable_len = 0;  // positions carry audio, not just token ids
   active->state = transcriber.make_transcription_state(settings);
   active->continue_after_audio = options.continue_after_audio;
@@ -334,7 +349,7 @@ std::shared_ptr<RequestChannel> EngineImpl::submit_audio_out(const AudioOutReque
   r.priority = request.priority;
   r.params = prompt.params;
   r.prompt_ids = std::move(prompt.keys);
-  std::unique_ptr<ActiveRequest> active = make_active_request(r, mode, {});
+  std::unique_ptr<ActiveRequest> active = make_active_request(r, std::make_shared<RequestChannel>(r.id, mode));
   if (request.audio_chat) {
     active->audio_chat = true;  // text tokens and frames in one stream
   } else {

@@ -122,14 +122,17 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   std::shared_ptr<RequestChannel> submit_audio_out(const AudioOutRequest& request,
                                                    const std::function<SpeechPrompt()>& resolve,
                                                    RequestChannel::Mode mode);
-  std::unique_ptr<ActiveRequest> make_active_request(const Request& request, RequestChannel::Mode mode,
-                                                     RequestChannel::Callback callback) const;
+  /// The worker's record of `request`, delivering through `channel`.
+  std::unique_ptr<ActiveRequest> make_active_request(const Request& request,
+                                                     std::shared_ptr<RequestChannel> channel) const;
   /// `capability` (one of capabilities_'s interfaces), or Unsupported naming what the model is,
   /// then `refusal`.
   template <class Interface>
   const Interface& require(const Interface* capability, const char* refusal) const;
-  /// Assigns an id when empty and registers it as live; throws if taken or shutting down.
+  /// Registers the request's id as live and queues it; throws if taken or shutting down.
   void enqueue(std::unique_ptr<ActiveRequest> request);
+  /// enqueue for the choices of one request (GenerationParams::n), which share its id; choice 0 first.
+  void enqueue_choices(std::vector<std::unique_ptr<ActiveRequest>> choices);
   void enqueue_command(Command command);
   std::string next_id();
 

@@ -51,6 +51,7 @@ Output make_output(const ActiveRequest& r, FinishReason reason, Clock::time_poin
   if (out.logprobs.size() > out.tokens.size())
     out.logprobs.resize(out.tokens.size());  // a token dropped at the end of audio
   out.prompt_logprobs = r.sampling.prompt_logprobs_out;
+  out.index = r.choice;
   return out;
 }
 

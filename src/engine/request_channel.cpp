@@ -4,8 +4,12 @@
 
 namespace izwi::detail {
 
-RequestChannel::RequestChannel(std::string request_id, Mode mode, Callback callback)
-    : request_id_(std::move(request_id)), mode_(mode), callback_(std::move(callback)) {}
+RequestChannel::RequestChannel(std::string request_id, Mode mode, Callback callback, int32_t choices)
+    : request_id_(std::move(request_id)),
+      mode_(mode),
+      callback_(std::move(callback)),
+      choices_(choices),
+      outputs_(static_cast<size_t>(choices)) {}
 
 bool RequestChannel::deliver(StreamChunk chunk) {
   if (mode_ == Mode::Callback) {
@@ -58,9 +62,9 @@ bool RequestChannel::close(StreamChunk last, std::optional<Output> output, std::
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    output_ = std::move(output);
-    error_ = std::move(error);
-    finished_ = true;
+    if (output) outputs_.at(static_cast<size_t>(output->index)) = std::move(*output);
+    if (error && !error_) error_ = std::move(error);
+    finished_ = ++closed_ == choices_;
   }
   ready_.notify_all();
   return ok;
@@ -70,16 +74,18 @@ Output RequestChannel::wait() {
   std::unique_lock<std::mutex> lock(mutex_);
   ready_.wait(lock, [this] { return finished_; });
   if (error_) throw *error_;
-  return *output_;
+  Output out = outputs_[0];
+  if (choices_ > 1) out.choices = outputs_;
+  return out;
 }
 
 std::optional<StreamChunk> RequestChannel::next() {
   std::unique_lock<std::mutex> lock(mutex_);
-  ready_.wait(lock, [this] { return !chunks_.empty() || final_taken_ || finished_; });
+  ready_.wait(lock, [this] { return !chunks_.empty() || finals_taken_ == choices_ || finished_; });
   if (chunks_.empty()) return std::nullopt;  // finished and drained
   StreamChunk chunk = std::move(chunks_.front());
   chunks_.pop_front();
-  if (chunk.finished) final_taken_ = true;
+  if (chunk.finished) ++finals_taken_;
   return chunk;
 }
 

@@ -20,12 +20,13 @@ class RequestChannel {
   enum class Mode { Unary, Stream, Callback };
   using Callback = std::function<void(const StreamChunk&)>;
 
-  RequestChannel(std::string request_id, Mode mode, Callback callback = {});
+  /// `choices` (GenerationParams::n) requests share the channel; it ends when each has finished.
+  RequestChannel(std::string request_id, Mode mode, Callback callback = {}, int32_t choices = 1);
 
   const std::string& request_id() const { return request_id_; }
 
-  // Worker side. `delta` holds what is new since the previous chunk (tokens, text, audio, codes).
-  // Each returns false if a callback threw (the request should be aborted).
+  // Worker side. `delta` holds what is new since the previous chunk (tokens, text, audio, codes)
+  // of the choice delta.index. Each returns false if a callback threw (the choice should be aborted).
   bool on_delta(StreamChunk delta);
   bool on_finish(const Output& output, StreamChunk delta);
   bool on_error(const Error& error, StreamChunk delta);
@@ -33,7 +34,8 @@ class RequestChannel {
   bool streams() const { return mode_ != Mode::Unary; }
 
   // Caller side.
-  /// Blocks until the request ends; rethrows a failure as izwi::Error.
+  /// Blocks until every choice has ended; rethrows a failure as izwi::Error. With several choices
+  /// the Output is choice 0's with all of them in Output::choices.
   Output wait();
   /// Blocks for the next chunk; std::nullopt after the finished chunk was returned.
   std::optional<StreamChunk> next();
@@ -43,7 +45,8 @@ class RequestChannel {
 
  private:
   bool deliver(StreamChunk chunk);
-  /// Delivers the last chunk (streams) and resolves wait() with `output` or `error`.
+  /// Delivers a choice's last chunk (streams); once every choice is done, resolves wait() with
+  /// the outputs or the first error.
   bool close(StreamChunk last, std::optional<Output> output, std::optional<Error> error);
 
   const std::string request_id_;
@@ -52,9 +55,11 @@ class RequestChannel {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<StreamChunk> chunks_;
-  bool finished_ = false;
-  bool final_taken_ = false;
-  std::optional<Output> output_;
+  const int32_t choices_;
+  int32_t closed_ = 0;        ///< Choices that have ended.
+  int32_t finals_taken_ = 0;  ///< Finished chunks next() has returned.
+  bool finished_ = false;     ///< Every choice has ended.
+  std::vector<Output> outputs_;
   std::optional<Error> error_;
 };
 

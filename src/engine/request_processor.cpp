@@ -58,6 +58,10 @@ void validate_params(const std::string& request_id, const GenerationParams& p, i
   };
   check_logprobs(p.logprobs, "logprobs");
   check_logprobs(p.prompt_logprobs, "prompt_logprobs");
+  if (p.n < 1 || p.n > kMaxChoices) {
+    fail(ErrorCode::InvalidArgument, "request '{}': GenerationParams.n = {} must be in [1, {}]", request_id, p.n,
+         kMaxChoices);
+  }
   if (p.min_tokens < 0 || p.min_tokens > p.max_tokens) {
     fail(ErrorCode::InvalidArgument, "request '{}': params.min_tokens = {} must be in [0, max_tokens = {}]", request_id,
          p.min_tokens, p.max_tokens);
