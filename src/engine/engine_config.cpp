@@ -55,8 +55,10 @@ void EngineConfig::validate() const {
   require(dtype == "float32" || dtype == "bfloat16" || dtype == "float16", "dtype",
           fmt::format("is '{}'; must be float32, bfloat16 or float16", dtype));
   require(
-      weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" || weight_dtype == "float16",
-      "weight_dtype", fmt::format("is '{}'; must be auto, float32, bfloat16 or float16", weight_dtype));
+      weight_dtype == "auto" || weight_dtype == "float32" || weight_dtype == "bfloat16" || weight_dtype == "float16" ||
+          weight_dtype == "int8" || weight_dtype == "int4" || weight_dtype == "int4:32" || weight_dtype == "int4:64",
+      "weight_dtype",
+      fmt::format("is '{}'; must be auto, float32, bfloat16, float16, int8, int4, int4:32 or int4:64", weight_dtype));
   require(kv_cache_dtype == "auto" || kv_cache_dtype == "float32" || kv_cache_dtype == "bfloat16", "kv_cache_dtype",
           fmt::format("is '{}'; must be auto, float32 or bfloat16", kv_cache_dtype));
   // libtorch's CPU kernels have no float16 matmul: such an engine would load, then fail every

@@ -2,6 +2,7 @@
 
 #include "common/check.h"
 #include "kernels/backend.h"
+#include "quant/quantize.h"
 
 namespace izwi {
 
@@ -24,6 +25,14 @@ at::Tensor WeightSource::take(const std::string& name, const std::vector<int64_t
 
 at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<int64_t>& shape) {
   return checked_read(name, shape).to(device_, weight_dtype_).contiguous();
+}
+
+std::optional<QuantizedMatrix> WeightSource::take_quantized(const std::string& name,
+                                                            const std::vector<int64_t>& shape) {
+  if (std::optional<QuantizedMatrix> stored = read_quantized(name, shape)) return stored;
+  const WeightQuantization& how = backend().weight_quantization();
+  if (!how.enabled) return std::nullopt;
+  return quantize(checked_read(name, shape), how);
 }
 
 void WeightSource::set_backend(const Backend& backend) {

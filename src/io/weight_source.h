@@ -30,6 +30,10 @@ class WeightSource {
   at::Tensor take(const std::string& name, const std::vector<int64_t>& shape);
   /// A large matrix in the weight storage dtype.
   at::Tensor take_matrix(const std::string& name, const std::vector<int64_t>& shape);
+  /// A large matrix [out, in] quantized: as the checkpoint stores it (read_quantized), else
+  /// quantized at load from its floating-point values when the backend's weight_quantization()
+  /// asks for it; nullopt when neither (take_matrix then gives it).
+  std::optional<QuantizedMatrix> take_quantized(const std::string& name, const std::vector<int64_t>& shape);
   /// Marks a stored tensor as deliberately unused (e.g. a tied lm_head saved anyway).
   virtual void skip(const std::string& name) = 0;
   /// Throws InvalidFormat listing stored tensors that were neither taken nor skipped.

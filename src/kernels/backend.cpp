@@ -120,8 +120,10 @@ Backend::Backend(const at::Device& device, at::ScalarType dtype, Kernels kernels
 Backend::Backend(const BackendOptions& options) {
   device_ = parse_device(options.device);
   dtype_ = parse_dtype(options.dtype, "EngineConfig.dtype");
-  weight_dtype_ =
-      options.weight_dtype == "auto" ? dtype_ : parse_dtype(options.weight_dtype, "EngineConfig.weight_dtype");
+  weight_quantization_ = WeightQuantization::parse(options.weight_dtype, "EngineConfig.weight_dtype");
+  weight_dtype_ = options.weight_dtype == "auto" ? dtype_
+                  : weight_quantization_.enabled ? at::kBFloat16
+                                                 : parse_dtype(options.weight_dtype, "EngineConfig.weight_dtype");
   kv_dtype_ =
       options.kv_cache_dtype == "auto" ? dtype_ : parse_dtype(options.kv_cache_dtype, "EngineConfig.kv_cache_dtype");
   if (options.fast_kernels && device_.is_cpu()) kernels_ = Kernels::Cpu;
@@ -137,6 +139,12 @@ Backend::Backend(const BackendOptions& options) {
                                       : panel_kernels_named(options.cpu_kernels, "EngineConfig.cpu_kernels");
     // Linear weights are packed only for float32 compute; bf16 and f16 run libtorch's products.
     if (dtype_ == at::kFloat) panel_kernels_ = &variant;
+  }
+  if (weight_quantization_.enabled && panel_kernels_ == nullptr) {
+    fail(ErrorCode::Unsupported,
+         "EngineConfig.weight_dtype '{}': int8 and int4 weights run on izwi's CPU kernels only (device cpu, dtype "
+         "float32, use_fast_kernels on)",
+         options.weight_dtype);
   }
   if (cuda_kernels()) max_graph_batch_ = std::max(0, options.max_graph_batch);
 }

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "quant/quantize.h"
+
 namespace izwi {
 
 struct EngineConfig;
@@ -19,7 +21,7 @@ struct PanelKernels;
 struct BackendOptions {
   std::string device = "cpu";           ///< "cpu", "cuda", "cuda:N" or "mps"
   std::string dtype = "float32";        ///< compute dtype of activations
-  std::string weight_dtype = "auto";    ///< storage of weight matrices; "auto" = dtype
+  std::string weight_dtype = "auto";    ///< storage of weight matrices; "auto" = dtype; int8, int4[:G]
   std::string kv_cache_dtype = "auto";  ///< storage of the paged K/V pools; "auto" = dtype
   bool fast_kernels = true;             ///< izwi's kernels where they exist; false = libtorch's ops
   std::string cpu_kernels = "auto";     ///< panel-kernel variant (kernels/cpu/panel_kernels.h)
@@ -49,6 +51,9 @@ class Backend {
   const at::Device& device() const { return device_; }
   at::ScalarType dtype() const { return dtype_; }
   at::ScalarType weight_dtype() const { return weight_dtype_; }
+  /// How linear layers' weights are quantized as they load (weight_dtype int8 / int4); the large
+  /// matrices that stay floating point (embedding tables) are then stored in weight_dtype(), bf16.
+  const WeightQuantization& weight_quantization() const { return weight_quantization_; }
   at::ScalarType kv_dtype() const { return kv_dtype_; }
   /// Activations' tensor options: dtype() on device().
   at::TensorOptions options() const { return at::TensorOptions().dtype(dtype_).device(device_); }
@@ -79,6 +84,7 @@ class Backend {
   at::Device device_ = at::kCPU;
   at::ScalarType dtype_ = at::kFloat;
   at::ScalarType weight_dtype_ = at::kFloat;
+  WeightQuantization weight_quantization_;
   at::ScalarType kv_dtype_ = at::kFloat;
   Kernels kernels_ = Kernels::Torch;
   const PanelKernels* panel_kernels_ = nullptr;

@@ -8,6 +8,7 @@
 
 #include "io/weight_source.h"
 #include "layers/linear.h"
+#include "quant/quantize.h"
 
 namespace izwi {
 
@@ -19,8 +20,9 @@ class Embedding {
   /// ids [T] int64 -> [T, hidden] in `dtype`.
   at::Tensor operator()(const at::Tensor& ids, at::ScalarType dtype) const;
   /// The table as a tied output projection. With `kernels` (and a table they take) the table is
-  /// repacked for them first and lookups read the packed copy: one copy serves both.
-  Linear tie_output_head(const PanelKernels* kernels);
+  /// repacked for them first, quantized as `quantization` says, and lookups read the packed copy:
+  /// one copy serves both.
+  Linear tie_output_head(const PanelKernels* kernels, const WeightQuantization& quantization = {});
 
  private:
   at::Tensor table_;     ///< [vocab, hidden], unless packed

@@ -42,8 +42,16 @@ TEST(Backend, BadOptionsAreErrorsNamingTheEngineConfigField) {
                "EngineConfig.device 'tpu' is not one of cpu, cuda");
   expect_error(with([](BackendOptions& o) { o.dtype = "float8"; }), ErrorCode::InvalidArgument,
                "EngineConfig.dtype 'float8'");
-  expect_error(with([](BackendOptions& o) { o.weight_dtype = "int4"; }), ErrorCode::InvalidArgument,
-               "EngineConfig.weight_dtype 'int4'");
+  expect_error(with([](BackendOptions& o) { o.weight_dtype = "int3"; }), ErrorCode::InvalidArgument,
+               "EngineConfig.weight_dtype 'int3'");
+  expect_error(with([](BackendOptions& o) { o.weight_dtype = "int4:48"; }), ErrorCode::InvalidArgument,
+               "EngineConfig.weight_dtype 'int4:48'");
+  // Quantized weights have CPU kernels only, which run in float32.
+  expect_error(with([](BackendOptions& o) {
+                 o.weight_dtype = "int8";
+                 o.dtype = "bfloat16";
+               }),
+               ErrorCode::Unsupported, "EngineConfig.weight_dtype 'int8'");
   expect_error(with([](BackendOptions& o) { o.kv_cache_dtype = "int8"; }), ErrorCode::InvalidArgument,
                "EngineConfig.kv_cache_dtype 'int8'");
   expect_error(with([](BackendOptions& o) { o.cpu_kernels = "sse9"; }), ErrorCode::InvalidArgument,
@@ -51,6 +59,24 @@ TEST(Backend, BadOptionsAreErrorsNamingTheEngineConfigField) {
   if (!at::hasCUDA()) {
     expect_error(with([](BackendOptions& o) { o.device = "cuda"; }), ErrorCode::Unsupported, "EngineConfig.device");
   }
+}
+
+TEST(Backend, ParsesQuantizedWeightDtypes) {
+  BackendOptions options = cpu_options();
+  options.weight_dtype = "int8";
+  const Backend int8(options);
+  EXPECT_TRUE(int8.weight_quantization().enabled);
+  EXPECT_EQ(int8.weight_quantization().kind, QuantKind::Int8);
+  // What stays floating point (embedding tables) is stored in 16 bits.
+  EXPECT_EQ(int8.weight_dtype(), at::kBFloat16);
+  options.weight_dtype = "int4";
+  EXPECT_EQ(Backend(options).weight_quantization().group_size, 32);
+  options.weight_dtype = "int4:64";
+  const Backend int4(options);
+  EXPECT_EQ(int4.weight_quantization().kind, QuantKind::Int4);
+  EXPECT_EQ(int4.weight_quantization().group_size, 64);
+  options.weight_dtype = "bfloat16";
+  EXPECT_FALSE(Backend(options).weight_quantization().enabled);
 }
 
 TEST(Backend, ParsesTheDeviceAndDtypesOnce) {

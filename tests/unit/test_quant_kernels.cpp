@@ -7,13 +7,18 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "io/weight_source.h"
 #include "izwi/errors.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "kernels/cpu/quant_linear_cpu.h"
+#include "layers/linear.h"
 #include "quant/quantize.h"
 
 namespace izwi {
@@ -193,6 +198,88 @@ TEST(QuantKernels, MalformedMatricesAreTypedErrorsNamingTheTensor) {
   EXPECT_EQ(WeightQuantization::parse("int4", "f").group_size, 32);
   EXPECT_TRUE(WeightQuantization::parse("int8", "f").enabled);
   EXPECT_FALSE(WeightQuantization::parse("bfloat16", "f").enabled);
+}
+
+// Float tensors by name; `quantized` ones are handed through read_quantized, as a GPTQ / AWQ
+// checkpoint reader hands them.
+class MemorySource final : public WeightSource {
+ public:
+  MemorySource() : WeightSource(at::kFloat, at::kFloat, at::kCPU) {}
+  std::map<std::string, at::Tensor> tensors;
+  std::map<std::string, QuantizedMatrix> quantized;
+
+  bool contains(const std::string& name) const override { return tensors.count(name) + quantized.count(name) > 0; }
+  void skip(const std::string&) override {}
+  void finish() const override {}
+
+ protected:
+  std::optional<QuantizedMatrix> read_quantized(const std::string& name, const std::vector<int64_t>&) override {
+    const auto it = quantized.find(name);
+    return it == quantized.end() ? std::nullopt : std::optional<QuantizedMatrix>(it->second);
+  }
+  at::Tensor read(const std::string& name, const std::vector<int64_t>&) override { return tensors.at(name); }
+};
+
+Backend cpu_backend(const std::string& weight_dtype) {
+  BackendOptions options;
+  options.weight_dtype = weight_dtype;
+  options.threads = 1;
+  return Backend(options);
+}
+
+// Linear::load_stacked quantizes at load for EngineConfig::weight_dtype int8 / int4: the stacked
+// product is the float one within the quantization's error, from a quarter / an eighth of the bytes.
+TEST(QuantKernels, LinearQuantizesAtLoad) {
+  at::manual_seed(6);
+  const at::Tensor a = at::randn({20, 70}) * 0.05, b = at::randn({13, 70}) * 0.05, bias = at::randn({13});
+  const at::Tensor x = at::randn({3, 70});
+  const at::Tensor expected = at::cat({at::linear(x, a), at::linear(x, b, bias)}, 1);
+  for (const std::string dtype : {"int8", "int4", "int4:64"}) {
+    const Backend backend = cpu_backend(dtype);
+    MemorySource source;
+    source.tensors = {{"a.weight", a}, {"b.weight", b}, {"b.bias", bias}};
+    source.set_backend(backend);
+    const Linear linear = Linear::load_stacked(source, {"a", "b"}, {20, 13}, 70, std::vector<bool>{false, true});
+    ForwardContext ctx;
+    ctx.backend = &backend;
+    const at::Tensor y = linear(x, ctx);
+    // Relative to the outputs' spread: int8 steps are max|w| / 127 per row, int4 max|w| / 7 per group.
+    const double relative = ((y - expected).abs().max() / expected.abs().max()).item<double>();
+    EXPECT_LT(relative, dtype == "int8" ? 0.02 : 0.2) << dtype;
+    EXPECT_GT(relative, 0.0) << dtype << ": the weights were not quantized";
+    const int64_t bits = dtype == "int8" ? 8 : 4;
+    EXPECT_LT(linear.weight_bytes(), 33 * 72 * bits / 8 * 3 / 2) << dtype;
+  }
+}
+
+// A checkpoint's quantized matrix (read_quantized) is packed as released: zero points and act-order.
+TEST(QuantKernels, LinearTakesTheCheckpointsQuantizedMatrix) {
+  at::manual_seed(7);
+  QuantizedMatrix m;
+  m.kind = QuantKind::Int4;
+  m.out = 24;
+  m.in = 64;
+  m.group_size = 32;
+  m.values = at::randint(0, 256, {24, 32}, at::kByte);
+  m.scales = at::rand({24, 2}) * 0.01f + 0.001f;
+  m.zeros = at::randint(0, 16, {24, 2}, at::kByte);
+  m.column_order = at::randperm(64, at::kLong);
+  const at::Tensor x = at::randn({2, 64});
+  const at::Tensor expected = at::matmul(x.to(at::kDouble), reference_weights(m).t());
+  for (bool kernels : {true, false}) {
+    const Backend backend = kernels ? cpu_backend("auto") : Backend::reference(at::kCPU, at::kFloat);
+    MemorySource source;
+    source.quantized = {{"q.weight", m}};
+    source.set_backend(backend);
+    const Linear linear = Linear::load(source, "q", 24, 64, false);
+    ForwardContext ctx;
+    ctx.backend = &backend;
+    const at::Tensor y = linear(x, ctx).to(at::kDouble);
+    // With the kernels: the inputs' int8 rounding; without (dequantized weights): float32 rounding.
+    const double tolerance = kernels ? 0.02 : 1e-5;
+    EXPECT_LT(((y - expected).abs().max() / expected.abs().max()).item<double>(), tolerance) << kernels;
+    if (kernels) EXPECT_LT(linear.weight_bytes(), 24 * 64);
+  }
 }
 
 }  // namespace
