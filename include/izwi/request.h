@@ -9,6 +9,7 @@
 
 #include "izwi/chat.h"
 #include "izwi/sampling.h"
+#include "izwi/structured_output.h"
 
 namespace izwi {
 
@@ -46,6 +47,9 @@ struct GenerationParams {
   /// Without EngineConfig::enable_prefix_cache, or with prompt_logprobs (which bypasses the
   /// cache), every choice computes the prompt itself.
   int32_t n = 1;
+  /// Constrains the output to JSON (izwi/structured_output.h); not with ignore_eos (the output
+  /// ends where the document does).
+  StructuredOutput structured_output;
 };
 
 /// One generation request. The prompt is given one way: token ids, text, or chat messages (text

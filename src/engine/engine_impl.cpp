@@ -136,6 +136,7 @@ void EngineImpl::load(const std::string& model_dir) {
     add_unique(info_.eos_token_ids, in_vocab);
   }
   info_.has_tokenizer = tokenizer_.has_value();
+  constraints_ = std::make_unique<structured::ConstraintFactory>(tokenizer(), spec.vocab_size, info_.eos_token_ids);
   info_.bos_token_id = spec.bos_token_id;
   info_.decode_weight_bytes = spec.decode_weight_bytes;
   info_.accepts_audio = capabilities_.transcriber != nullptr;
@@ -223,6 +224,7 @@ std::unique_ptr<ActiveRequest> EngineImpl::make_active_request(const Request& r,
   active->seq.tokens = r.prompt_ids;
   active->seq.prompt_len = static_cast<int32_t>(r.prompt_ids.size());
   active->sampling = make_sampling_state(r.params, info_.default_sampling, info_.eos_token_ids);
+  active->sampling.constraint = constraints_->make(r.params, r.id);  // null unless structured_output asks
   active->channel = std::move(channel);
   if (tokenizer_) active->text = std::make_unique<TextStream>(*tokenizer_, r.params.stop);
   active->submitted = Clock::now();

@@ -20,6 +20,7 @@
 #include "engine/request_channel.h"
 #include "engine/request_processor.h"
 #include "izwi/engine.h"
+#include "structured/constraint_factory.h"
 
 namespace izwi::detail {
 
@@ -139,6 +140,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   EngineConfig config_;
   ModelInfo info_;
   std::optional<Tokenizer> tokenizer_;
+  /// Structured outputs: each request's constraint, compiled schemas cached by their text.
+  std::unique_ptr<structured::ConstraintFactory> constraints_;
   const CausalLM* model_ = nullptr;  ///< Owned by the executor; immutable.
   ModelCapabilities capabilities_;   ///< The model's, asked once at load; ModelInfo's flags say the same.
   RequestLimits limits_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sampling/token_constraint.h"
+
 namespace izwi {
 
 namespace {
@@ -20,7 +22,10 @@ FinishReason check_finish(const ActiveRequest& r, int32_t token) {
   const int32_t generated = r.seq.num_generated();
   // An audio chat frame's token is a code: it never ends the request as an id would.
   const bool frame = r.audio_chat && !r.item_is_frame.empty() && r.item_is_frame.back();
-  if (generated >= r.params.min_tokens && !frame) {
+  // A structured output whose document is complete, with nothing allowed after it, ends at its
+  // EOS or stop id even below min_tokens (the sampler let the end through).
+  const bool must_end = r.sampling.constraint != nullptr && r.sampling.constraint->must_end();
+  if ((generated >= r.params.min_tokens || must_end) && !frame) {
     if (!r.params.ignore_eos && contains(r.eos_ids, token)) return FinishReason::Eos;
     if (contains(r.params.stop_token_ids, token)) return FinishReason::Stop;
   }

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/sampler_cuda.h"
 #include "kernels/cuda_stream.h"
+#include "sampling/token_constraint.h"
 
 namespace izwi {
 
@@ -25,7 +26,8 @@ std::vector<int32_t> DeviceSampler::sample(const at::Tensor& logits, const std::
     p.top_k = s.top_k;
     p.top_p = s.top_p;
     p.repetition_penalty = s.repetition_penalty;
-    p.min_tokens = s.min_tokens;
+    // A complete document that nothing may follow ends here, min_tokens or not.
+    p.min_tokens = s.constraint != nullptr && s.constraint->must_end() ? 0 : s.min_tokens;
     p.num_generated = s.num_generated;
     p.seed = s.seed;
     p.draw = s.draws;

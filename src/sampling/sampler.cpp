@@ -18,6 +18,8 @@
 #include "common/check.h"
 #include "kernels/cpu/simd.h"
 #include "sampling/device_sampler.h"  // defined in CUDA builds only; here for ~Sampler
+#include "sampling/token_bitmask.h"
+#include "sampling/token_constraint.h"
 
 namespace izwi {
 
@@ -99,7 +101,10 @@ std::vector<TokenLogprob> pick_logprobs(const at::Tensor& log_probs, const std::
     out[r].logprob = chosen.data_ptr<float>()[r];
     for (int64_t j = 0; j < std::min<int64_t>(top[r], k); ++j) {
       const int64_t at = static_cast<int64_t>(r) * k + j;
-      out[r].top.emplace_back(static_cast<int32_t>(indices.data_ptr<int64_t>()[at]), values.data_ptr<float>()[at]);
+      const float value = values.data_ptr<float>()[at];
+      if (value == -std::numeric_limits<float>::infinity())
+        break;  // masked out (structured output): not an alternative
+      out[r].top.emplace_back(static_cast<int32_t>(indices.data_ptr<int64_t>()[at]), value);
     }
   }
   return out;
@@ -113,11 +118,63 @@ std::vector<int32_t> Sampler::sample_rows(const at::Tensor& logits, const std::v
   IZWI_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(states.size()),
              "sample_rows: {} rows of logits for {} sampling states", logits.dim() == 2 ? logits.size(0) : -1,
              states.size());
-  std::vector<int64_t> asking;
+  std::vector<int64_t> asking, constrained;
   for (size_t r = 0; r < states.size(); ++r) {
     if (states[r]->logprobs >= 0) asking.push_back(static_cast<int64_t>(r));
+    if (states[r]->constraint != nullptr) constrained.push_back(static_cast<int64_t>(r));
   }
-  if (asking.empty()) return sample_ids(logits, states, backend);
+  // Constrained rows are masked first, so their log probabilities are those of the distribution
+  // they are drawn from (vLLM's order: the grammar's bitmask, then the sampler).
+  const at::Tensor masked = constrained.empty() ? logits : mask_rows(logits, states, constrained, backend);
+  std::vector<int32_t> ids;
+  if (asking.empty()) {
+    ids = sample_ids(masked, states, backend);
+  } else {
+    ids = sample_with_logprobs(masked, states, asking, backend);
+  }
+  for (int64_t r : constrained) {
+    SamplingState& s = *states[static_cast<size_t>(r)];
+    IZWI_CHECK(s.constraint->accept(ids[static_cast<size_t>(r)]), "sampled id {} outside its row's token mask",
+               ids[static_cast<size_t>(r)]);
+  }
+  return ids;
+}
+
+at::Tensor Sampler::mask_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                              const std::vector<int64_t>& constrained, const Backend& backend) {
+  const int64_t count = static_cast<int64_t>(constrained.size()), vocab = logits.size(1);
+  const int64_t per_row = states[static_cast<size_t>(constrained[0])]->constraint->bitmask_words();
+  for (int64_t r : constrained) {
+    const int64_t words = states[static_cast<size_t>(r)]->constraint->bitmask_words();
+    IZWI_CHECK(words == per_row && words * 32 >= vocab, "a token mask of {} words for a {}-id row (others: {})", words,
+               vocab, per_row);
+  }
+  const bool on_device = logits.is_cuda() && backend.cuda_kernels();
+  at::Tensor words = at::empty({count, per_row}, at::TensorOptions().dtype(at::kInt).pinned_memory(on_device));
+  uint32_t* bits = reinterpret_cast<uint32_t*>(words.data_ptr<int32_t>());
+  // Each row's mask from its own matcher; maskers are shared and thread-safe.
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      states[static_cast<size_t>(constrained[static_cast<size_t>(i)])]->constraint->fill_bitmask(bits + i * per_row);
+    }
+  });
+  if (on_device) {
+    // Only the words cross; the mask is expanded and applied where the logits are.
+    at::Tensor device_logits = logits.to(at::kFloat);
+    const at::Tensor rows = at::tensor(constrained, at::kLong).to(logits.device(), /*non_blocking=*/true);
+    apply_token_bitmask(device_logits, rows, words.to(logits.device(), /*non_blocking=*/true));
+    return device_logits;
+  }
+  at::Tensor host = logits.to(at::kCPU, at::kFloat).contiguous();
+  for (int64_t i = 0; i < count; ++i) {
+    apply_token_bitmask(host.data_ptr<float>() + constrained[static_cast<size_t>(i)] * vocab, vocab,
+                        bits + i * per_row);
+  }
+  return host;
+}
+
+std::vector<int32_t> Sampler::sample_with_logprobs(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                                   const std::vector<int64_t>& asking, const Backend& backend) {
   // Taken before sampling: the processors work on the logits in place.
   const at::Tensor rows = at::tensor(asking, at::kLong).to(logits.device());
   const at::Tensor log_probs = log_softmax_rows(logits.index_select(0, rows));
@@ -195,7 +252,8 @@ int32_t Sampler::sample_with(float* logits, int32_t vocab, SamplingState& s, Scr
   for (int32_t id : s.suppressed) {
     if (id >= 0 && id < vocab) logits[id] = kNegInf;
   }
-  if (s.num_generated < s.min_tokens) {
+  // A complete document that nothing may follow ends here, min_tokens or not.
+  if (s.num_generated < s.min_tokens && !(s.constraint != nullptr && s.constraint->must_end())) {
     for (int32_t id : s.suppressed_below_min) {
       if (id >= 0 && id < vocab) logits[id] = kNegInf;
     }

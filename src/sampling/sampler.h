@@ -38,12 +38,20 @@ class Sampler {
   /// *states[r]. Cuda backend with logits on a CUDA device: sampled there (sampling/device_sampler.h)
   /// and only the ids come back. Otherwise the rows are copied to the host and sampled there, spread
   /// over the CPU threads (at::parallel_for); each row's draw depends only on its own state.
-  /// Rows whose state asks for logprobs get their TokenLogprob appended to its logprobs_out, from
-  /// the logits as given (before any processor).
+  /// Rows whose state has a constraint (structured outputs) are masked to its allowed ids first,
+  /// on the logits' device, and the drawn id is given to it. Rows whose state asks for logprobs get
+  /// their TokenLogprob appended to its logprobs_out, from the logits as given (before any
+  /// processor) but after that mask.
   std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                    const Backend& backend);
 
  private:
+  /// `logits` with the rows `constrained` masked by their states' constraints: float32, on the
+  /// host unless the logits are on a CUDA device with the Cuda backend (then masked there).
+  at::Tensor mask_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                       const std::vector<int64_t>& constrained, const Backend& backend);
+  std::vector<int32_t> sample_with_logprobs(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                            const std::vector<int64_t>& asking, const Backend& backend);
   std::vector<int32_t> sample_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                   const Backend& backend);
 

@@ -3,12 +3,15 @@
 // what the logits processors need to see of the sequence.
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "izwi/output.h"
 
 namespace izwi {
+
+class TokenConstraint;
 
 struct SamplingState {
   float temperature = 0.0f;         ///< 0 = greedy.
@@ -31,6 +34,8 @@ struct SamplingState {
   /// The same for the prompt's positions (the executor fills it from the prefill steps' logits).
   int32_t prompt_logprobs = -1;
   std::vector<TokenLogprob> prompt_logprobs_out;
+  /// Masks the ids each draw may pick (structured outputs) and takes the drawn id; null = free.
+  std::shared_ptr<TokenConstraint> constraint;
 
   /// Seeds both random streams: a seed gives the same samples every run on one backend.
   void reseed(uint64_t value) {
