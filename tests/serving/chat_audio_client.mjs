@@ -1,0 +1,76 @@
+// Drives izwi-server's Chat Completions audio with the official OpenAI client and prints what it
+// got as one JSON line: a spoken answer whole and streamed, its next turn by audio.id, a
+// transcription-style text answer, and the 400s of bad input.
+// Usage: node chat_audio_client.mjs BASE_URL API_KEY AUDIO_MODEL TEXT_MODEL AUDIO_FILE MAX_ITEMS
+import fs from 'node:fs';
+import OpenAI from 'openai';
+
+const [baseURL, apiKey, audioModel, textModel, audioFile, maxItems] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+const wav = fs.readFileSync(audioFile).toString('base64');
+const system = { role: 'system', content: 'Respond with interleaved text and audio.' };
+const user = { role: 'user', content: [{ type: 'input_audio', input_audio: { data: wav, format: 'wav' } }] };
+const spoken = {
+  model: audioModel, modalities: ['text', 'audio'], audio: { voice: 'default', format: 'pcm16' },
+  temperature: 0, max_completion_tokens: Number(maxItems),
+};
+const out = {};
+
+const whole = await client.chat.completions.create({ ...spoken, messages: [system, user] });
+const message = whole.choices[0].message;
+out.whole = { content: message.content, audio: message.audio, finish_reason: whole.choices[0].finish_reason, usage: whole.usage };
+
+const pieces = [];
+let transcript = '';
+let id = null;
+let expiresAt = null;
+let usage = null;
+let finish = null;
+const stream = await client.chat.completions.create({
+  ...spoken, messages: [system, user], stream: true, stream_options: { include_usage: true },
+});
+for await (const chunk of stream) {
+  if (chunk.usage) usage = chunk.usage;
+  for (const choice of chunk.choices) {
+    const audio = choice.delta.audio;
+    if (audio?.id) id = audio.id;
+    if (audio?.data) pieces.push(Buffer.from(audio.data, 'base64'));
+    if (audio?.transcript) transcript += audio.transcript;
+    if (audio?.expires_at) expiresAt = audio.expires_at;
+    finish = choice.finish_reason ?? finish;
+  }
+}
+out.stream = { id, data: Buffer.concat(pieces).toString('base64'), transcript, expires_at: expiresAt, finish_reason: finish, usage };
+
+// The next turn gives the spoken answer back by its id: the conversation so far is in the prefix cache.
+const next = await client.chat.completions.create({
+  ...spoken, max_completion_tokens: 12, messages: [system, user, { role: 'assistant', audio: { id: message.audio.id } }, user],
+});
+out.next_turn = { transcript: next.choices[0].message.audio.transcript, usage: next.usage };
+
+// Audio in, text out: transcription-style chat (sequential).
+const asr = await client.chat.completions.create({
+  model: audioModel, messages: [{ role: 'system', content: 'Perform ASR.' }, user], temperature: 0, max_completion_tokens: 12,
+});
+out.text_answer = { content: asr.choices[0].message.content, audio: asr.choices[0].message.audio ?? null, usage: asr.usage };
+
+const failure = async (name, body) => {
+  try {
+    await client.chat.completions.create(body);
+    out[name] = 'no error';
+  } catch (e) {
+    out[name] = { status: e.status, param: e.param, message: e.message };
+  }
+};
+const withAudio = (audio) => [system, { role: 'user', content: [{ type: 'input_audio', input_audio: audio }, { type: 'text', text: 'hi' }] }];
+await failure('bad_base64', { ...spoken, messages: withAudio({ data: 'not base64!', format: 'wav' }) });
+await failure('unreadable', { ...spoken, messages: withAudio({ data: Buffer.from('not audio at all').toString('base64'), format: 'wav' }) });
+await failure('voice', { ...spoken, audio: { voice: 'alloy', format: 'pcm16' }, messages: [system, user] });
+await failure('format', { ...spoken, audio: { voice: 'default', format: 'opus' }, messages: [system, user] });
+await failure('unknown_id', { ...spoken, messages: [system, user, { role: 'assistant', audio: { id: 'audio_0000' } }, user] });
+await failure('text_model_audio_in', { model: textModel, messages: [system, user], max_completion_tokens: 2 });
+await failure('text_model_audio_out', {
+  model: textModel, modalities: ['text', 'audio'], audio: { voice: 'default', format: 'wav' },
+  messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 2,
+});
+console.log(JSON.stringify(out));

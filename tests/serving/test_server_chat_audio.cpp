@@ -1,0 +1,132 @@
+// Chat Completions with audio (docs/serving.md) driven by the official OpenAI client
+// (tests/serving/chat_audio_client.mjs) over the tiny LFM2-Audio fixture with a tokenizer and a
+// Mimi: the spoken answer's transcript and counts are izwi-audio-chat --json's for the same audio
+// and settings (greedy), its pcm16 the Mimi decode of the CLI's frames within 1e-4 after 16-bit
+// quantisation, streamed equals whole, the next turn by audio.id hits the prefix cache, audio in
+// with text out is the CLI's ASR, and bad input is a 400 naming the field.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "codec/codec_decoder.h"
+#include "codec/warm_codec_states.h"
+#include "common/base64.h"
+#include "common/cli_run.h"
+#include "common/reference.h"
+#include "common/speech_model_folders.h"
+#include "common/temp_dir.h"
+#include "common/text_model.h"
+#include "kernels/backend.h"
+#include "serving/running_server.h"
+
+namespace izwi {
+namespace {
+
+constexpr int kItems = 40;
+
+TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors) {
+  testing::TempDir audio_dir, text_dir;
+  testing::write_lfm2_audio_with_tokenizer(audio_dir.path(), /*codec=*/true);
+  testing::write_text_model(text_dir.path());
+  const std::string wav = testing::fixture_dir("lfm2-audio-tiny") + "/audio.wav";
+  server::ServerOptions options;
+  options.models = {{"lfm2", audio_dir.path()}, {"text", text_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  testing::RunningServer server(options);
+
+  int status = 0;
+  const std::string printed =
+      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/chat_audio_client.mjs " + server.url() +
+                               "/v1 sk-izwi-test " + "lfm2 text " + wav + " " + std::to_string(kItems) + " 2>&1",
+                           &status);
+  ASSERT_EQ(status, 0) << printed
+                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
+  const nlohmann::json got = nlohmann::json::parse(printed);
+
+  // izwi-audio-chat's default is the same chat: the interleaved system prompt, the model's greedy sampling.
+  const testing::CliRun cli =
+      testing::run_example("izwi-audio-chat", "--model " + audio_dir.path() + " --audio " + wav + " --max-new " +
+                                                  std::to_string(kItems) + " --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const nlohmann::json line = nlohmann::json::parse(testing::last_line(cli.out));
+  std::vector<std::vector<int32_t>> frames;
+  int32_t frame_items = 0;
+  for (const nlohmann::json& item : line.at("items")) {
+    if (!item.contains("frame")) continue;
+    ++frame_items;
+    const auto codes = item["frame"].get<std::vector<int32_t>>();
+    if (codes[0] != 2048) frames.push_back(codes);  // end-of-audio frames carry no audio
+  }
+  ASSERT_FALSE(frames.empty());
+  const auto codec = load_codec_decoder(audio_dir.path(), Backend::host(), false, 8);
+  const at::Tensor decoded = codec->decode(frames_to_codes(frames, 0, frames.size())).flatten().contiguous();
+  const float* expected = decoded.data_ptr<float>();
+
+  const nlohmann::json& whole = got["whole"];
+  EXPECT_FALSE(line["text"].get<std::string>().empty());  // the stand-in tokenizer spells the text ids
+  EXPECT_TRUE(whole["content"].is_null());
+  EXPECT_EQ(whole["audio"]["transcript"], line["text"]);
+  EXPECT_EQ(whole["finish_reason"], "length");
+  EXPECT_EQ(whole["usage"]["completion_tokens"], kItems);
+  EXPECT_EQ(whole["usage"]["completion_tokens_details"]["audio_tokens"], frame_items);
+  EXPECT_EQ(whole["usage"]["completion_tokens_details"]["text_tokens"], kItems - frame_items);
+  const std::string pcm = base64_decode(whole["audio"]["data"].get<std::string>()).value();
+  ASSERT_EQ(pcm.size(), static_cast<size_t>(decoded.numel()) * 2);
+  double worst = 0;
+  for (int64_t s = 0; s < decoded.numel(); ++s) {
+    const auto lo = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s]));
+    const auto hi = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s + 1]));
+    const double sample = static_cast<int16_t>(lo | (hi << 8)) / 32767.0;
+    worst = std::max(worst, std::abs(sample - std::clamp(static_cast<double>(expected[s]), -1.0, 1.0)));
+  }
+  EXPECT_LE(worst, 0.5 / 32767 + 1e-4);  // half a 16-bit step of rounding, and the decode's 1e-4
+
+  const nlohmann::json& id = whole["audio"]["id"];
+  ASSERT_TRUE(id.is_string());
+  EXPECT_EQ(id.get<std::string>().rfind("audio_", 0), 0u);
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_GT(whole["audio"]["expires_at"].get<int64_t>(), now);
+  EXPECT_LE(whole["audio"]["expires_at"].get<int64_t>(), now + server::kAudioAnswerSeconds);
+
+  const nlohmann::json& stream = got["stream"];
+  EXPECT_EQ(stream["data"], whole["audio"]["data"]);
+  EXPECT_EQ(stream["transcript"], whole["audio"]["transcript"]);
+  EXPECT_NE(stream["id"], id);
+  EXPECT_TRUE(stream["expires_at"].is_number_integer());
+  EXPECT_EQ(stream["finish_reason"], "length");
+  EXPECT_EQ(stream["usage"]["completion_tokens"], kItems);
+
+  // 32 prompt positions and 39 fed items of the first turn: 4 blocks of 16 (as the engine's test).
+  EXPECT_EQ(got["next_turn"]["usage"]["prompt_tokens_details"]["cached_tokens"], 64);
+  EXPECT_EQ(got["next_turn"]["usage"]["completion_tokens"], 12);
+
+  const testing::CliRun asr = testing::run_example(
+      "izwi-audio-chat", "--model " + audio_dir.path() + " --audio " + wav + " --asr --max-new 12 --json");
+  ASSERT_EQ(asr.exit_code, 0) << asr.err;
+  const std::string asr_text = nlohmann::json::parse(testing::last_line(asr.out))["text"];
+  EXPECT_FALSE(asr_text.empty());
+  EXPECT_EQ(got["text_answer"]["content"], asr_text);
+  EXPECT_TRUE(got["text_answer"]["audio"].is_null());
+
+  const std::vector<std::pair<const char*, const char*>> errors = {
+      {"bad_base64", "messages[1].content[0].input_audio.data"},
+      {"unreadable", "messages[1].content[0].input_audio.data"},
+      {"voice", "audio.voice"},
+      {"format", "audio.format"},
+      {"unknown_id", "messages[2].audio.id"},
+      {"text_model_audio_in", "messages[1].content[0]"},
+      {"text_model_audio_out", "modalities"},
+  };
+  for (const auto& [name, param] : errors) {
+    EXPECT_EQ(got[name]["status"], 400) << name << ": " << got[name];
+    EXPECT_EQ(got[name]["param"], param) << name << ": " << got[name];
+    EXPECT_EQ(got[name]["message"].get<std::string>().find(audio_dir.path()), std::string::npos) << name;
+  }
+}
+
+}  // namespace
+}  // namespace izwi
