@@ -90,10 +90,15 @@ int main(int argc, char** argv) {
     app.add_option("--max-voice-seconds", voice_limits.max_seconds, "Longest reference recording for a voice")
         ->capture_default_str()
         ->check(CLI::Range(1.0, 3600.0));
+    std::string tool_call_parser;
+    app.add_option("--tool-call-parser", tool_call_parser,
+                   "How models write tool calls: hermes, llama3_json or mistral; default: from each chat template")
+        ->check(CLI::IsMember({"hermes", "llama3_json", "mistral"}));
     if (const int code = izwi::cli::parse_command_line(app, argc, argv); code >= 0) return code;
     for (const std::string& spec : models) options.models.push_back(izwi::server::parse_model_spec(spec));
     izwi::server::add_model_configs(options.models, model_configs);
     if (!config_path.empty()) options.engine = izwi::EngineConfig::from_json_file(config_path);
+    if (!tool_call_parser.empty()) options.tool_call_parser = izwi::tool_call_format_from_string(tool_call_parser);
     limits.max_body_bytes = static_cast<size_t>(max_body_mb * (1 << 20));
     voice_limits.max_upload_bytes = static_cast<size_t>(voice_upload_mb * (1 << 20));
     limits.header_timeout = std::chrono::milliseconds(static_cast<int64_t>(header_timeout_s * 1000.0));

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "izwi/engine.h"
+#include "izwi/tool_calls.h"
 #include "server/server_options.h"
 
 namespace izwi::server {
@@ -17,6 +19,9 @@ struct ServedModel {
   std::string dir;
   std::unique_ptr<Engine> engine;
   int64_t created = 0;  ///< Unix time it was loaded (OpenAI's `created`).
+  /// How its output's tool calls are parsed (tool_choice auto): --tool-call-parser, else what its
+  /// chat template asks for; none when neither tells.
+  std::optional<ToolCallFormat> tool_call_format;
 };
 
 /// What the model is served for: "speech" (/v1/audio/speech), "transcription"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "izwi/config.h"
+#include "izwi/tool_calls.h"
 
 namespace izwi::server {
 
@@ -51,6 +52,8 @@ struct ServerOptions {
   bool log_requests = true;           ///< one info line per HTTP request on stderr (server_log.h)
   std::string voices_dir;             ///< where cloned voices are kept; empty = in memory only
   VoiceLimits voices;
+  /// --tool-call-parser: how every model's tool calls are parsed; none = each model's chat template decides.
+  std::optional<ToolCallFormat> tool_call_parser;
 };
 
 /// "NAME=DIR" -> {NAME, DIR}; izwi::Error(InvalidArgument) naming the argument otherwise.

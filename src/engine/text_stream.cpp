@@ -4,8 +4,12 @@
 
 namespace izwi {
 
-TextStream::TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings)
-    : detokenizer_(tokenizer, /*skip_special_tokens=*/true), stop_strings_(std::move(stop_strings)) {}
+TextStream::TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings,
+                       std::vector<int32_t> shown_special_ids)
+    : tokenizer_(tokenizer),
+      detokenizer_(tokenizer, /*skip_special_tokens=*/shown_special_ids.empty()),
+      shown_special_ids_(std::move(shown_special_ids)),
+      stop_strings_(std::move(stop_strings)) {}
 
 std::string TextStream::emit(size_t count) {
   std::string out = held_.substr(0, count);
@@ -17,7 +21,10 @@ std::string TextStream::emit(size_t count) {
 std::string TextStream::push(int32_t token) {
   if (stopped_) return {};
   try {
-    held_ += detokenizer_.push(token);
+    const bool shown =
+        shown_special_ids_.empty() || !tokenizer_.is_special(token) ||
+        std::find(shown_special_ids_.begin(), shown_special_ids_.end(), token) != shown_special_ids_.end();
+    if (shown) held_ += detokenizer_.push(token);
   } catch (const Error& e) {
     // Models pad their embedding rows past the tokenizer's vocabulary: such ids carry no text.
     if (e.code() != ErrorCode::InvalidArgument) throw;

@@ -13,7 +13,10 @@ namespace izwi {
 
 class TextStream {
  public:
-  TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings);
+  /// Special tokens are left out of the text, except `shown_special_ids` (e.g. the markers a
+  /// tool-call format opens calls with, where a tokenizer makes them special).
+  TextStream(const Tokenizer& tokenizer, std::vector<std::string> stop_strings,
+             std::vector<int32_t> shown_special_ids = {});
 
   /// Appends one generated token. Returns the text that became final; sets stopped() when a stop
   /// string appeared (the stop string and anything after it are dropped).
@@ -28,7 +31,9 @@ class TextStream {
  private:
   std::string emit(size_t count);
 
+  Tokenizer tokenizer_;
   IncrementalDetokenizer detokenizer_;
+  std::vector<int32_t> shown_special_ids_;
   std::vector<std::string> stop_strings_;
   std::string held_;  ///< Decoded, not yet emitted: may be the start of a stop string.
   std::string text_;
