@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "server/api_error.h"
+#include "server/chat_tools.h"
 #include "server/json_fields.h"
 
 namespace izwi::server {
@@ -67,8 +68,7 @@ std::vector<ChatMessage> parse_messages(const nlohmann::json& body) {
     m.tool_call_id = text_field("tool_call_id");
     m.name = text_field("name");
     if (const auto calls = message.find("tool_calls"); calls != message.end() && !calls->is_null()) {
-      if (!calls->is_array()) bad_param(fmt::format("messages[{}].tool_calls", i), "'tool_calls' must be an array");
-      m.tool_calls = calls->dump();
+      m.tool_calls = assistant_tool_calls(*calls, i);
     }
     messages.push_back(std::move(m));
   }
@@ -256,6 +256,7 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
       }
     }
   }
+  if (chat) job.tools = ChatToolCalls::from_request(body, *job.model, p);
   job.id = next_id(chat ? "chatcmpl" : "cmpl");
   job.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -380,6 +381,10 @@ nlohmann::json text_response(TextJob& job, const Output& output) {
                            {"logprobs", choice_logprobs(job, output.prompt_logprobs, output.logprobs, true)}};
   if (job.chat) {
     choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
+    if (job.tools) {
+      job.tools->answer(output.index, output.tokens, choice["message"]);
+      if (job.tools->called(output.index) && choice["finish_reason"] == "stop") choice["finish_reason"] = "tool_calls";
+    }
   } else {
     const std::string text = job.ids_as_text ? token_ids_text(output.tokens) : output.text;
     choice["text"] = job.echo ? job.prompt_text + text : text;
@@ -398,8 +403,13 @@ nlohmann::json text_chunk(TextJob& job, const StreamChunk& chunk, bool first) {
   const std::string delta = job.ids_as_text ? token_ids_text(chunk.tokens) : chunk.text;
   if (job.chat) {
     choice["delta"] = nlohmann::json::object();
+    if (job.tools) {  // the text as parsed: calls held back and sent as delta.tool_calls
+      choice["delta"] = job.tools->delta(chunk.index, chunk.tokens, chunk.finished);
+      if (job.tools->called(chunk.index) && choice["finish_reason"] == "stop") choice["finish_reason"] = "tool_calls";
+    } else if (!delta.empty() || first) {
+      choice["delta"]["content"] = delta;
+    }
     if (first) choice["delta"]["role"] = "assistant";
-    if (!delta.empty() || first) choice["delta"]["content"] = delta;
   } else {
     choice["text"] = first && job.echo ? job.prompt_text + delta : delta;
     if (job.ids_as_text) choice["token_ids"] = chunk.tokens;

@@ -3,6 +3,7 @@
 // and the engine's output to OpenAI's response and server-sent event shapes.
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -11,6 +12,8 @@
 #include "server/served_models.h"
 
 namespace izwi::server {
+
+class ChatToolCalls;
 
 struct TextJob {
   ServedModel* model = nullptr;
@@ -26,8 +29,10 @@ struct TextJob {
   /// echo the prompt's come first.
   bool logprobs = false;
   int64_t text_offset = 0;  ///< Completions' text_offset of the next token (advanced as chunks go out).
-  Request request;          ///< prompt resolved to ids
-  std::string id;           ///< "chatcmpl-..." / "cmpl-..."
+  /// Chat with tools to call: the output's calls are parsed into tool_calls (chat_tools.h).
+  std::shared_ptr<ChatToolCalls> tools;
+  Request request;  ///< prompt resolved to ids
+  std::string id;   ///< "chatcmpl-..." / "cmpl-..."
   int64_t created = 0;
   int32_t prompt_tokens() const { return static_cast<int32_t>(request.prompt_ids.size()); }
 };
