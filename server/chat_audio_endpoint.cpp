@@ -110,6 +110,10 @@ void require_audio_chat(const nlohmann::json& body, const ServedModel& model) {
                 model.name, kind);
     }
   }
+  if (!modalities_hold_audio(body)) {
+    bad_param("audio", "'audio' asks for a spoken answer; '{}' is {} and answers in text only: use an audio chat model",
+              model.name, kind);
+  }
   bad_param("modalities", "'modalities' holds \"audio\"; '{}' is {} and answers in text only: use an audio chat model",
             model.name, kind);
 }

@@ -54,6 +54,51 @@ const asr = await client.chat.completions.create({
 });
 out.text_answer = { content: asr.choices[0].message.content, audio: asr.choices[0].message.audio ?? null, usage: asr.usage };
 
+// The same turn given back as text: the cache holds the conversation up to it.
+const asText = await client.chat.completions.create({
+  ...spoken, max_completion_tokens: 12,
+  messages: [system, user, { role: 'assistant', content: message.audio.transcript }, user],
+});
+out.text_turn = { usage: asText.usage };
+
+let asrStreamed = '';
+for await (const chunk of await client.chat.completions.create({
+  model: audioModel, messages: [{ role: 'system', content: 'Perform ASR.' }, user], temperature: 0, max_completion_tokens: 12,
+  stream: true,
+})) {
+  for (const choice of chunk.choices) asrStreamed += choice.delta.content ?? '';
+}
+out.text_answer_stream = { content: asrStreamed };
+
+// The fixture's samples as 16-bit: raw pcm16 at a stated rate reads as the same samples in a 16-bit WAV.
+const riff = fs.readFileSync(audioFile);
+let rate = 0;
+let samples = null;
+for (let at = 12; at + 8 <= riff.length;) {
+  const id = riff.toString('ascii', at, at + 4);
+  const size = riff.readUInt32LE(at + 4);
+  if (id === 'fmt ') rate = riff.readUInt32LE(at + 12);
+  if (id === 'data') samples = riff.subarray(at + 8, at + 8 + size);
+  at += 8 + size + (size & 1);
+}
+const pcm = Buffer.alloc((samples.length / 4) * 2);
+for (let i = 0; i < samples.length / 4; ++i) {
+  pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples.readFloatLE(4 * i))) * 32767), 2 * i);
+}
+const header = Buffer.alloc(44);
+header.write('RIFF', 0, 'ascii'); header.writeUInt32LE(36 + pcm.length, 4); header.write('WAVEfmt ', 8, 'ascii');
+header.writeUInt32LE(16, 16); header.writeUInt16LE(1, 20); header.writeUInt16LE(1, 22); header.writeUInt32LE(rate, 24);
+header.writeUInt32LE(rate * 2, 28); header.writeUInt16LE(2, 32); header.writeUInt16LE(16, 34);
+header.write('data', 36, 'ascii'); header.writeUInt32LE(pcm.length, 40);
+const asr16 = async (input_audio) => (await client.chat.completions.create({
+  model: audioModel, messages: [{ role: 'system', content: 'Perform ASR.' }, { role: 'user', content: [{ type: 'input_audio', input_audio }] }],
+  temperature: 0, max_completion_tokens: 12,
+})).choices[0].message.content;
+out.pcm16 = {
+  raw: await asr16({ data: pcm.toString('base64'), format: 'pcm16', sample_rate: rate }),
+  wav: await asr16({ data: Buffer.concat([header, pcm]).toString('base64'), format: 'wav' }),
+};
+
 const failure = async (name, body) => {
   try {
     await client.chat.completions.create(body);
@@ -66,6 +111,7 @@ const withAudio = (audio) => [system, { role: 'user', content: [{ type: 'input_a
 await failure('bad_base64', { ...spoken, messages: withAudio({ data: 'not base64!', format: 'wav' }) });
 await failure('unreadable', { ...spoken, messages: withAudio({ data: Buffer.from('not audio at all').toString('base64'), format: 'wav' }) });
 await failure('voice', { ...spoken, audio: { voice: 'alloy', format: 'pcm16' }, messages: [system, user] });
+await failure('odd_pcm16', { ...spoken, messages: withAudio({ data: Buffer.from('abc').toString('base64'), format: 'pcm16' }) });
 await failure('format', { ...spoken, audio: { voice: 'default', format: 'opus' }, messages: [system, user] });
 await failure('unknown_id', { ...spoken, messages: [system, user, { role: 'assistant', audio: { id: 'audio_0000' } }, user] });
 await failure('text_model_audio_in', { model: textModel, messages: [system, user], max_completion_tokens: 2 });

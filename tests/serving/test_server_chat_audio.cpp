@@ -112,9 +112,16 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
   EXPECT_EQ(got["text_answer"]["content"], asr_text);
   EXPECT_TRUE(got["text_answer"]["audio"].is_null());
 
+  EXPECT_EQ(got["text_answer_stream"]["content"], asr_text);
+  // Given back as text, the answer is tokenized again: the system and user turn's 32 positions hit.
+  EXPECT_EQ(got["text_turn"]["usage"]["prompt_tokens_details"]["cached_tokens"], 32);
+  EXPECT_FALSE(got["pcm16"]["raw"].get<std::string>().empty());
+  EXPECT_EQ(got["pcm16"]["raw"], got["pcm16"]["wav"]);
+
   const std::vector<std::pair<const char*, const char*>> errors = {
       {"bad_base64", "messages[1].content[0].input_audio.data"},
       {"unreadable", "messages[1].content[0].input_audio.data"},
+      {"odd_pcm16", "messages[1].content[0].input_audio.data"},
       {"voice", "audio.voice"},
       {"format", "audio.format"},
       {"unknown_id", "messages[2].audio.id"},
