@@ -132,12 +132,10 @@ std::vector<int32_t> parse_prompt(const nlohmann::json& body, const ServedModel&
   return ids;
 }
 
-void reject_unsupported(const nlohmann::json& body) {
-  if (const auto n = integer_field(body, "n", 1, 128); n && *n != 1) {
-    bad_param("n", "'n' = {}: this server returns one choice per request", *n);
-  }
-  if (const auto best_of = integer_field(body, "best_of", 1, 128); best_of && *best_of != 1) {
-    bad_param("best_of", "'best_of' = {} is not supported", *best_of);
+void reject_unsupported(const nlohmann::json& body, int32_t n) {
+  // best_of = n (OpenAI's default) returns every choice generated; more would rank them.
+  if (const auto best_of = integer_field(body, "best_of", 1, kMaxChoices); best_of && *best_of != n) {
+    bad_param("best_of", "'best_of' = {} is not supported (only best_of = n = {})", *best_of, n);
   }
   for (const char* penalty : {"presence_penalty", "frequency_penalty"}) {
     if (const auto value = number_field(body, penalty, -2.0, 2.0); value && *value != 0.0) {
@@ -169,7 +167,10 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
   job.model = &models.get(required_string(body, "model"));
   const ModelInfo& info = job.model->engine->model_info();
   require_kind(*job.model, "text", chat ? "/v1/chat/completions" : "/v1/completions");
-  reject_unsupported(body);
+  GenerationParams& p = job.request.params;
+  p.n = static_cast<int32_t>(integer_field(body, "n", 1, kMaxChoices).value_or(1));
+  job.text_offsets.assign(static_cast<size_t>(p.n), 0);
+  reject_unsupported(body, p.n);
   job.chat = chat;
   job.stream = bool_field(body, "stream").value_or(false);
   if (const auto options = body.find("stream_options"); options != body.end() && !options->is_null()) {
@@ -195,7 +196,6 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
     if (job.ids_as_text) job.prompt_text = token_ids_text(job.request.prompt_ids);
   }
 
-  GenerationParams& p = job.request.params;
   const EngineConfig& config = job.model->engine->config();
   const int32_t context = config.max_seq_len > 0 ? config.max_seq_len : info.max_positions;
   const int32_t room = context - job.prompt_tokens();
@@ -317,7 +317,7 @@ nlohmann::json utf8_bytes(const std::string& s) {
 
 // Completions' shape: parallel arrays; text_offset counts the token names' bytes before each one
 // (as vLLM does). `first_prompt_id` (echo) comes first, with null values: nothing predicts it.
-nlohmann::json completion_logprobs(TextJob& job, const std::optional<int32_t>& first_prompt_id,
+nlohmann::json completion_logprobs(TextJob& job, int32_t index, const std::optional<int32_t>& first_prompt_id,
                                    const std::vector<TokenLogprob>& prompt,
                                    const std::vector<TokenLogprob>& generated) {
   nlohmann::json out = {{"tokens", nlohmann::json::array()},
@@ -328,8 +328,9 @@ nlohmann::json completion_logprobs(TextJob& job, const std::optional<int32_t>& f
     out["tokens"].push_back(name);
     out["token_logprobs"].push_back(std::move(logprob));
     out["top_logprobs"].push_back(std::move(top));
-    out["text_offset"].push_back(job.text_offset);
-    job.text_offset += static_cast<int64_t>(name.size());
+    int64_t& offset = job.text_offsets.at(static_cast<size_t>(index));
+    out["text_offset"].push_back(offset);
+    offset += static_cast<int64_t>(name.size());
   };
   if (first_prompt_id) add(token_name(job, *first_prompt_id), nullptr, nullptr);
   for (const std::vector<TokenLogprob>* list : {&prompt, &generated}) {
@@ -363,43 +364,51 @@ nlohmann::json chat_logprobs(const TextJob& job, const std::vector<TokenLogprob>
 }
 
 // The choice's `logprobs` for these tokens (null when not asked); `first` adds the echoed prompt's.
-nlohmann::json choice_logprobs(TextJob& job, const std::vector<TokenLogprob>& prompt,
+nlohmann::json choice_logprobs(TextJob& job, int32_t index, const std::vector<TokenLogprob>& prompt,
                                const std::vector<TokenLogprob>& generated, bool first) {
   if (!job.logprobs) return nullptr;
   if (job.chat) return chat_logprobs(job, generated);
   const bool echo = first && job.echo;
-  return completion_logprobs(job, echo ? std::optional<int32_t>(job.request.prompt_ids[0]) : std::nullopt,
+  return completion_logprobs(job, index, echo ? std::optional<int32_t>(job.request.prompt_ids[0]) : std::nullopt,
                              echo ? prompt : std::vector<TokenLogprob>{}, generated);
 }
 
 }  // namespace
 
-nlohmann::json text_response(TextJob& job, const Output& output) {
+nlohmann::json text_response(TextJob& job, const Output& whole) {
   nlohmann::json out = envelope(job, false);
-  nlohmann::json choice = {{"index", 0},
-                           {"finish_reason", finish_reason_json(output.finish_reason)},
-                           {"logprobs", choice_logprobs(job, output.prompt_logprobs, output.logprobs, true)}};
-  if (job.chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
-    if (job.tools) {
-      job.tools->answer(output.index, output.tokens, choice["message"]);
-      if (job.tools->called(output.index) && choice["finish_reason"] == "stop") choice["finish_reason"] = "tool_calls";
+  out["choices"] = nlohmann::json::array();
+  int32_t completion_tokens = 0;
+  for (const Output& output : whole.choices.empty() ? std::vector<Output>{whole} : whole.choices) {
+    nlohmann::json choice = {
+        {"index", output.index},
+        {"finish_reason", finish_reason_json(output.finish_reason)},
+        {"logprobs", choice_logprobs(job, output.index, output.prompt_logprobs, output.logprobs, true)}};
+    if (job.chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", output.text}, {"refusal", nullptr}};
+      if (job.tools) {
+        job.tools->answer(output.index, output.tokens, choice["message"]);
+        if (job.tools->called(output.index) && choice["finish_reason"] == "stop")
+          choice["finish_reason"] = "tool_calls";
+      }
+    } else {
+      const std::string text = job.ids_as_text ? token_ids_text(output.tokens) : output.text;
+      choice["text"] = job.echo ? job.prompt_text + text : text;
+      if (job.ids_as_text) choice["token_ids"] = output.tokens;
     }
-  } else {
-    const std::string text = job.ids_as_text ? token_ids_text(output.tokens) : output.text;
-    choice["text"] = job.echo ? job.prompt_text + text : text;
-    if (job.ids_as_text) choice["token_ids"] = output.tokens;
+    out["choices"].push_back(std::move(choice));
+    completion_tokens += static_cast<int32_t>(output.tokens.size());
   }
-  out["choices"] = nlohmann::json::array({choice});
-  out["usage"] = usage(job, static_cast<int32_t>(output.tokens.size()));
+  out["usage"] = usage(job, completion_tokens);  // as OpenAI: the prompt once, every choice's tokens
   return out;
 }
 
 nlohmann::json text_chunk(TextJob& job, const StreamChunk& chunk, bool first) {
   nlohmann::json out = envelope(job, true);
-  nlohmann::json choice = {{"index", 0},
-                           {"finish_reason", finish_reason_json(chunk.finish_reason)},
-                           {"logprobs", choice_logprobs(job, chunk.prompt_logprobs, chunk.logprobs, first)}};
+  nlohmann::json choice = {
+      {"index", chunk.index},
+      {"finish_reason", finish_reason_json(chunk.finish_reason)},
+      {"logprobs", choice_logprobs(job, chunk.index, chunk.prompt_logprobs, chunk.logprobs, first)}};
   const std::string delta = job.ids_as_text ? token_ids_text(chunk.tokens) : chunk.text;
   if (job.chat) {
     choice["delta"] = nlohmann::json::object();

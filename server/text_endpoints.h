@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "izwi/output.h"
 #include "izwi/request.h"
@@ -28,7 +29,8 @@ struct TextJob {
   /// The choices carry `logprobs` (completions: `logprobs` given; chat: `logprobs: true`); with
   /// echo the prompt's come first.
   bool logprobs = false;
-  int64_t text_offset = 0;  ///< Completions' text_offset of the next token (advanced as chunks go out).
+  /// Completions' text_offset of each choice's next token (advanced as chunks go out).
+  std::vector<int64_t> text_offsets = {0};
   /// Chat with tools to call: the output's calls are parsed into tool_calls (chat_tools.h).
   std::shared_ptr<ChatToolCalls> tools;
   Request request;  ///< prompt resolved to ids
@@ -47,12 +49,13 @@ nlohmann::json finish_reason_json(FinishReason reason);
 std::string token_ids_text(const std::vector<int32_t>& ids);
 
 /// The whole answer (stream = false): output.text, or output.tokens when job.ids_as_text, with
-/// output.logprobs (and prompt_logprobs) when job.logprobs.
+/// output.logprobs (and prompt_logprobs) when job.logprobs; one choice per output.choices (n > 1).
 nlohmann::json text_response(TextJob& job, const Output& output);
-/// One server-sent event's JSON for `chunk`: a text delta (chat: `delta.content`; the first also
-/// carries the role) with its tokens' logprobs, and the finish reason in the last.
+/// One server-sent event's JSON for `chunk`: a text delta of the choice chunk.index (chat:
+/// `delta.content`; the choice's first also carries the role) with its tokens' logprobs, and the
+/// finish reason in the choice's last.
 nlohmann::json text_chunk(TextJob& job, const StreamChunk& chunk, bool first);
-/// The last event when include_usage is set: no choices, the usage.
+/// The last event when include_usage is set: no choices, the usage (completion tokens of all choices).
 nlohmann::json usage_chunk(const TextJob& job, int32_t completion_tokens);
 
 }  // namespace izwi::server
