@@ -10,6 +10,7 @@
 #include "server/api_error.h"
 #include "server/chat_tools.h"
 #include "server/json_fields.h"
+#include "server/response_format.h"
 
 namespace izwi::server {
 
@@ -257,6 +258,7 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
     }
   }
   if (chat) job.tools = ChatToolCalls::from_request(body, *job.model, p);
+  p.structured_output = parse_response_format(body, p, tokenizer != nullptr);
   job.id = next_id(chat ? "chatcmpl" : "cmpl");
   job.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
