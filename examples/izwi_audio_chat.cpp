@@ -9,7 +9,8 @@
 // "Perform ASR.", sequential. --tts TEXT: system "Perform TTS.", TEXT as the user's, sequential.
 // --pre-ids / --post-ids are the text ids before and after the user audio, replacing the chat
 // template (no tokenizer needed). Without --temperature / --audio-temperature sampling takes the
-// model's defaults (greedy). --max-tokens (or --max-new) caps text tokens + audio frames. --out
+// model's defaults (greedy). --max-tokens (or --max-new) caps text tokens + audio frames; the KV
+// pool holds this one request unless --kv-blocks or --config sets it. --out
 // writes the answer's speech as 16-bit PCM (32-bit float with --float) (needs the folder's tokenizer-*.safetensors
 // codec). With --json one line: {"items":[{"text":ID} or {"frame":[codes]} in generation order],"text":"...",
 // "audio_seconds":x}.
@@ -35,6 +36,14 @@ const izwi::cli::FlagNames kFlagNames = {{"max_items", "--max-tokens"},
                                          {"pre_ids", "--pre-ids"},
                                          {"post_ids", "--post-ids"},
                                          {"AudioChatRequest.audio_sampling.temperature", "--audio-temperature"}};
+
+/// The KV positions `r` may fill (its prompt, audio and items at most), for a KV pool of this one
+/// request.
+int64_t audio_chat_positions(const izwi::AudioChatRequest& r) {
+  const double seconds = r.sample_rate > 0 ? static_cast<double>(r.audio.size()) / r.sample_rate : 0.0;
+  return izwi::cli::audio_positions(seconds) + izwi::cli::kTemplatePositions + izwi::cli::text_positions(r.system) +
+         izwi::cli::text_positions(r.text) + static_cast<int64_t>(r.pre_ids.size() + r.post_ids.size()) + r.max_items;
+}
 
 }  // namespace
 
@@ -91,8 +100,8 @@ int main(int argc, char** argv) {
       request.sample_rate = audio.sample_rate;
     }
 
-    const auto engine =
-        izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::AudioChat);
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, {audio_chat_positions(request)}), izwi::cli::ModelUse::AudioChat);
     if (!out_path.empty() && engine->model_info().output_sample_rate == 0) {
       throw izwi::Error(
           izwi::ErrorCode::InvalidArgument,

@@ -9,7 +9,8 @@
 // conversation file ({"messages": [...], "tools": [...], "kwargs": {...}}, the format of
 // izwi-tokenize --chat); --template-kwargs passes template variables, e.g. '{"enable_thinking":
 // false}'. An empty line or end of input quits. Unset sampling flags take the model's
-// generation_config.json defaults. With --json there is no "> " prompt and each reply is one line
+// generation_config.json defaults. The KV pool holds one conversation of 4096 positions plus a
+// reply unless --kv-blocks or --config sets it. With --json there is no "> " prompt and each reply is one line
 // {"text":"...","tokens":[...],"finish_reason":"stop"}.
 
 #include <CLI/CLI.hpp>
@@ -43,7 +44,9 @@ int main(int argc, char** argv) {
     params.max_tokens = shared.max_tokens.value_or(512);
     params.sampling = shared.sampling();
     params.seed = shared.seed;
-    const auto engine = izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Text);
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, {izwi::cli::kConversationPositions + params.max_tokens}),
+        izwi::cli::ModelUse::Text);
     if (engine->tokenizer() == nullptr) {
       throw izwi::Error(izwi::ErrorCode::InvalidArgument, "model folder '" + shared.model + "' has no tokenizer");
     }

@@ -67,13 +67,12 @@ void print_result(size_t index, const izwi::Output &out, bool json, bool with_te
 
 /// The KV positions each request that runs at once may fill (prompt + new tokens), for a KV pool of
 /// just this run's size; empty (the default pool) for a chat whose rendered length is unknown here.
-/// A text prompt takes at most one token per byte, plus the tokenizer's specials.
 std::vector<int64_t> kv_positions(const std::vector<izwi::Request> &requests, bool sequential) {
   std::vector<int64_t> positions;
   for (const izwi::Request &r : requests) {
     if (!r.messages.empty()) return {};
-    const int64_t prompt =
-        r.prompt.empty() ? static_cast<int64_t>(r.prompt_ids.size()) : static_cast<int64_t>(r.prompt.size()) + 16;
+    const int64_t prompt = r.prompt.empty() ? static_cast<int64_t>(r.prompt_ids.size())
+                                            : izwi::cli::text_positions(r.prompt) + izwi::cli::kTemplatePositions;
     positions.push_back(prompt + r.params.max_tokens);
   }
   if (sequential && !positions.empty()) return {*std::max_element(positions.begin(), positions.end())};

@@ -13,7 +13,9 @@
 // --text-ids are the complete talker text ids (`<|im_start|>assistant\n` + text +
 // `<|im_end|>\n<|im_start|>assistant\n`). --temperature sets both heads unless
 // --subtalker-temperature is given; 0 is greedy; unset sampling flags take the model's defaults.
-// --max-tokens (or --max-frames) caps the audio frames. --out writes 16-bit PCM (32-bit float with
+// --max-tokens (or --max-frames) caps the audio frames; the KV pool holds this one request
+// unless --kv-blocks or --config sets it. On a terminal (without --json) bars show the voice's
+// creation and the audio spoken so far. --out writes 16-bit PCM (32-bit float with
 // --float). --stream plays the streaming path: the WAV is
 // written chunk by chunk as frames are decoded, and first_audio_ms is the latency of the first
 // chunk. With --json one line: {"codes":[[...] per frame],"frames":N,"sample_rate":24000,
@@ -32,6 +34,7 @@
 #include "common/cli_main.h"
 #include "common/cli_parsing.h"
 #include "common/engine_options.h"
+#include "common/progress_bar.h"
 #include "common/shared_options.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
@@ -42,6 +45,25 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// The KV positions `r` may fill (its text, instruction, in-context voice prompt and frames at
+/// most), for a KV pool of this one request; `reference_seconds` of audio whose voice is yet to be
+/// created with `transcript` (0 for none).
+int64_t speech_positions(const izwi::SpeechRequest& r, const izwi::VoiceTranscript& transcript,
+                         double reference_seconds) {
+  int64_t n =
+      r.params.max_frames + izwi::cli::kTemplatePositions +
+      (r.text_ids.empty() ? izwi::cli::text_positions(r.text) : static_cast<int64_t>(r.text_ids.size())) +
+      (r.instruct_ids.empty() ? izwi::cli::text_positions(r.instruct) : static_cast<int64_t>(r.instruct_ids.size()));
+  // An in-context voice continues its reference: the reference's codes and transcript come first.
+  n += static_cast<int64_t>(r.voice.reference_codes.size() + r.voice.reference_text_ids.size());
+  if (!transcript.text.empty() || !transcript.text_ids.empty()) {
+    n += izwi::cli::audio_positions(reference_seconds) + (transcript.text_ids.empty()
+                                                              ? izwi::cli::text_positions(transcript.text)
+                                                              : static_cast<int64_t>(transcript.text_ids.size()));
+  }
+  return n;
 }
 
 /// Library names in this tool's errors and the flags that set them.
@@ -113,11 +135,27 @@ int main(int argc, char** argv) {
     }
     if (!voice_file.empty()) request.voice = izwi::load_voice(voice_file);
 
-    const auto engine = izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Speech);
-    izwi::Engine& e = *engine;
+    std::vector<float> reference;
+    int32_t reference_rate = 0;
     if (!voice_audio.empty()) {
-      const izwi::AudioBuffer reference = izwi::read_audio(voice_audio);
-      request.voice = e.create_voice(izwi::to_mono(reference), reference.sample_rate, transcript);
+      const izwi::AudioBuffer audio = izwi::read_audio(voice_audio);
+      reference = izwi::to_mono(audio);
+      reference_rate = audio.sample_rate;
+    }
+    const double reference_seconds = reference.empty() ? 0.0 : static_cast<double>(reference.size()) / reference_rate;
+
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, {speech_positions(request, transcript, reference_seconds)}),
+        izwi::cli::ModelUse::Speech);
+    izwi::Engine& e = *engine;
+    const bool show_progress = izwi::cli::ProgressBar::wanted(shared.json);
+    if (!voice_audio.empty()) {
+      // One call: the bar says what runs and ends when it is done.
+      izwi::cli::ProgressBar bar("creating the voice of " + voice_audio, show_progress, "s", 1.0 / reference_rate);
+      const auto samples_in = static_cast<int64_t>(reference.size());
+      bar.update(0, samples_in);
+      request.voice = e.create_voice(reference, reference_rate, transcript);
+      bar.update(samples_in, samples_in);
       if (!save_voice.empty()) izwi::save_voice(request.voice, save_voice);
     }
     const int32_t rate = e.model_info().output_sample_rate;
@@ -130,21 +168,26 @@ int main(int argc, char** argv) {
     std::optional<double> first_audio_ms;
     std::vector<std::vector<int32_t>> codes;
     size_t samples = 0;
-    if (stream) {
+    {
+      // Read as a stream either way, for the progress counter: synthesize() decodes the same
+      // chunks (SpeechRequest::chunk_frames) and only holds them back until the end.
+      izwi::cli::ProgressBar bar("speaking", show_progress, "s of audio", 0.08);
+      std::vector<float> audio;
       izwi::StreamHandle handle = e.synthesize_streaming(request);
       while (std::optional<izwi::StreamChunk> chunk = handle.next()) {
-        if (!chunk->audio.empty() && !first_audio_ms) first_audio_ms = ms_since(start);
-        if (wav) wav->write(chunk->audio.data(), chunk->audio.size());
+        if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
+        if (stream && !chunk->audio.empty() && !first_audio_ms) first_audio_ms = ms_since(start);
+        if (stream && wav) wav->write(chunk->audio.data(), chunk->audio.size());
+        if (!stream) audio.insert(audio.end(), chunk->audio.begin(), chunk->audio.end());
         samples += chunk->audio.size();
         codes.insert(codes.end(), chunk->audio_codes.begin(), chunk->audio_codes.end());
-        if (chunk->finish_reason == izwi::FinishReason::Error) throw izwi::Error(chunk->error_code, chunk->error);
+        bar.count(static_cast<int64_t>(codes.size()));
       }
-    } else {
-      const izwi::Output out = e.synthesize(request);
-      first_audio_ms = ms_since(start);  // the whole audio arrives at once
-      if (wav) wav->write(out.audio.data(), out.audio.size());
-      samples = out.audio.size();
-      codes = out.audio_codes;
+      bar.finish();
+      if (!stream) {
+        first_audio_ms = ms_since(start);  // the whole audio arrives at once
+        if (wav) wav->write(audio.data(), audio.size());
+      }
     }
     if (wav) wav->close();
     const double seconds = ms_since(start) / 1000.0;

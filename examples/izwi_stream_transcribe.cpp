@@ -4,6 +4,7 @@
 //   izwi-stream-transcribe --model DIR --audio FILE [--chunk-ms 80] [--pad-id N] [--fast]
 //                          [shared options: --help]
 //
+// The KV pool holds this one file's transcription unless --kv-blocks or --config sets it.
 // At the end it prints how long the last text came after the end of the audio; with --json one
 // line instead: {"tokens":[...],"text":"...","audio_seconds":x,"done_after_end_s":y}.
 
@@ -42,15 +43,17 @@ int main(int argc, char** argv) {
     if (pad_opt->count() > 0) options.pad_token_id = pad_id;
     options.sampling = shared.sampling();
     options.seed = shared.seed;
-    const auto engine =
-        izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Transcription);
-    const std::vector<float> samples = izwi::cli::load_audio_for(*engine, audio_path);
+    const izwi::AudioBuffer audio = izwi::read_audio(audio_path);
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, {izwi::cli::transcription_positions(options, audio.seconds())}),
+        izwi::cli::ModelUse::Transcription);
+    const std::vector<float> samples = izwi::cli::audio_for(*engine, audio);
     const int32_t rate = engine->model_info().audio_sample_rate;
     const auto start = std::chrono::steady_clock::now();
     const bool json = shared.json;
     const izwi::Output out = izwi::cli::transcribe_streamed(*engine, samples, rate, options, chunk_ms, !fast,
-                                                            [json](const std::string& text) {
-                                                              if (!json) std::cout << text << std::flush;
+                                                            [json](const izwi::StreamChunk& chunk) {
+                                                              if (!json) std::cout << chunk.text << std::flush;
                                                             });
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double audio_seconds = static_cast<double>(samples.size()) / rate;

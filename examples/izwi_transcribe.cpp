@@ -3,7 +3,9 @@
 //   izwi-transcribe --model DIR --audio FILE [--stream] [--chunk-ms 80] [--realtime]
 //                   [--delay-tokens 6] [--pad-id N] [--continue] [shared options: --help]
 //
-// Without --stream the whole file is transcribed at once (Engine::transcribe). With --stream the
+// Without --stream the whole file is transcribed at once (as Engine::transcribe does), with a
+// progress bar on a terminal (not with --json). The KV pool holds this one file's transcription
+// unless --kv-blocks or --config sets it. With --stream the
 // file is pushed in --chunk-ms pieces as a live source would deliver it (as fast as possible, or
 // at the audio's own pace with --realtime) and text is printed as it is decoded. With --json one
 // line is printed: {"tokens":[...],"text":"...","audio_seconds":x,"rtf":y}.
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -18,6 +21,7 @@
 
 #include "common/cli_main.h"
 #include "common/engine_options.h"
+#include "common/progress_bar.h"
 #include "common/shared_options.h"
 #include "common/streamed_transcription.h"
 #include "izwi/engine.h"
@@ -48,20 +52,29 @@ int main(int argc, char** argv) {
     if (pad_opt->count() > 0) options.pad_token_id = pad_id;
     options.sampling = shared.sampling();
     options.seed = shared.seed;
-    const auto engine =
-        izwi::cli::load_engine(shared, izwi::cli::engine_config(shared), izwi::cli::ModelUse::Transcription);
-    const std::vector<float> samples = izwi::cli::load_audio_for(*engine, audio_path);
+    const izwi::AudioBuffer audio = izwi::read_audio(audio_path);
+    const int64_t positions = izwi::cli::audio_positions(audio.seconds());
+    const auto engine = izwi::cli::load_engine(
+        shared, izwi::cli::engine_config(shared, {izwi::cli::transcription_positions(options, audio.seconds())}),
+        izwi::cli::ModelUse::Transcription);
+    const std::vector<float> samples = izwi::cli::audio_for(*engine, audio);
     const int32_t rate = engine->model_info().audio_sample_rate;
     const double audio_seconds = static_cast<double>(samples.size()) / rate;
 
     const auto start = std::chrono::steady_clock::now();
     const bool json = shared.json;
-    const auto print = [json](const std::string& text) {
-      if (!json) std::cout << text << std::flush;
+    // Streamed, the text printed as it comes is the progress; whole, a bar counts the positions
+    // decoded (one token each) of the audio's.
+    izwi::cli::ProgressBar bar("transcribing " + audio_path, !stream && izwi::cli::ProgressBar::wanted(json), "s",
+                               0.08);
+    int64_t decoded = 0;
+    const auto on_chunk = [&](const izwi::StreamChunk& chunk) {
+      if (stream && !json) std::cout << chunk.text << std::flush;
+      decoded += static_cast<int64_t>(chunk.tokens.size());
+      bar.update(chunk.finished ? positions : std::min(decoded, positions - 1), positions);
     };
-    const izwi::Output out =
-        stream ? izwi::cli::transcribe_streamed(*engine, samples, rate, options, chunk_ms, realtime, print)
-               : engine->transcribe(samples, rate, options);
+    const izwi::Output out = izwi::cli::transcribe_streamed(
+        *engine, samples, rate, options, stream ? chunk_ms : 1000.0 * audio_seconds + 1, stream && realtime, on_chunk);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (json) {
       nlohmann::json line = {{"tokens", out.tokens},

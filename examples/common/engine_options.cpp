@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <fstream>
 
 #include "common/progress_bar.h"
@@ -53,6 +54,8 @@ const char* served_by(ModelUse use) {
 }
 
 }  // namespace
+
+int64_t audio_positions(double seconds) { return static_cast<int64_t>(std::ceil(seconds / 0.08)); }
 
 void apply_shared_engine_options(const SharedOptions& o, EngineConfig& config) {
   if (!o.device.empty()) config.device = o.device;

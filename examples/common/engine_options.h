@@ -22,6 +22,20 @@ enum class ModelUse {
   AudioChat,      ///< izwi-audio-chat.
 };
 
+/// KV positions of a request's template (role markers, speaker and language tags, BOS, the
+/// streaming delay of a transcription) beyond its text, audio and output, for the one-request pools.
+constexpr int64_t kTemplatePositions = 32;
+/// KV positions of an interactive conversation before its reply (izwi-chat): llama.cpp's default
+/// context. Longer conversations fail naming --kv-blocks.
+constexpr int64_t kConversationPositions = 4096;
+
+/// KV positions of `seconds` of audio: every audio model izwi serves takes one position per 80 ms
+/// (Qwen3-TTS codec frames, the Voxtral Realtime and LFM2-Audio encoders' outputs).
+int64_t audio_positions(double seconds);
+
+/// KV positions of a text before the tokenizer is loaded: at most one token per byte.
+inline int64_t text_positions(const std::string& text) { return static_cast<int64_t>(text.size()); }
+
 /// The device, dtype, weight dtype, thread and log-level options given, over `config`'s.
 void apply_shared_engine_options(const SharedOptions& options, EngineConfig& config);
 
