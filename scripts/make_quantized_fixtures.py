@@ -10,7 +10,8 @@ holds every quantized layer's float32 weight [out, in] computed from the integer
 with izwi's unpacking. The script also unpacks its own packing and checks it against the integers.
 
 Weights are rounded to nearest (no Hessian: the packing, not GPTQ's error feedback, is under test);
-act-order uses a seeded random permutation in place of the Hessian's.
+act-order uses a seeded random permutation in place of the Hessian's, one per layer input as in GPTQ
+(q, k and v see the same input, so the same Hessian and permutation; gate and up too).
 
   python3 scripts/make_quantized_fixtures.py        # rewrites tests/data/llama-tiny-{gptq,...}
 Needs numpy (Debian: python3-numpy, which cmake/install_deps.sh installs).
@@ -116,11 +117,11 @@ SEQUENTIAL = list(range(8))
 AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]  # AutoAWQ's order_map
 
 
-def gptq_layer(w, act_order, sym, v1, rng):
+def gptq_layer(w, perm, sym, v1):
+    """perm: act-order's column order (argsort(-diag(H))), or None."""
     out_features, in_features = w.shape
     groups = in_features // GROUP
-    if act_order:
-        perm = rng.permutation(in_features)  # stands in for argsort(-diag(H))
+    if perm is not None:
         g_idx = np.zeros(in_features, np.int32)
         g_idx[perm] = np.arange(in_features) // GROUP
     else:
@@ -204,18 +205,30 @@ FIXTURES = {
 }
 
 
-def make(name, quantization_config, source, config, rng):
+# Projections that read the same input share GPTQ's Hessian, hence its act-order permutation.
+SAME_INPUT = {"self_attn.q_proj": "attn", "self_attn.k_proj": "attn", "self_attn.v_proj": "attn",
+              "self_attn.o_proj": "o", "mlp.gate_proj": "mlp", "mlp.up_proj": "mlp", "mlp.down_proj": "down"}
+
+
+def make(name, quantization_config, source, config):
     folder = os.path.join(DATA, name)
     os.makedirs(folder, exist_ok=True)
-    tensors, dequantized = {}, {}
+    tensors, dequantized, perms = {}, {}, {}
+    rng = np.random.default_rng(40)
     for key, value in source.items():
         prefix = key[:-len(".weight")]
         if key.endswith(".weight") and prefix.split(".", 3)[-1] in LINEAR:
             w = value.astype(np.float32)
             method = quantization_config["quant_method"]
             if method == "gptq":
-                packed, deq = gptq_layer(w, quantization_config["desc_act"], quantization_config["sym"],
-                                         quantization_config["checkpoint_format"] == "gptq", rng)
+                perm = None
+                if quantization_config["desc_act"]:
+                    layer, projection = prefix.split(".", 3)[2:]
+                    if (layer, SAME_INPUT[projection]) not in perms:
+                        perms[layer, SAME_INPUT[projection]] = rng.permutation(w.shape[1])
+                    perm = perms[layer, SAME_INPUT[projection]]
+                packed, deq = gptq_layer(w, perm, quantization_config["sym"],
+                                         quantization_config["checkpoint_format"] == "gptq")
             elif method == "awq":
                 packed, deq = awq_layer(w)
             else:
@@ -242,9 +255,8 @@ def main():
     source = read_safetensors(os.path.join(DATA, SOURCE, "model.safetensors"))
     with open(os.path.join(DATA, SOURCE, "config.json")) as f:
         config = json.load(f)
-    rng = np.random.default_rng(40)
     for name, quantization_config in FIXTURES.items():
-        make(name, quantization_config, source, config, rng)
+        make(name, quantization_config, source, config)
     return 0
 
 
