@@ -5,26 +5,18 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <future>
 
-#include <nlohmann/json.hpp>
-
-#include "bench_support/random_weights.h"
-#include "bench_support/safetensors_writer.h"
 #include "codec/codec_decoder.h"
-#include "codec/mimi_config.h"
-#include "codec/mimi_decoder.h"
 #include "codec/warm_codec_states.h"
 #include "common/engine_checks.h"
 #include "common/error_message.h"
 #include "common/reference.h"
+#include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "kernels/backend.h"
-#include "tokenizer/byte_level.h"
 
 namespace izwi {
 namespace {
@@ -49,56 +41,12 @@ AudioChatRequest reference_request(AudioChatMode mode, int32_t items) {
   return r;
 }
 
-void copy_fixture(const testing::TempDir& dir) {
-  for (const auto& entry : std::filesystem::directory_iterator(fixture_dir(kFixture))) {
-    std::filesystem::copy(entry.path(), dir.file(entry.path().filename().string()));
-  }
-}
-
-/// The system prompt the fixture's stand-in id 301 spells.
-constexpr const char* kSystem = "Respond with interleaved text and audio.";
-
-/// The fixture folder plus a tokenizer.json whose added tokens spell the fixture's stand-in ids
-/// (1 <|startoftext|>, 6 <|im_start|>, 7 <|im_end|>, 10 newline, 300 "system\n", 301 kSystem,
-/// 302 "user", 303 "assistant"); the 256 byte tokens take ids left over below 512.
-void write_stand_in_folder(const testing::TempDir& dir) {
-  copy_fixture(dir);
-  const std::vector<std::pair<int, std::string>> added = {
-      {1, "<|startoftext|>"}, {6, "<|im_start|>"}, {7, "<|im_end|>"}, {10, "\n"},
-      {300, "system\n"},      {301, kSystem},      {302, "user"},     {303, "assistant"}};
-  nlohmann::json vocab = nlohmann::json::object(), tokens = nlohmann::json::array();
-  for (const auto& [id, content] : added) {
-    tokens.push_back({{"id", id},
-                      {"content", content},
-                      {"single_word", false},
-                      {"lstrip", false},
-                      {"rstrip", false},
-                      {"normalized", false},
-                      {"special", content[0] == '<'}});
-  }
-  int next = 0;
-  for (int b = 0; b < 256; ++b) {
-    while (std::any_of(added.begin(), added.end(), [&](const auto& a) { return a.first == next; })) ++next;
-    vocab[byte_level::encode(std::string(1, static_cast<char>(b)))] = next++;
-  }
-  const nlohmann::json tokenizer = {
-      {"version", "1.0"},
-      {"added_tokens", tokens},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
-      {"post_processor", nullptr},
-      {"decoder", {{"type", "ByteLevel"}}},
-      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
-  };
-  dir.write("tokenizer.json", tokenizer.dump());
-}
-
-/// The fixture's prompt through the chat template: kSystem, then the user's audio.
+/// The fixture's prompt through the chat template: its system prompt, then the user's audio.
 AudioChatRequest template_request(AudioChatMode mode, int32_t items) {
   AudioChatRequest r = reference_request(mode, items);
   r.pre_ids.clear();
   r.post_ids.clear();
-  r.system = kSystem;
+  r.system = testing::kLfm2AudioSystem;
   return r;
 }
 
@@ -182,11 +130,7 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
   // The model folder with a moshi Mimi beside it (Kyutai's sizes, random weights): the answer's
   // frames, end-of-audio ones excepted, come out as PCM, streamed or whole.
   testing::TempDir dir;
-  copy_fixture(dir);
-  RandomWeights weights(11, at::kMeta, at::kBFloat16);
-  const MimiDecoder recorded(weights, MimiConfig{}, "", 8);
-  (void)recorded;
-  write_safetensors(dir.file("tokenizer-e351c8d8-checkpoint125.safetensors"), weights.tensors(), at::kBFloat16);
+  testing::write_lfm2_audio_with_tokenizer(dir.path(), /*codec=*/true);
   Engine engine(dir.path());
   EXPECT_EQ(engine.model_info().output_sample_rate, 24000);
   const Output whole = engine.audio_chat(reference_request(AudioChatMode::Interleaved, 40));
@@ -255,7 +199,7 @@ TEST(EngineAudioChat, TheChatTemplateBuildsTheReleasedPrompt) {
   // liquid-audio's ChatState pieces, each tokenized on its own, give the fixture's prompt ids, so
   // the answers are the released ones.
   testing::TempDir dir;
-  write_stand_in_folder(dir);
+  testing::write_lfm2_audio_with_tokenizer(dir.path());
   Engine engine(dir.path());
   expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Interleaved, 40)), "interleaved");
   expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Sequential, 12)), "sequential");
@@ -263,7 +207,7 @@ TEST(EngineAudioChat, TheChatTemplateBuildsTheReleasedPrompt) {
 
 TEST(EngineAudioChat, ATemplateConversationsSecondTurnHitsThePrefixCache) {
   testing::TempDir dir;
-  write_stand_in_folder(dir);
+  testing::write_lfm2_audio_with_tokenizer(dir.path());
   Engine engine(dir.path());
   const AudioChatRequest first = template_request(AudioChatMode::Interleaved, 40);
   const Output answer = engine.audio_chat(first);
