@@ -39,9 +39,9 @@ IZWI_API std::vector<std::string> tool_call_markers(ToolCallFormat format);
 /// included; may be cut short when generation stopped inside it). `id` is the model's own when it
 /// writes one before the arguments (Mistral's [CALL_ID]), else empty: callers assign ids.
 struct ToolCall {
-  std::string id;
-  std::string name;
-  std::string arguments;
+  std::string id;         ///< The model's id for the call, or "".
+  std::string name;       ///< The function called.
+  std::string arguments;  ///< The arguments' JSON text.
 };
 
 /// A model's output split into its text and its calls.
@@ -58,17 +58,18 @@ IZWI_API ParsedToolCalls parse_tool_calls(ToolCallFormat format, std::string_vie
 /// A piece of one call as OpenAI streams `delta.tool_calls`: the first piece of a call carries
 /// its index, id (possibly empty) and name; later ones only the index and more argument text.
 struct ToolCallDelta {
-  int32_t index = 0;
-  bool first = false;  ///< The call's first piece (id and name are set).
-  std::string id;
-  std::string name;
+  int32_t index = 0;      ///< The call's place in the output, 0 first.
+  bool first = false;     ///< The call's first piece (id and name are set).
+  std::string id;         ///< With `first`: the model's id for the call, or "".
+  std::string name;       ///< With `first`: the function called.
   std::string arguments;  ///< The next fragment of the arguments' JSON text.
 };
 
 /// What one push of text adds: more content, pieces of calls, or both (content comes first).
 struct ToolCallStreamDelta {
-  std::string content;
-  std::vector<ToolCallDelta> calls;
+  std::string content;               ///< More text outside the calls.
+  std::vector<ToolCallDelta> calls;  ///< Pieces of calls, in order.
+  /// Nothing was added.
   bool empty() const { return content.empty() && calls.empty(); }
 };
 
@@ -78,9 +79,12 @@ struct ToolCallStreamDelta {
 /// whole text. Use from one thread at a time.
 class IZWI_API ToolCallStreamParser {
  public:
+  /// A parser of outputs written in `format`.
   explicit ToolCallStreamParser(ToolCallFormat format);
   ~ToolCallStreamParser();
+  /// Moves the parse so far.
   ToolCallStreamParser(ToolCallStreamParser&&) noexcept;
+  /// Moves the parse so far.
   ToolCallStreamParser& operator=(ToolCallStreamParser&&) noexcept;
 
   /// Appends `text` (any split, even inside a marker or a UTF-8 character).
