@@ -13,12 +13,15 @@ namespace izwi::server {
 
 namespace {
 
-// OpenAI's response_format names.
+// OpenAI's response_format names of the speech endpoint's formats (the first three).
 constexpr EnumName<AudioFormat> kAudioFormatNames[] = {
     {AudioFormat::Wav, "wav"}, {AudioFormat::Flac, "flac"}, {AudioFormat::Pcm, "pcm"}};
 static_assert(enum_names_in_order(kAudioFormatNames));
-constexpr EnumName<AudioFormat> kContentTypes[] = {
-    {AudioFormat::Wav, "audio/wav"}, {AudioFormat::Flac, "audio/flac"}, {AudioFormat::Pcm, "audio/pcm"}};
+constexpr EnumName<AudioFormat> kContentTypes[] = {{AudioFormat::Wav, "audio/wav"},
+                                                   {AudioFormat::Flac, "audio/flac"},
+                                                   {AudioFormat::Pcm, "audio/pcm"},
+                                                   {AudioFormat::Mp3, "audio/mpeg"},
+                                                   {AudioFormat::Opus, "audio/ogg"}};
 static_assert(enum_names_in_order(kContentTypes));
 
 /// libsndfile's virtual I/O over a growing string.
@@ -91,9 +94,19 @@ std::string encode_audio(const std::vector<float>& mono, int32_t sample_rate, Au
   SF_INFO info{};
   info.samplerate = sample_rate;
   info.channels = 1;
-  info.format = (format == AudioFormat::Wav ? SF_FORMAT_WAV : SF_FORMAT_FLAC) | SF_FORMAT_PCM_16;
+  switch (format) {
+    case AudioFormat::Mp3:
+      info.format = SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
+      break;
+    case AudioFormat::Opus:
+      info.format = SF_FORMAT_OGG | SF_FORMAT_OPUS;  // Ogg Opus, as OpenAI's "opus"
+      break;
+    default:
+      info.format = (format == AudioFormat::Wav ? SF_FORMAT_WAV : SF_FORMAT_FLAC) | SF_FORMAT_PCM_16;
+  }
   SNDFILE* sf = sf_open_virtual(&io, SFM_WRITE, &info, &file);
   if (sf == nullptr) throw ApiError(500, std::string("libsndfile: ") + sf_strerror(nullptr), {}, "internal_error");
+  sf_command(sf, SFC_SET_CLIPPING, nullptr, SF_TRUE);  // 16-bit: clip past +-1 (as pcm16), not wrap
   const sf_count_t written = sf_writef_float(sf, mono.data(), static_cast<sf_count_t>(mono.size()));
   sf_close(sf);
   if (written != static_cast<sf_count_t>(mono.size())) {

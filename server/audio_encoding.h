@@ -1,6 +1,7 @@
 #pragma once
 // Audio the speech endpoint answers with: WAV and FLAC (16-bit, through libsndfile's virtual I/O)
-// and raw 16-bit little-endian PCM, as OpenAI's response_format names them.
+// and raw 16-bit little-endian PCM, as OpenAI's response_format names them; spoken chat answers
+// also as MP3 and Ogg Opus (libsndfile >= 1.1 with LAME and libopus, as Debian's).
 
 #include <cstdint>
 #include <string>
@@ -8,9 +9,9 @@
 
 namespace izwi::server {
 
-enum class AudioFormat { Wav, Flac, Pcm };
+enum class AudioFormat { Wav, Flac, Pcm, Mp3, Opus };
 
-/// "wav", "flac" or "pcm"; 400 naming response_format otherwise.
+/// "wav", "flac" or "pcm" (the speech endpoint's formats); 400 naming response_format otherwise.
 AudioFormat parse_audio_format(const std::string& name);
 const char* content_type(AudioFormat format);
 

@@ -277,9 +277,12 @@ AudioFormat parse_output_format(const nlohmann::json& audio, bool stream) {
     out = AudioFormat::Wav;
   } else if (name == "flac") {
     out = AudioFormat::Flac;
+  } else if (name == "mp3") {
+    out = AudioFormat::Mp3;
+  } else if (name == "opus") {
+    out = AudioFormat::Opus;
   } else if (name != "pcm16") {
-    bad_param("audio.format", "'audio.format' = '{}' is not supported: this server answers in wav, flac or pcm16",
-              name);
+    bad_param("audio.format", "'audio.format' = '{}' is not supported: use wav, flac, mp3, opus or pcm16", name);
   }
   if (stream && out != AudioFormat::Pcm) {
     bad_param("audio.format", "'audio.format' = '{}': a streamed speech answer is pcm16 (as OpenAI's)", name);

@@ -20,6 +20,13 @@ const whole = await client.chat.completions.create({ ...spoken, messages: [syste
 const message = whole.choices[0].message;
 out.whole = { content: message.content, audio: message.audio, finish_reason: whole.choices[0].finish_reason, usage: whole.usage };
 
+// The same answer in each file format.
+out.formats = {};
+for (const format of ['wav', 'flac', 'mp3', 'opus']) {
+  const answer = await client.chat.completions.create({ ...spoken, audio: { voice: 'default', format }, messages: [system, user] });
+  out.formats[format] = answer.choices[0].message.audio.data;
+}
+
 const pieces = [];
 let transcript = '';
 let id = null;
@@ -112,7 +119,8 @@ await failure('bad_base64', { ...spoken, messages: withAudio({ data: 'not base64
 await failure('unreadable', { ...spoken, messages: withAudio({ data: Buffer.from('not audio at all').toString('base64'), format: 'wav' }) });
 await failure('voice', { ...spoken, audio: { voice: 'alloy', format: 'pcm16' }, messages: [system, user] });
 await failure('odd_pcm16', { ...spoken, messages: withAudio({ data: Buffer.from('abc').toString('base64'), format: 'pcm16' }) });
-await failure('format', { ...spoken, audio: { voice: 'default', format: 'opus' }, messages: [system, user] });
+await failure('format', { ...spoken, audio: { voice: 'default', format: 'aac' }, messages: [system, user] });
+await failure('stream_format', { ...spoken, audio: { voice: 'default', format: 'wav' }, messages: [system, user], stream: true });
 await failure('unknown_id', { ...spoken, messages: [system, user, { role: 'assistant', audio: { id: 'audio_0000' } }, user] });
 await failure('text_model_audio_in', { model: textModel, messages: [system, user], max_completion_tokens: 2 });
 await failure('text_model_audio_out', {

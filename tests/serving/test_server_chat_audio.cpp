@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "common/text_model.h"
+#include "izwi/audio.h"
 #include "kernels/backend.h"
 #include "serving/running_server.h"
 
@@ -75,14 +77,40 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
   EXPECT_EQ(whole["usage"]["completion_tokens_details"]["text_tokens"], kItems - frame_items);
   const std::string pcm = base64_decode(whole["audio"]["data"].get<std::string>()).value();
   ASSERT_EQ(pcm.size(), static_cast<size_t>(decoded.numel()) * 2);
-  double worst = 0;
-  for (int64_t s = 0; s < decoded.numel(); ++s) {
+  // Each sample's distance from the decode, clipped to [-1, 1] as 16-bit formats are.
+  const auto worst_error = [&](const std::vector<float>& samples) {
+    double worst = 0;
+    for (int64_t s = 0; s < decoded.numel(); ++s) {
+      worst = std::max(
+          worst, std::abs(samples[static_cast<size_t>(s)] - std::clamp(static_cast<double>(expected[s]), -1.0, 1.0)));
+    }
+    return worst;
+  };
+  std::vector<float> samples(pcm.size() / 2);
+  for (size_t s = 0; s < samples.size(); ++s) {
     const auto lo = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s]));
     const auto hi = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s + 1]));
-    const double sample = static_cast<int16_t>(lo | (hi << 8)) / 32767.0;
-    worst = std::max(worst, std::abs(sample - std::clamp(static_cast<double>(expected[s]), -1.0, 1.0)));
+    samples[s] = static_cast<float>(static_cast<int16_t>(lo | (hi << 8)) / 32767.0);
   }
-  EXPECT_LE(worst, 0.5 / 32767 + 1e-4);  // half a 16-bit step of rounding, and the decode's 1e-4
+  EXPECT_LE(worst_error(samples), 0.5 / 32767 + 1e-4);  // half a 16-bit step of rounding, and the decode's 1e-4
+  // 16-bit WAV and FLAC: libsndfile reads a sample back as its integer / 32768, one more step off.
+  for (const char* format : {"wav", "flac"}) {
+    const std::string file = base64_decode(got["formats"][format].get<std::string>()).value();
+    const AudioBuffer read = read_audio_from_memory(file.data(), file.size(), format);
+    EXPECT_EQ(read.sample_rate, 24000) << format;
+    ASSERT_EQ(read.samples.size(), samples.size()) << format;
+    EXPECT_LE(worst_error(read.samples), 1.5 / 32767 + 1e-4) << format;
+  }
+  // MP3 and Ogg Opus are lossy: they decode to the answer's duration, and not to silence.
+  const double seconds = static_cast<double>(decoded.numel()) / 24000;
+  for (const char* format : {"mp3", "opus"}) {
+    const std::string file = base64_decode(got["formats"][format].get<std::string>()).value();
+    const AudioBuffer read = read_audio_from_memory(file.data(), file.size(), format);
+    EXPECT_NEAR(read.seconds(), seconds, 0.1) << format;
+    double energy = 0;
+    for (const float x : read.samples) energy += static_cast<double>(x) * x;
+    EXPECT_GT(energy, 0.0) << format;
+  }
 
   const nlohmann::json& id = whole["audio"]["id"];
   ASSERT_TRUE(id.is_string());
@@ -124,6 +152,7 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
       {"odd_pcm16", "messages[1].content[0].input_audio.data"},
       {"voice", "audio.voice"},
       {"format", "audio.format"},
+      {"stream_format", "audio.format"},
       {"unknown_id", "messages[2].audio.id"},
       {"text_model_audio_in", "messages[1].content[0]"},
       {"text_model_audio_out", "modalities"},
