@@ -13,7 +13,8 @@ Weights are rounded to nearest (no Hessian: the packing, not GPTQ's error feedba
 act-order uses a seeded random permutation in place of the Hessian's, one per layer input as in GPTQ
 (q, k and v see the same input, so the same Hessian and permutation; gate and up too).
 
-  python3 scripts/make_quantized_fixtures.py        # rewrites tests/data/llama-tiny-{gptq,...}
+  python3 scripts/make_quantized_fixtures.py                # rewrites tests/data/llama-tiny-{gptq,...}
+  python3 scripts/make_quantized_fixtures.py --fuzz-corpus  # tests/fuzz/corpus/quantized_checkpoint/
 Needs numpy (Debian: python3-numpy, which cmake/install_deps.sh installs).
 """
 
@@ -52,6 +53,11 @@ def read_safetensors(path):
 
 def write_safetensors(path, tensors):
     """tensors: name -> (safetensors dtype, array)."""
+    with open(path, "wb") as f:
+        f.write(safetensors_bytes(tensors))
+
+
+def safetensors_bytes(tensors):
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
         dtype, a = tensors[name]
@@ -61,8 +67,7 @@ def write_safetensors(path, tensors):
         offset += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
 # --- int4 ----------------------------------------------------------------------------------------
@@ -117,15 +122,15 @@ SEQUENTIAL = list(range(8))
 AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]  # AutoAWQ's order_map
 
 
-def gptq_layer(w, perm, sym, v1):
+def gptq_layer(w, perm, sym, v1, group=GROUP):
     """perm: act-order's column order (argsort(-diag(H))), or None."""
     out_features, in_features = w.shape
-    groups = in_features // GROUP
+    groups = in_features // group
     if perm is not None:
         g_idx = np.zeros(in_features, np.int32)
-        g_idx[perm] = np.arange(in_features) // GROUP
+        g_idx[perm] = np.arange(in_features) // group
     else:
-        g_idx = (np.arange(in_features) // GROUP).astype(np.int32)
+        g_idx = (np.arange(in_features) // group).astype(np.int32)
     q, zeros, scales = quantize_int4(w, g_idx, groups, sym)
     if v1:
         assert zeros.min() >= 1, "a zero point of 0 cannot be stored in the gptq v1 format"
@@ -251,7 +256,32 @@ def make(name, quantization_config, source, config):
     print(f"{name}: {len(dequantized)} quantized layers, {size} bytes")
 
 
+def write_fuzz_corpus():
+    """Seeds of tests/fuzz/fuzz_quantized_checkpoint.cpp: a [16, 64] layer "l" in each layout; the
+    first byte picks the target's quantization_config (0 GPTQ v1 act-order, 1 GPTQ v2 per channel,
+    2 AWQ, 3 FP8)."""
+    folder = os.path.join(ROOT, "tests", "fuzz", "corpus", "quantized_checkpoint")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(41)
+    w = rng.uniform(-0.3, 0.3, (16, 64)).astype(np.float32)
+    seeds = {"gptq_act_order": (0, lambda: gptq_layer(w, rng.permutation(64), sym=False, v1=True)[0]),
+             "awq": (2, lambda: awq_layer(w)[0]),
+             "fp8": (3, lambda: fp8_layer(w, per_channel=True)[0])}
+    for name, (index, layer) in seeds.items():
+        tensors = {"l." + suffix: t for suffix, t in layer().items()}
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(bytes([index]) + safetensors_bytes(tensors))
+    # Per channel: one group spans the row.
+    tensors = {"l." + suffix: t for suffix, t in gptq_layer(w, None, sym=True, v1=False, group=64)[0].items()}
+    with open(os.path.join(folder, "gptq_v2_per_channel"), "wb") as f:
+        f.write(bytes([1]) + safetensors_bytes(tensors))
+    print(f"{folder}: {len(seeds) + 1} seeds")
+
+
 def main():
+    if sys.argv[1:] == ["--fuzz-corpus"]:
+        write_fuzz_corpus()
+        return 0
     source = read_safetensors(os.path.join(DATA, SOURCE, "model.safetensors"))
     with open(os.path.join(DATA, SOURCE, "config.json")) as f:
         config = json.load(f)

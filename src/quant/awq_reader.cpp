@@ -18,7 +18,7 @@ QuantizedMatrix read_awq(const QuantLayer& layer, const AwqTensors& t, const Qua
   require_shape(layer, t.qzeros, {groups, layer.out / 8});
   require_dtype(layer, t.qzeros, at::kInt, "8 packed int4 zero points per word");
   require_shape(layer, t.scales, {groups, layer.out});
-  const at::Tensor scales = finite_scales(layer, t.scales);
+  const at::Tensor scales = finite_scales(layer, t.scales, 15.0f);
 
   QuantizedMatrix m;
   m.kind = QuantKind::Int4;

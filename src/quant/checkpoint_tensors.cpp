@@ -2,6 +2,8 @@
 
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "common/check.h"
 
 namespace izwi {
@@ -26,7 +28,7 @@ void require_dtype(const QuantLayer& layer, const StoredTensor& t, at::ScalarTyp
   }
 }
 
-at::Tensor finite_scales(const QuantLayer& layer, const StoredTensor& t) {
+at::Tensor finite_scales(const QuantLayer& layer, const StoredTensor& t, float max_quantized) {
   require_present(layer, t);
   if (!at::isFloatingType(t.tensor.scalar_type())) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' has dtype {}, expected floating-point scales", layer.origin, t.name,
@@ -37,6 +39,13 @@ at::Tensor finite_scales(const QuantLayer& layer, const StoredTensor& t) {
   if (bad > 0) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' holds {} non-finite scale(s) (NaN or Inf)", layer.origin, t.name,
          bad);
+  }
+  // A finite scale can still make a weight infinite: the dequantized layer would be.
+  const float largest = scales.numel() == 0 ? 0.0f : scales.abs().max().item<float>();
+  if (largest > std::numeric_limits<float>::max() / max_quantized) {
+    fail(ErrorCode::InvalidFormat,
+         "{}: tensor '{}' holds the scale {}, whose weights (up to {} times it) overflow float32", layer.origin, t.name,
+         largest, max_quantized);
   }
   return scales;
 }

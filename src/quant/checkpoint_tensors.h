@@ -33,8 +33,9 @@ void require_shape(const QuantLayer& layer, const StoredTensor& t, const std::ve
 /// InvalidFormat naming the tensor when its dtype is not `dtype` (`what` says what it holds).
 void require_dtype(const QuantLayer& layer, const StoredTensor& t, at::ScalarType dtype, const char* what);
 /// A floating-point tensor of scales as float32; InvalidFormat naming it when it is not floating
-/// point or holds NaN or Inf.
-at::Tensor finite_scales(const QuantLayer& layer, const StoredTensor& t);
+/// point, holds NaN or Inf, or holds a scale whose product with `max_quantized` (the largest
+/// |quantized value|: 15 for int4, 448 for e4m3) overflows float32.
+at::Tensor finite_scales(const QuantLayer& layer, const StoredTensor& t, float max_quantized);
 
 /// The columns per group of an int4 layer (config.group_size, or `in` when -1); InvalidFormat naming
 /// `qweight` when it does not divide the layer's rows or the packing's multiples of 8 do not hold.

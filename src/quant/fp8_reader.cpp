@@ -14,7 +14,7 @@ QuantizedMatrix read_fp8(const QuantLayer& layer, const Fp8Tensors& t) {
   if (nans > 0) {
     fail(ErrorCode::InvalidFormat, "{}: tensor '{}' holds {} NaN weight(s)", layer.origin, t.weight.name, nans);
   }
-  const at::Tensor scale = finite_scales(layer, t.weight_scale);
+  const at::Tensor scale = finite_scales(layer, t.weight_scale, 448.0f);
   const at::IntArrayRef shape = scale.sizes();
   const bool per_tensor = scale.numel() == 1 && shape.size() <= 1;
   const bool per_channel =

@@ -39,7 +39,7 @@ QuantizedMatrix read_gptq(const QuantLayer& layer, const GptqTensors& t, const Q
   require_shape(layer, t.qzeros, {groups, layer.out / 8});
   require_dtype(layer, t.qzeros, at::kInt, "8 packed int4 zero points per word");
   require_shape(layer, t.scales, {groups, layer.out});
-  const at::Tensor scales = finite_scales(layer, t.scales);
+  const at::Tensor scales = finite_scales(layer, t.scales, 15.0f);
 
   at::Tensor zeros = unpack_nibbles(t.qzeros.tensor, kSequentialNibbles);  // [groups, out]
   if (config.zeros_minus_one) {

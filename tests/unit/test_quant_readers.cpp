@@ -135,6 +135,10 @@ TEST(QuantReaders, GptqHostileLayersNameTheTensor) {
                  "tensor 'l.scales' holds 1 non-finite scale(s)");
   expect_invalid(read([](auto& t, auto&) { t.scales.tensor[1][4] = std::numeric_limits<float>::infinity(); }),
                  "tensor 'l.scales' holds 1 non-finite scale(s)");
+  expect_invalid(read([](auto& t, auto&) {
+                   t.scales.tensor = at::full({kGroups, kOut}, 3e37f, at::kFloat);
+                 }),
+                 "tensor 'l.scales' holds the scale 3e+37, whose weights (up to 15 times it) overflow float32");
   expect_invalid(read([](auto& t, auto&) { t.qzeros.tensor = at::Tensor(); }), "required tensor 'l.qzeros' is missing");
   expect_invalid(read([](auto& t, auto& c) {
                    t.g_idx.tensor = at::Tensor();
@@ -199,6 +203,8 @@ TEST(QuantReaders, Fp8HostileLayersNameTheTensor) {
   expect_invalid(read([](auto& t) { t.weight_scale.tensor[3][0] = std::numeric_limits<float>::quiet_NaN(); }),
                  "tensor 'l.weight_scale' holds 1 non-finite scale(s)");
   expect_invalid(read([](auto& t) { t.weight.tensor[0][9] = 0xFF; }), "tensor 'l.weight' holds 1 NaN weight(s)");
+  expect_invalid(read([](auto& t) { t.weight_scale.tensor[2][0] = 1e37f; }),
+                 "tensor 'l.weight_scale' holds the scale 1e+37, whose weights (up to 448 times it) overflow float32");
   expect_invalid(read([](auto& t) {
                    t.weight.tensor = at::ones({kOut, kIn}, at::kHalf);
                  }),
