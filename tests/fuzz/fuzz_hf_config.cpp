@@ -1,7 +1,7 @@
 // Fuzz target: any config.json handed to the per-model config readers (Llama/Qwen3, LFM2,
 // Qwen3-TTS, its codec, Mimi, the Voxtral audio encoder, LFM2-Audio and its FastConformer and
-// log-mel, rope settings, token ids) either parses into values inside the documented bounds or
-// raises izwi::Error. Nothing else may happen.
+// log-mel, rope settings, token ids, quantization_config) either parses into values inside the
+// documented bounds or raises izwi::Error. Nothing else may happen.
 
 #include <cmath>
 #include <cstdint>
@@ -20,6 +20,7 @@
 #include "models/llama.h"
 #include "models/qwen3_tts/qwen3_tts_config.h"
 #include "models/voxtral_audio_encoder.h"
+#include "quant/quantization_config.h"
 
 namespace {
 
@@ -110,6 +111,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const NemoLogMelConfig c = NemoLogMelConfig::parse(*preprocessor);
       if (c.hop < 1 || c.win_length < 1 || c.win_length > c.n_fft || c.n_mels < 1) std::abort();
     }
+  });
+  attempt([&] {
+    const QuantizationConfig q = read_quantization_config(fields);
+    const bool int4 = q.method == QuantMethod::Gptq || q.method == QuantMethod::Awq;
+    if (int4 && (q.bits != 4 || !(q.group_size == -1 || (q.group_size >= 32 && q.group_size <= 128)))) std::abort();
+    if (q.method == QuantMethod::Fp8 && q.bits != 8) std::abort();
   });
   for (const char* key : {"eos_token_id", "bos_token_id", "pad_token_id"}) {
     attempt([&] { (void)read_token_ids(fields, key); });
