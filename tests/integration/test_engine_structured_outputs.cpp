@@ -1,8 +1,9 @@
 // GenerationParams::structured_output through the engine on a random-weight model (which would
 // never write valid JSON by chance) at temperature 1: every output that ends parses and validates
 // against its schema (an independent validator), in batches mixing constrained and free requests;
-// max_tokens reached inside the document finishes with Length; min_tokens, stop ids and logprobs
-// with a constraint; bad schemas and unsupported combinations are typed errors naming the field.
+// max_tokens reached inside the document finishes with Length; min_tokens, stop ids, logprobs, n
+// choices and preemption (recompute) with a constraint; bad schemas and unsupported combinations
+// are typed errors naming the field.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,21 @@ TEST_F(EngineStructured, MixedBatchLeavesFreeRequestsAsTheyAreAlone) {
   }
 }
 
+TEST_F(EngineStructured, EveryChoiceHasItsOwnConstraint) {
+  const char* schema = R"({"type": "array", "items": {"enum": ["a", "b", "c"]}, "minItems": 2, "maxItems": 4})";
+  Request r = schema_request(schema, 21, 64);
+  r.params.n = 4;
+  const Output out = engine_->generate(r);
+  ASSERT_EQ(out.choices.size(), 4u);
+  std::set<std::string> texts;
+  for (const Output& choice : out.choices) {
+    EXPECT_TRUE(expect_valid(choice, nlohmann::json::parse(schema), "choice " + std::to_string(choice.index)))
+        << choice.text;
+    texts.insert(choice.text);
+  }
+  EXPECT_GT(texts.size(), 1u);  // each its own draws, each its own matcher
+}
+
 TEST_F(EngineStructured, MaxTokensInsideTheDocumentFinishesWithLength) {
   const char* schema = R"({"type": "object", "properties": {"name": {"type": "string", "minLength": 20}},
                            "required": ["name"]})";
@@ -233,6 +250,45 @@ TEST_F(EngineStructured, BadSchemasAreTypedErrorsNamingTheKeyword) {
   expect_error(ignore, ErrorCode::InvalidArgument, "ignore_eos");
   EXPECT_THROW(validate_structured_output({StructuredOutput::Kind::JsonSchema, R"({"allOf": []})"}), Error);
   EXPECT_NO_THROW(validate_structured_output({StructuredOutput::Kind::JsonSchema, R"({"type": "integer"})"}));
+}
+
+TEST(EngineStructuredUnderPreemption, RecomputedRequestsKeepTheirDocument) {
+  // A pool too small for the batch: requests are preempted and recomputed mid-document; each
+  // matcher must see every token once (a token fed twice or skipped would break the document).
+  testing::TempDir dir;
+  testing::write_text_model(dir.path());
+  EngineConfig config;
+  config.max_batch_size = 8;
+  config.block_size = 4;
+  config.num_kv_blocks = 48;
+  Engine engine(dir.path(), config);
+  const char* schema = R"({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 99},
+                           "minItems": 4, "maxItems": 4})";
+  std::vector<StreamHandle> handles;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    Request r;
+    r.messages = {{"user", "numbers"}};
+    r.params.max_tokens = 150;
+    r.params.sampling.temperature = 1.0f;
+    r.params.seed = seed;
+    r.params.structured_output = {StructuredOutput::Kind::JsonSchema, schema};
+    handles.push_back(engine.generate_streaming(r));
+  }
+  int ended = 0;
+  for (StreamHandle& handle : handles) {
+    std::string text;
+    FinishReason finish = FinishReason::None;
+    while (std::optional<StreamChunk> chunk = handle.next()) {
+      text += chunk->text;
+      if (chunk->finished) finish = chunk->finish_reason;
+    }
+    ASSERT_TRUE(finish == FinishReason::Eos || finish == FinishReason::Length) << to_string(finish) << ": " << text;
+    if (finish == FinishReason::Length) continue;  // whitespace ran out the budget (a random model likes it)
+    ++ended;
+    EXPECT_EQ(testing::json_schema_violation(nlohmann::json::parse(text), nlohmann::json::parse(schema)), "") << text;
+  }
+  EXPECT_GE(ended, 4);
+  EXPECT_GT(engine.metrics().preemptions, 0u) << "the pool should have forced preemptions";
 }
 
 TEST(EngineStructuredWithoutTokenizer, IsRefusedNamingTheField) {
