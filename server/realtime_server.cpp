@@ -22,7 +22,7 @@ using WsServer = websocketpp::server<CheckedConfig<websocketpp::config::asio, we
 constexpr const char* kProtocol = "realtime";
 constexpr const char* kKeyProtocolPrefix = "openai-insecure-api-key.";
 // A message past this closes the connection (1009, "message too big"); an append up to it that
-// carries more than RealtimeSession's per-append limit is answered with an error event.
+// carries more than the per-append limit (kMaxAppendBase64) is answered with an error event.
 constexpr size_t kMaxMessageBytes = 16u << 20;
 constexpr auto kCloseWait = std::chrono::seconds(2);
 
@@ -33,7 +33,8 @@ struct RealtimeServer::State {
   std::string api_key;
   SessionFactory make_session;
   // Touched on the server's thread only (handlers and the posted shutdown).
-  std::map<websocketpp::connection_hdl, std::unique_ptr<RealtimeSession>, std::owner_less<websocketpp::connection_hdl>>
+  std::map<websocketpp::connection_hdl, std::unique_ptr<RealtimeConnection>,
+           std::owner_less<websocketpp::connection_hdl>>
       sessions;
   std::thread thread;
   std::future<void> finished;
@@ -66,7 +67,7 @@ struct RealtimeServer::State {
 
   void open(websocketpp::connection_hdl hdl) {
     const std::string model = query_parameter(ws.get_con_from_hdl(hdl)->get_resource(), "model");
-    RealtimeSession::Send send = [this, hdl](const std::string& message) {
+    RealtimeConnection::Send send = [this, hdl](const std::string& message) {
       std::error_code ignored;  // a connection already closing drops what is still sent to it
       ws.send(hdl, message, websocketpp::frame::opcode::text, ignored);
     };

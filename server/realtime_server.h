@@ -1,12 +1,13 @@
 #pragma once
-// izwi-server's WebSocket listener for live transcription (ws://HOST:PORT/v1/realtime), on its own
-// port because cpp-httplib does not upgrade connections. Each connection is a RealtimeSession.
+// izwi-server's WebSocket listener for live transcription and speech-to-speech conversations
+// (ws://HOST:PORT/v1/realtime), on its own port because cpp-httplib does not upgrade
+// connections. Each connection is a RealtimeConnection.
 
 #include <functional>
 #include <memory>
 #include <string>
 
-#include "server/realtime_session.h"
+#include "server/realtime_connection.h"
 
 namespace izwi::server {
 
@@ -14,7 +15,7 @@ class RealtimeServer {
  public:
   /// Makes the session of a new connection from its ?model= (and the send function).
   using SessionFactory =
-      std::function<std::unique_ptr<RealtimeSession>(const std::string& model, RealtimeSession::Send)>;
+      std::function<std::unique_ptr<RealtimeConnection>(const std::string& model, RealtimeConnection::Send)>;
 
   /// Binds `host`:`port` (0 = any free port) and serves on a thread of its own. `api_key` (when
   /// not empty) must come as "Authorization: Bearer KEY" or, from a browser (which cannot set

@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <optional>
 
-#include "common/base64.h"
 #include "common/logging.h"
 #include "server/json_fields.h"
 
@@ -17,8 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kMinRate = 8000;
 constexpr int32_t kMaxRate = 192000;
-// OpenAI's limit on the audio of one input_audio_buffer.append.
-constexpr size_t kMaxAppendBase64 = 15u << 20;
 // The audio one item takes before it must be committed or cleared: a client appending faster
 // than real time would otherwise grow the engine's backlog (and one step's buffers) without end.
 constexpr int64_t kMaxItemSeconds = 600;
@@ -26,32 +22,11 @@ constexpr int64_t kMaxItemSeconds = 600;
 // whole realtime pool (Admission) or hold more than this many items' audio.
 constexpr size_t kMaxItemsInFlight = 8;
 
-/// Little-endian PCM16 in base64 (the `audio` of input_audio_buffer.append) as floats in [-1, 1).
-std::vector<float> decode_pcm16(const std::string& base64) {
-  const std::optional<std::string> bytes = base64_decode(base64);
-  if (!bytes) bad_param("audio", "the audio is not valid base64");
-  if (bytes->size() % 2 != 0) bad_param("audio", "the audio has {} bytes; PCM16 has two per sample", bytes->size());
-  std::vector<float> samples(bytes->size() / 2);
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const auto lo = static_cast<uint8_t>((*bytes)[2 * i]);
-    const auto hi = static_cast<uint8_t>((*bytes)[2 * i + 1]);
-    samples[i] = static_cast<float>(static_cast<int16_t>(static_cast<uint16_t>(lo | (hi << 8)))) / 32768.0f;
-  }
-  return samples;
-}
-
-const nlohmann::json* object_field(const nlohmann::json& body, const std::string& name) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return nullptr;
-  if (!it->is_object()) bad_param(name, "'{}' must be an object", name);
-  return &*it;
-}
-
 }  // namespace
 
 RealtimeSession::RealtimeSession(const ServedModels& models, ServerMetrics& metrics, Admission& admission,
                                  const std::string& model, Send send)
-    : models_(models), metrics_(metrics), admission_(admission), send_(std::move(send)) {
+    : RealtimeConnection(std::move(send)), models_(models), metrics_(metrics), admission_(admission) {
   std::optional<ApiError> error;
   try {
     if (!model.empty()) {
@@ -82,16 +57,7 @@ RealtimeSession::~RealtimeSession() {
 }
 
 void RealtimeSession::on_message(const std::string& text) {
-  std::string event_id;
-  try {
-    const nlohmann::json event = parse_body(text);
-    event_id = string_field(event, "event_id").value_or("");
-    handle(event);
-  } catch (const ApiError& e) {
-    send_error(e, event_id);
-  } catch (const std::exception& e) {
-    send_error(from_engine_error(e), event_id);
-  }
+  dispatch(text, [this](const nlohmann::json& event) { handle(event); });
 }
 
 void RealtimeSession::handle(const nlohmann::json& event) {
@@ -166,7 +132,7 @@ void RealtimeSession::append(const nlohmann::json& event) {
     bad_param("audio", "an append carries at most 15 MiB of base64 audio, not {} bytes: send it in pieces",
               audio.size());
   }
-  const std::vector<float> samples = decode_pcm16(audio);
+  const std::vector<float> samples = decode_pcm16(audio, "audio");
   if (model_ == nullptr) {
     bad_param("model", "no transcription model chosen: name one in the URL (?model=) or a session update");
   }
@@ -282,19 +248,6 @@ void RealtimeSession::reap() {
       ++it;
     }
   }
-}
-
-void RealtimeSession::send_event(nlohmann::json event) {
-  std::lock_guard<std::mutex> lock(send_mutex_);
-  event["event_id"] = fmt::format("event_{:06}", next_event_++);
-  // A client's bytes (a model name it asked for, say) need not be UTF-8: those become U+FFFD.
-  send_(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-void RealtimeSession::send_error(const ApiError& error, const std::string& client_event_id) {
-  nlohmann::json body = error.body().at("error");
-  body["event_id"] = client_event_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(client_event_id);
-  send_event({{"type", "error"}, {"error", body}});
 }
 
 }  // namespace izwi::server

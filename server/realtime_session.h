@@ -18,31 +18,20 @@
 #include <vector>
 
 #include "izwi/transcription.h"
-#include "server/admission.h"
-#include "server/api_error.h"
-#include "server/served_models.h"
-#include "server/server_metrics.h"
+#include "server/realtime_connection.h"
 
 namespace izwi::server {
 
-class RealtimeSession {
+class RealtimeSession : public RealtimeConnection {
  public:
-  /// Sends one text message to the client; called from the session's threads, must be thread-safe.
-  using Send = std::function<void(const std::string&)>;
-
   /// `model` is the URL's ?model= (may be empty: then the only served transcription model, or
   /// the one a session update names). Sends transcription_session.created.
   RealtimeSession(const ServedModels& models, ServerMetrics& metrics, Admission& admission, const std::string& model,
                   Send send);
   /// Aborts the items still transcribing and waits for their readers.
-  ~RealtimeSession();
-  RealtimeSession(const RealtimeSession&) = delete;
-  RealtimeSession& operator=(const RealtimeSession&) = delete;
+  ~RealtimeSession() override;
 
-  /// Handles one client event; a bad one is answered with an `error` event, the session goes on.
-  void on_message(const std::string& text);
-  /// Answers a message the socket could not hand over as text with an `error` event.
-  void reject(const ApiError& error) { send_error(error, ""); }
+  void on_message(const std::string& text) override;
 
  private:
   struct Item {
@@ -65,17 +54,12 @@ class RealtimeSession {
   void send_failed(const Item& item, const ApiError& error);
   /// Joins the readers of items that have finished.
   void reap();
-  void send_event(nlohmann::json event);
-  void send_error(const ApiError& error, const std::string& client_event_id);
   nlohmann::json session_json() const;
   void choose_model(const std::string& name, const std::string& param);
 
   const ServedModels& models_;
   ServerMetrics& metrics_;
   Admission& admission_;
-  Send send_;
-  std::mutex send_mutex_;  ///< event ids stay in send order
-  uint64_t next_event_ = 0;
 
   ServedModel* model_ = nullptr;
   int32_t sample_rate_ = 24000;  ///< OpenAI's pcm16 rate; the GA session shape may set another
