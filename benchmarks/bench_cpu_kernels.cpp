@@ -26,6 +26,8 @@
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
+#include "layers/packed_weight.h"
+#include "quant/quantize.h"
 #include "sampling/sampler.h"
 
 namespace {
@@ -118,6 +120,31 @@ void BM_LinearStackFromDram(benchmark::State& state) {
   }
   set_byte_counter(state, static_cast<double>(layers * weights[0].bytes()));
   set_flop_counter(state, 2.0 * layers * out * in * tokens);
+}
+
+// The same stack through PackedWeight in bf16 (0), int8 (1) or int4 group 32 (2): GB/s counts the
+// bytes each format actually reads (quantized: with their scales). Args: layers, out, in, format,
+// tokens.
+void BM_QuantLinearStackFromDram(benchmark::State& state) {
+  const int64_t layers = state.range(0), out = state.range(1), in = state.range(2), format = state.range(3);
+  const int64_t tokens = state.range(4);
+  const izwi::PanelKernels& kernels = izwi::active_panel_kernels();
+  std::vector<izwi::PackedWeight> weights;
+  for (int64_t l = 0; l < layers; ++l) {
+    const at::Tensor w = at::randn({out, in}) * 0.02;
+    weights.push_back(format == 0   ? izwi::PackedWeight::pack(w.to(at::kBFloat16), kernels)
+                      : format == 1 ? izwi::PackedWeight::pack(izwi::quantize_int8(w), kernels, "w")
+                                    : izwi::PackedWeight::pack(izwi::quantize_int4(w, 32), kernels, "w"));
+  }
+  const at::Tensor x = at::randn({tokens, in});
+  at::Tensor y = at::empty({tokens, out});
+  for (auto _ : state) {
+    for (const izwi::PackedWeight& w : weights) w.linear_out(x, {}, y);
+    benchmark::DoNotOptimize(y.data_ptr<float>());
+  }
+  set_byte_counter(state, static_cast<double>(layers * weights[0].bytes()));
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(tokens * state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // The Qwen3-TTS 12 Hz decoder blocks' transposed convolutions (kernel twice the stride, half the
@@ -508,6 +535,9 @@ BENCHMARK(BM_LinearStackFromDram)
       b->Args({1, 151936, 1024, 1, 1, 1});  // qwen3-0.6b's head: one 311 MB stream per thread pair
     })
     ->UseRealTime();
+// 256 MB of bf16 and the same matrices in int8 / int4: bytes per second should stay near the read
+// probe's, so tokens/s rises as the bytes fall.
+BENCHMARK(BM_QuantLinearStackFromDram)->ArgsProduct({{64}, {2048}, {1024}, {0, 1, 2}, {1, 4}})->UseRealTime();
 BENCHMARK(BM_CodecTransposedConv)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_CodecConv)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_CodePredictorProducts)

@@ -2,7 +2,7 @@
 // one run.
 //
 //   izwi-bench --model DIR [--concurrency 1,4,16,64] [--prompt-len 128] [--gen 128] [--prefill-len 512]
-//              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16]
+//              [--shared-prefix 512] [--kernels fast|torch|both] [--weight-dtype auto|bfloat16|int8|int4]
 //              [--cpu-kernels auto|avx512_bf16|avx512|avx2|portable] [--kv-cache-dtype auto|float32|bfloat16]
 //              [--no-retain-freed-memory] [--device cpu|cuda|mps] [--dtype float32|bfloat16|float16]
 //              [--no-cuda-graphs] [--json]

@@ -30,7 +30,12 @@ inline double probe_bandwidth_gbps() {
 /// GFLOP of one decode step (per sequence) through weights of `weight_bytes` stored as
 /// `weight_dtype` ("bfloat16", "float16", else float32): one multiply-add per weight.
 inline double gflop_per_step(int64_t weight_bytes, const std::string& weight_dtype) {
-  const double bytes_per_weight = weight_dtype == "bfloat16" || weight_dtype == "float16" ? 2.0 : 4.0;
+  // int8 / int4 also read their scales (kernels/cpu/quant_kernels.h): 1 + 4 / in and 0.5 + 2 / 32
+  // bytes per weight; their nominal sizes slightly overcount the FLOPs.
+  const double bytes_per_weight = weight_dtype == "bfloat16" || weight_dtype == "float16" ? 2.0
+                                  : weight_dtype == "int8"                                ? 1.0
+                                  : weight_dtype.rfind("int4", 0) == 0                    ? 0.5
+                                                                                          : 4.0;
   return 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
 }
 
