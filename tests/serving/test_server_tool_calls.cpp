@@ -176,6 +176,68 @@ TEST_F(ServerToolCalls, AutoPassesPlainTextThroughAndFlagPicksTheFormat) {
   EXPECT_EQ(id.size(), 9u) << id;
 }
 
+// tool_choice auto parses the model's own format. A random model writes no call by itself, so the
+// reply is made one with response_format: Llama 3's format is a bare JSON object
+// {"name": ..., "parameters": {...}}, which a schema can ask for.
+TEST_F(ServerToolCalls, AutoParsesTheModelsFormatWholeAndStreamed) {
+  server::ServerOptions options;
+  options.models = {{"text", dir_->path()}};
+  options.tool_call_parser = ToolCallFormat::Llama3Json;
+  testing::RunningServer server(options);
+  httplib::Client client(server.url());
+  client.set_read_timeout(60, 0);
+  const json call_schema = {
+      {"type", "object"},
+      {"properties", {{"name", {{"const", "get_weather"}}}, {"parameters", kWeather["function"]["parameters"]}}},
+      {"required", {"name", "parameters"}},
+      {"additionalProperties", false}};
+  json body = {
+      {"model", "text"},
+      {"messages", json::array({json{{"role", "user"}, {"content", "Weather?"}}})},
+      {"tools", json::array({kWeather})},
+      {"max_tokens", 400},
+      {"seed", 5},
+      {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "call"}, {"schema", call_schema}}}}}};
+  const json whole = post(client, body).at("choices").at(0);
+  EXPECT_EQ(whole.at("finish_reason"), "tool_calls");
+  EXPECT_TRUE(whole.at("message").at("content").is_null());
+  const json& calls = whole.at("message").at("tool_calls");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].at("function").at("name"), "get_weather");
+  const json arguments = json::parse(calls[0].at("function").at("arguments").get<std::string>());
+  EXPECT_TRUE(arguments.at("city").is_string());
+
+  body["stream"] = true;
+  const httplib::Result r = client.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  json joined = json::array();
+  std::string content, finish;
+  std::istringstream lines(r->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("data: {", 0) != 0) continue;
+    const json event = json::parse(line.substr(6));
+    ASSERT_TRUE(event.contains("choices")) << line;
+    const json& choice = event.at("choices").at(0);
+    if (!choice.at("finish_reason").is_null()) finish = choice["finish_reason"];
+    content += choice.at("delta").value("content", "");
+    for (const json& piece : choice.at("delta").value("tool_calls", json::array())) {
+      if (piece.contains("id")) {
+        EXPECT_EQ(piece.at("index"), joined.size());
+        joined.push_back(piece);
+      } else {
+        joined.at(piece.at("index").get<size_t>())["function"]["arguments"] =
+            joined[piece["index"].get<size_t>()]["function"]["arguments"].get<std::string>() +
+            piece.at("function").at("arguments").get<std::string>();
+      }
+    }
+  }
+  EXPECT_EQ(finish, "tool_calls");
+  EXPECT_EQ(content, "");
+  ASSERT_EQ(joined.size(), 1u);
+  EXPECT_EQ(joined[0].at("function"), calls[0].at("function"));
+  EXPECT_EQ(joined[0].at("type"), "function");
+}
+
 TEST_F(ServerToolCalls, BadToolsAndToolChoiceAreRefusedNamingTheField) {
   testing::TempDir plain;
   write_model(plain, "google-gemma-2-2b-it.jinja");  // a template that asks for no tool-call format

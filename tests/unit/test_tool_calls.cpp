@@ -14,6 +14,7 @@
 
 #include "common/temp_dir.h"
 #include "common/tokenizer_files.h"
+#include "engine/text_stream.h"
 #include "izwi/tool_calls.h"
 #include "tool_calls/stream_parser.h"
 
@@ -241,6 +242,24 @@ TEST(ToolCalls, FormatNamesAndDetectionFromTemplates) {
   for (const auto& c : cases) {
     EXPECT_EQ(detected(c.template_file), c.want) << c.template_file;
   }
+}
+
+// The text the server parses keeps a format's marker tokens where the tokenizer makes them special,
+// and leaves out the other special tokens as the reply text does.
+TEST(ToolCalls, TextStreamShowsOnlyTheGivenSpecialTokens) {
+  testing::TempDir dir;
+  testing::write_tokenizer_dir(dir, testing::tiny_tokenizer_json());
+  const Tokenizer tokenizer = Tokenizer::from_dir(dir.path());
+  ASSERT_TRUE(tokenizer.is_special(301));
+  const std::vector<int32_t> ids = {259, 301, 260, 302};  // hello <|eot_id|> xyz <|end_of_text|>
+  const auto text_of = [&](std::vector<int32_t> shown) {
+    TextStream stream(tokenizer, {}, std::move(shown));
+    std::string text;
+    for (const int32_t id : ids) text += stream.push(id);
+    return text + stream.finish();
+  };
+  EXPECT_EQ(text_of({}), "helloxyz");
+  EXPECT_EQ(text_of({301}), "hello<|eot_id|>xyz");
 }
 
 }  // namespace
