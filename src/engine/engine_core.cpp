@@ -413,7 +413,8 @@ bool EngineCore::parkable(const ActiveRequest& r) const {
 int32_t EngineCore::admissible_waiting() const {
   int32_t n = 0;
   for (const auto& [id, r] : requests_) {
-    if (!r->parked && r->seq.status == SequenceStatus::Waiting && r->seq.runnable_tokens() > 0) ++n;
+    // A held choice waits for its choice 0, not for a batch slot.
+    if (!r->parked && !r->held && r->seq.status == SequenceStatus::Waiting && r->seq.runnable_tokens() > 0) ++n;
   }
   return n;
 }
