@@ -15,12 +15,13 @@ namespace izwi {
 /// supported subset is Unsupported, a malformed, too large (256 KiB as compact JSON) or too deep
 /// (32 nested subschemas) schema InvalidArgument, each naming the keyword or the limit.
 struct StructuredOutput {
+  /// The kinds of constraint.
   enum class Kind {
     None,        ///< Free text.
     JsonObject,  ///< Any JSON object (OpenAI's response_format {"type": "json_object"}).
     JsonSchema,  ///< A JSON document that validates against `json_schema`.
   };
-  Kind kind = Kind::None;
+  Kind kind = Kind::None;  ///< What the output must be.
   /// With Kind::JsonSchema: the JSON Schema, as JSON text. Schemas equal as compact JSON share
   /// one compiled grammar (cached per engine).
   std::string json_schema;
