@@ -173,11 +173,11 @@ std::shared_ptr<ChatToolCalls> ChatToolCalls::from_request(const nlohmann::json&
                 "'tool_choice' must be none, auto, required or {{\"type\": \"function\", "
                 "\"function\": {{\"name\": ...}}}}");
     }
-    if (mode != "none" && functions.empty()) {
+    if ((mode == "required" || mode == "named") && functions.empty()) {
       bad_param("tool_choice", "'tool_choice' = {} needs 'tools'", c->dump());
     }
   }
-  if (mode == "none") return nullptr;
+  if (mode == "none" || functions.empty()) return nullptr;  // "auto" without tools calls nothing
 
   const Tokenizer* tokenizer = model.engine->tokenizer();
   if (tokenizer == nullptr) bad_param("tools", "the model '{}' has no tokenizer to write tool calls", model.name);
@@ -185,6 +185,10 @@ std::shared_ptr<ChatToolCalls> ChatToolCalls::from_request(const nlohmann::json&
   if (constrained && params.structured_output.kind != StructuredOutput::Kind::None) {
     bad_param("tool_choice",
               "'tool_choice' = {} constrains the output to a call: it cannot also follow 'response_format'",
+              mode == "named" ? "a named function" : "\"required\"");
+  }
+  if (constrained && params.ignore_eos) {
+    bad_param("ignore_eos", "'ignore_eos' cannot go with tool_choice {}: the output ends with the call",
               mode == "named" ? "a named function" : "\"required\"");
   }
   tool_calls::CallSyntax syntax;

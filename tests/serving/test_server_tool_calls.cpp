@@ -269,6 +269,8 @@ TEST_F(ServerToolCalls, BadToolsAndToolChoiceAreRefusedNamingTheField) {
                      {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}}),
             "tool_choice");
   EXPECT_EQ(refused({{"tool_choice", "required"}}), "tool_choice");
+  EXPECT_EQ(refused({{"tools", json::array({kWeather})}, {"tool_choice", "required"}, {"ignore_eos", true}}),
+            "ignore_eos");
   EXPECT_EQ(refused({{"tools", json::array({kWeather})}, {"parallel_tool_calls", "yes"}}), "parallel_tool_calls");
   // A schema keyword the constraint cannot enforce, for a call that must be valid.
   json unenforceable = kWeather;
