@@ -73,10 +73,11 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
     const std::string name = prefixes[i] + ".weight";
     names.push_back(name);
     std::optional<QuantizedMatrix> q = source.take_quantized(name, {out_features[i], in_features});
-    if (q.has_value() && kernels != nullptr) {
+    // The CPU kernels take int8 and int4; FP8 checkpoints (a Hopper format) run dequantized there.
+    if (q.has_value() && kernels != nullptr && q->kind != QuantKind::Fp8E4M3) {
       quantized.push_back(std::move(*q));
     } else if (q.has_value()) {
-      // No quantized kernel on this backend: the checkpoint's weights dequantized once.
+      // No quantized kernel on this backend for it: the checkpoint's weights dequantized once.
       weights.push_back(dequantize(*q).to(source.device(), source.weight_dtype()).contiguous());
     } else {
       weights.push_back(source.take_matrix(name, {out_features[i], in_features}));
