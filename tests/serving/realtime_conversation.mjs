@@ -142,5 +142,20 @@ out.manual = summary(await c.next('response.done'), c.events);
 
 out.event_types = [...new Set(c.events.map((e) => e.type))];
 c.rt.close();
+
+// Conversations at once share the engine's batch: two fresh sessions asked the same at the same
+// time answer alike (greedy).
+const pair = [open(), open()];
+await Promise.all(pair.map((p) => p.opened));
+for (const p of pair) {
+  await p.next('session.created');
+  p.rt.send({ type: 'session.update', session: { type: 'realtime', max_output_tokens: 12, audio: { input: { format: { type: 'audio/pcm', rate }, turn_detection: null } } } });
+  await p.next('session.updated');
+  p.rt.send({ type: 'conversation.item.create',
+              item: { type: 'message', role: 'user', content: [{ type: 'input_audio', audio: speech.toString('base64') }] } });
+}
+for (const p of pair) p.rt.send({ type: 'response.create' });
+out.concurrent = await Promise.all(pair.map(async (p) => summary(await p.next('response.done'), p.events)));
+for (const p of pair) p.rt.close();
 console.log(JSON.stringify(out));
 process.exit(0);

@@ -161,6 +161,14 @@ TEST_F(ServerRealtimeConversation, TheOpenaiRealtimeClientHoldsAConversation) {
         "response.output_audio.delta", "response.output_audio_transcript.delta", "response.done", "error"}) {
     EXPECT_NE(std::find(got["event_types"].begin(), got["event_types"].end(), type), got["event_types"].end()) << type;
   }
+  // Two conversations at once, asked the same: the same answer.
+  ASSERT_EQ(got["concurrent"].size(), 2u);
+  EXPECT_EQ(got["concurrent"][0]["usage"]["output_tokens"], 12);
+  EXPECT_GT(got["concurrent"][0]["samples"].get<int>(), 0);
+  EXPECT_EQ(got["concurrent"][0]["samples"], got["concurrent"][1]["samples"]);
+  EXPECT_EQ(got["concurrent"][0]["transcript"], got["concurrent"][1]["transcript"]);
+  EXPECT_EQ(got["concurrent"][0]["usage"]["output_token_details"],
+            got["concurrent"][1]["usage"]["output_token_details"]);
   // Every response ended: nothing is left running.
   EXPECT_TRUE(wait_gauge(server.port(), "vllm:num_requests_running", 0));
 }
