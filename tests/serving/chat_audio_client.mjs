@@ -106,6 +106,15 @@ out.pcm16 = {
   wav: await asr16({ data: Buffer.concat([header, pcm]).toString('base64'), format: 'wav' }),
 };
 
+// TTS: the user's text spoken (sequential), in the model's voice and in one of its TTS voices.
+const ttsMessages = [{ role: 'system', content: 'Perform TTS.' }, { role: 'user', content: 'hi' }];
+const tts = await client.chat.completions.create({ ...spoken, max_completion_tokens: 24, messages: ttsMessages });
+out.tts = { transcript: tts.choices[0].message.audio.transcript, data: tts.choices[0].message.audio.data };
+const ttsVoice = await client.chat.completions.create({
+  ...spoken, audio: { voice: 'us_female', format: 'pcm16' }, max_completion_tokens: 24, messages: ttsMessages,
+});
+out.tts_voice = { transcript: ttsVoice.choices[0].message.audio.transcript };
+
 const failure = async (name, body) => {
   try {
     await client.chat.completions.create(body);
@@ -119,6 +128,7 @@ await failure('bad_base64', { ...spoken, messages: withAudio({ data: 'not base64
 await failure('unreadable', { ...spoken, messages: withAudio({ data: Buffer.from('not audio at all').toString('base64'), format: 'wav' }) });
 await failure('voice', { ...spoken, audio: { voice: 'alloy', format: 'pcm16' }, messages: [system, user] });
 await failure('odd_pcm16', { ...spoken, messages: withAudio({ data: Buffer.from('abc').toString('base64'), format: 'pcm16' }) });
+await failure('voice_in_chat', { ...spoken, audio: { voice: 'us_male', format: 'pcm16' }, messages: [system, user] });
 await failure('format', { ...spoken, audio: { voice: 'default', format: 'aac' }, messages: [system, user] });
 await failure('stream_format', { ...spoken, audio: { voice: 'default', format: 'wav' }, messages: [system, user], stream: true });
 await failure('unknown_id', { ...spoken, messages: [system, user, { role: 'assistant', audio: { id: 'audio_0000' } }, user] });

@@ -29,6 +29,39 @@ namespace {
 
 constexpr int kItems = 40;
 
+/// The Mimi decode of the frames among izwi-audio-chat --json's items (end-of-audio frames carry
+/// no audio); empty when there are none.
+std::vector<float> mimi_decode(const std::string& model_dir, const nlohmann::json& items) {
+  std::vector<std::vector<int32_t>> frames;
+  for (const nlohmann::json& item : items) {
+    if (item.contains("frame") && item["frame"][0] != 2048) frames.push_back(item["frame"].get<std::vector<int32_t>>());
+  }
+  if (frames.empty()) return {};
+  const auto codec = load_codec_decoder(model_dir, Backend::host(), false, 8);
+  const at::Tensor decoded = codec->decode(frames_to_codes(frames, 0, frames.size())).flatten().contiguous();
+  return {decoded.data_ptr<float>(), decoded.data_ptr<float>() + decoded.numel()};
+}
+
+/// pcm16 bytes as samples: integer / 32767, the inverse of the server's quantisation.
+std::vector<float> pcm16_samples(const std::string& pcm) {
+  std::vector<float> samples(pcm.size() / 2);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const auto lo = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s]));
+    const auto hi = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s + 1]));
+    samples[s] = static_cast<float>(static_cast<int16_t>(lo | (hi << 8)) / 32767.0);
+  }
+  return samples;
+}
+
+/// The largest distance of `samples` from `expected` clipped to [-1, 1], as 16-bit formats clip.
+double worst_error(const std::vector<float>& samples, const std::vector<float>& expected) {
+  double worst = 0;
+  for (size_t s = 0; s < expected.size(); ++s) {
+    worst = std::max(worst, std::abs(samples.at(s) - std::clamp(static_cast<double>(expected[s]), -1.0, 1.0)));
+  }
+  return worst;
+}
+
 TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors) {
   testing::TempDir audio_dir, text_dir;
   testing::write_lfm2_audio_with_tokenizer(audio_dir.path(), /*codec=*/true);
@@ -54,18 +87,10 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
                                                   std::to_string(kItems) + " --json");
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   const nlohmann::json line = nlohmann::json::parse(testing::last_line(cli.out));
-  std::vector<std::vector<int32_t>> frames;
   int32_t frame_items = 0;
-  for (const nlohmann::json& item : line.at("items")) {
-    if (!item.contains("frame")) continue;
-    ++frame_items;
-    const auto codes = item["frame"].get<std::vector<int32_t>>();
-    if (codes[0] != 2048) frames.push_back(codes);  // end-of-audio frames carry no audio
-  }
-  ASSERT_FALSE(frames.empty());
-  const auto codec = load_codec_decoder(audio_dir.path(), Backend::host(), false, 8);
-  const at::Tensor decoded = codec->decode(frames_to_codes(frames, 0, frames.size())).flatten().contiguous();
-  const float* expected = decoded.data_ptr<float>();
+  for (const nlohmann::json& item : line.at("items")) frame_items += item.contains("frame") ? 1 : 0;
+  const std::vector<float> decoded = mimi_decode(audio_dir.path(), line.at("items"));
+  ASSERT_FALSE(decoded.empty());
 
   const nlohmann::json& whole = got["whole"];
   EXPECT_FALSE(line["text"].get<std::string>().empty());  // the stand-in tokenizer spells the text ids
@@ -76,33 +101,20 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
   EXPECT_EQ(whole["usage"]["completion_tokens_details"]["audio_tokens"], frame_items);
   EXPECT_EQ(whole["usage"]["completion_tokens_details"]["text_tokens"], kItems - frame_items);
   const std::string pcm = base64_decode(whole["audio"]["data"].get<std::string>()).value();
-  ASSERT_EQ(pcm.size(), static_cast<size_t>(decoded.numel()) * 2);
-  // Each sample's distance from the decode, clipped to [-1, 1] as 16-bit formats are.
-  const auto worst_error = [&](const std::vector<float>& samples) {
-    double worst = 0;
-    for (int64_t s = 0; s < decoded.numel(); ++s) {
-      worst = std::max(
-          worst, std::abs(samples[static_cast<size_t>(s)] - std::clamp(static_cast<double>(expected[s]), -1.0, 1.0)));
-    }
-    return worst;
-  };
-  std::vector<float> samples(pcm.size() / 2);
-  for (size_t s = 0; s < samples.size(); ++s) {
-    const auto lo = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s]));
-    const auto hi = static_cast<uint16_t>(static_cast<unsigned char>(pcm[2 * s + 1]));
-    samples[s] = static_cast<float>(static_cast<int16_t>(lo | (hi << 8)) / 32767.0);
-  }
-  EXPECT_LE(worst_error(samples), 0.5 / 32767 + 1e-4);  // half a 16-bit step of rounding, and the decode's 1e-4
+  ASSERT_EQ(pcm.size(), decoded.size() * 2);
+  const std::vector<float> samples = pcm16_samples(pcm);
+  EXPECT_LE(worst_error(samples, decoded),
+            0.5 / 32767 + 1e-4);  // half a 16-bit step of rounding, and the decode's 1e-4
   // 16-bit WAV and FLAC: libsndfile reads a sample back as its integer / 32768, one more step off.
   for (const char* format : {"wav", "flac"}) {
     const std::string file = base64_decode(got["formats"][format].get<std::string>()).value();
     const AudioBuffer read = read_audio_from_memory(file.data(), file.size(), format);
     EXPECT_EQ(read.sample_rate, 24000) << format;
     ASSERT_EQ(read.samples.size(), samples.size()) << format;
-    EXPECT_LE(worst_error(read.samples), 1.5 / 32767 + 1e-4) << format;
+    EXPECT_LE(worst_error(read.samples, decoded), 1.5 / 32767 + 1e-4) << format;
   }
   // MP3 and Ogg Opus are lossy: they decode to the answer's duration, and not to silence.
-  const double seconds = static_cast<double>(decoded.numel()) / 24000;
+  const double seconds = static_cast<double>(decoded.size()) / 24000;
   for (const char* format : {"mp3", "opus"}) {
     const std::string file = base64_decode(got["formats"][format].get<std::string>()).value();
     const AudioBuffer read = read_audio_from_memory(file.data(), file.size(), format);
@@ -146,11 +158,25 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
   EXPECT_FALSE(got["pcm16"]["raw"].get<std::string>().empty());
   EXPECT_EQ(got["pcm16"]["raw"], got["pcm16"]["wav"]);
 
+  // TTS (system "Perform TTS.", sequential): the CLI's --tts, in the default voice and in a TTS voice. (The
+  // tiny model's greedy text does not reach <|audio_start|> in 24 items: both answers have no frames.)
+  const testing::CliRun tts =
+      testing::run_example("izwi-audio-chat", "--model " + audio_dir.path() + " --tts hi --max-new 24 --json");
+  ASSERT_EQ(tts.exit_code, 0) << tts.err;
+  const nlohmann::json tts_line = nlohmann::json::parse(testing::last_line(tts.out));
+  EXPECT_EQ(got["tts"]["transcript"], tts_line["text"]);
+  const std::vector<float> tts_expected = mimi_decode(audio_dir.path(), tts_line["items"]);
+  const std::vector<float> tts_samples = pcm16_samples(base64_decode(got["tts"]["data"].get<std::string>()).value());
+  ASSERT_EQ(tts_samples.size(), tts_expected.size());
+  EXPECT_LE(worst_error(tts_samples, tts_expected), 0.5 / 32767 + 1e-4);
+  EXPECT_TRUE(got["tts_voice"]["transcript"].is_string());
+
   const std::vector<std::pair<const char*, const char*>> errors = {
       {"bad_base64", "messages[1].content[0].input_audio.data"},
       {"unreadable", "messages[1].content[0].input_audio.data"},
       {"odd_pcm16", "messages[1].content[0].input_audio.data"},
       {"voice", "audio.voice"},
+      {"voice_in_chat", "audio.voice"},
       {"format", "audio.format"},
       {"stream_format", "audio.format"},
       {"unknown_id", "messages[2].audio.id"},
