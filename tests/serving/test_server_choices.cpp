@@ -3,7 +3,7 @@
 // repeat, and equal the engine's choices of the same seed; streamed chunks carry each choice's
 // index and reassemble to the whole answer, logprobs included; usage counts the prompt once and
 // every choice's tokens; bad counts (n, best_of, logprobs, top_logprobs) are 400s naming the field;
-// and afterwards no request runs or waits and no KV block is held.
+// and afterwards no request runs or waits and no KV block is held, also after a client hangs up.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -145,6 +145,47 @@ TEST(ServerChoices, OpenAiClientGetsNChoicesWholeAndStreamed) {
   }
   expect_indexed(got["best_of_n"], 2, "best_of = n");
   expect_idle(server);
+}
+
+// A client that hangs up (streamed, or timing out on a whole answer) ends every choice.
+TEST(ServerChoices, AHangUpEndsEveryChoiceAndFreesTheirBlocks) {
+  testing::TempDir dir;
+  testing::write_text_model(dir.path());
+  server::ServerOptions options;
+  options.models = {{"text", dir.path()}};
+  options.api_key = "sk-izwi-test";
+  testing::RunningServer server(options);
+  for (const bool stream : {true, false}) {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_default_headers({{"Authorization", "Bearer sk-izwi-test"}});
+    const auto generated = [&] { return metric(client.Get("/metrics")->body, "vllm:generation_tokens_total"); };
+    const double before = generated();
+    const json body = {{"model", "text"},
+                       {"messages", {{{"role", "user"}, {"content", "tell me about the sea"}}}},
+                       {"n", 4},
+                       {"max_tokens", 400},
+                       {"ignore_eos", true},
+                       {"stream", stream}};
+    if (stream) {
+      httplib::Request req;
+      req.method = "POST";
+      req.path = "/v1/chat/completions";
+      req.body = body.dump();
+      req.set_header("Content-Type", "application/json");
+      req.set_header("Authorization", "Bearer sk-izwi-test");
+      int chunks = 0;
+      req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 3; };
+      httplib::Response res;
+      httplib::Error error = httplib::Error::Success;
+      client.send(req, res, error);  // the receiver gives up after 3 chunks: the connection closes
+    } else {
+      client.set_read_timeout(0, 30000);  // long before 4 x 400 tokens are made
+      client.Post("/v1/chat/completions", body.dump(), "application/json");
+    }
+    expect_idle(server);
+    // Had only choice 0 ended, the other three would have made their 400 tokens each.
+    EXPECT_LT(generated() - before, 400) << (stream ? "stream" : "whole");
+  }
 }
 
 }  // namespace
