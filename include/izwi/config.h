@@ -51,8 +51,14 @@ struct IZWI_API EngineConfig {
   // Execution
   std::string device = "cpu";         ///< "cpu", "cuda", "cuda:1" or "mps".
   std::string dtype = "float32";      ///< Compute dtype: float32, bfloat16 or float16.
-  std::string weight_dtype = "auto";  ///< Storage of weight matrices; "auto" = dtype. bfloat16 with
-                                      ///< float32 compute halves the bytes a CPU decode step reads.
+  /// Storage of weight matrices. "auto" = dtype, except that with izwi's CPU kernels (float32
+  /// compute) a checkpoint's bf16 matrices stay bf16 (never widened to float32). bfloat16 with
+  /// float32 compute halves the bytes a CPU decode step reads. "int8" (symmetric, one scale per
+  /// output channel) and "int4" (symmetric, one scale per group of 32 columns; "int4:64" for 64)
+  /// quantize every linear layer and tied output head at load, 4x / 7x fewer bytes than float32
+  /// with inputs quantized per token row (docs/quantization.md); embeddings, norms and codecs stay
+  /// float, embedding tables in bf16. CPU only (device cpu, dtype float32, use_fast_kernels).
+  std::string weight_dtype = "auto";
   /// CPU threads; 0 = OMP_NUM_THREADS when it is set to a number in [1, 1024], else all hardware
   /// threads. Process-wide, as libtorch's intra-op pool is. The
   /// engine runs its kernels from its worker thread; OpenMP work the host starts from other

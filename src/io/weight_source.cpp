@@ -24,7 +24,9 @@ at::Tensor WeightSource::take(const std::string& name, const std::vector<int64_t
 }
 
 at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<int64_t>& shape) {
-  return checked_read(name, shape).to(device_, weight_dtype_).contiguous();
+  at::Tensor t = checked_read(name, shape);
+  const at::ScalarType dtype = keep_bf16_ && t.scalar_type() == at::kBFloat16 ? at::kBFloat16 : weight_dtype_;
+  return t.to(device_, dtype).contiguous();
 }
 
 std::optional<QuantizedMatrix> WeightSource::take_quantized(const std::string& name,

@@ -43,6 +43,9 @@ class WeightSource {
   /// the bytes, but one NaN there spreads through every activation) are always scanned for NaN and
   /// Inf as they load; InvalidFormat names the first that holds one.
   static constexpr int64_t kAlwaysCheckedElements = int64_t{1} << 20;
+  /// When on, take_matrix keeps matrices the checkpoint stores in bf16 as bf16 whatever
+  /// weight_dtype() says (Backend::keeps_bf16_weights: "auto" does not widen a bf16 checkpoint).
+  void set_keep_bf16(bool on) { keep_bf16_ = on; }
   /// When on, every tensor taken is scanned, the large matrices too (one more pass over the weights).
   void set_check_finite(bool on) { check_finite_ = on; }
   bool check_finite() const { return check_finite_; }
@@ -84,6 +87,7 @@ class WeightSource {
   at::ScalarType weight_dtype_;
   at::Device device_;
   bool check_finite_ = false;
+  bool keep_bf16_ = false;
   const PanelKernels* cpu_kernels_ = nullptr;
   const Backend* backend_ = nullptr;
 

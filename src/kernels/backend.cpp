@@ -140,6 +140,7 @@ Backend::Backend(const BackendOptions& options) {
     // Linear weights are packed only for float32 compute; bf16 and f16 run libtorch's products.
     if (dtype_ == at::kFloat) panel_kernels_ = &variant;
   }
+  keeps_bf16_weights_ = options.weight_dtype == "auto" && panel_kernels_ != nullptr;
   if (weight_quantization_.enabled && panel_kernels_ == nullptr) {
     fail(ErrorCode::Unsupported,
          "EngineConfig.weight_dtype '{}': int8 and int4 weights run on izwi's CPU kernels only (device cpu, dtype "

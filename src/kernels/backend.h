@@ -54,6 +54,9 @@ class Backend {
   /// How linear layers' weights are quantized as they load (weight_dtype int8 / int4); the large
   /// matrices that stay floating point (embedding tables) are then stored in weight_dtype(), bf16.
   const WeightQuantization& weight_quantization() const { return weight_quantization_; }
+  /// weight_dtype "auto" with the panel kernels, which take bf16: a model's bf16 matrices stay bf16
+  /// as the checkpoint stores them (WeightSource::set_keep_bf16), not widened to float32.
+  bool keeps_bf16_weights() const { return keeps_bf16_weights_; }
   at::ScalarType kv_dtype() const { return kv_dtype_; }
   /// Activations' tensor options: dtype() on device().
   at::TensorOptions options() const { return at::TensorOptions().dtype(dtype_).device(device_); }
@@ -85,6 +88,7 @@ class Backend {
   at::ScalarType dtype_ = at::kFloat;
   at::ScalarType weight_dtype_ = at::kFloat;
   WeightQuantization weight_quantization_;
+  bool keeps_bf16_weights_ = false;
   at::ScalarType kv_dtype_ = at::kFloat;
   Kernels kernels_ = Kernels::Torch;
   const PanelKernels* panel_kernels_ = nullptr;

@@ -67,6 +67,7 @@ std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, std::shar
   WeightLoader loader(model_dir, backend->dtype(), backend->weight_dtype(), backend->device());
   loader.set_check_finite(options.check_finite);
   loader.set_backend(*backend);
+  loader.set_keep_bf16(backend->keeps_bf16_weights());
   loader.set_progress(options.on_progress);
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();

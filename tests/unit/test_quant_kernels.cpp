@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "common/reference.h"
 #include "io/weight_source.h"
 #include "izwi/errors.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/panel_kernels.h"
 #include "kernels/cpu/quant_linear_cpu.h"
 #include "layers/linear.h"
+#include "models/model_registry.h"
 #include "quant/quantize.h"
 
 namespace izwi {
@@ -280,6 +282,24 @@ TEST(QuantKernels, LinearTakesTheCheckpointsQuantizedMatrix) {
     EXPECT_LT(((y - expected).abs().max() / expected.abs().max()).item<double>(), tolerance) << kernels;
     if (kernels) EXPECT_LT(linear.weight_bytes(), 24 * 64);
   }
+}
+
+// EngineConfig::weight_dtype "auto" keeps a bf16 checkpoint's matrices in bf16 for the CPU
+// kernels (no silent float32 widening); "float32" still widens; int8 / int4 read fewer bytes again.
+TEST(QuantKernels, ResidentWeightBytesFollowTheWeightDtype) {
+  const std::string dir = testing::fixture_dir("llama-tiny-bf16-sharded");
+  const auto bytes = [&](const std::string& weight_dtype) {
+    BackendOptions options;
+    options.weight_dtype = weight_dtype;
+    options.threads = 1;
+    return load_causal_lm(dir, std::make_shared<const Backend>(options))->spec().decode_weight_bytes;
+  };
+  const int64_t widened = bytes("float32"), kept = bytes("auto");
+  EXPECT_EQ(kept * 2, widened);
+  EXPECT_EQ(bytes("bfloat16"), kept);
+  const int64_t int8 = bytes("int8"), int4 = bytes("int4");
+  EXPECT_LT(int8, kept * 6 / 10);
+  EXPECT_LT(int4, int8 * 7 / 10);
 }
 
 }  // namespace
