@@ -111,8 +111,9 @@ BlockScan mistral_block(std::string_view text, size_t pos, bool /*final*/, std::
 // Hermes and Mistral: content with call blocks, each opened by `open`, anywhere in it.
 ScanResult scan_blocks(std::string_view text, bool final, ScanCheckpoint& cp, std::string_view open,
                        BlockScan (*block)(std::string_view, size_t, bool, std::vector<ToolCall>&)) {
-  ScanResult r = cp.result;
+  ScanResult r{"", cp.content_size, cp.calls};
   size_t i = cp.pos;
+  const auto settle = [&](size_t pos) { cp = {pos, r.content_offset + r.content.size(), r.calls, false}; };
   while (true) {
     const size_t marker = text.find(open, i);
     if (marker == std::string_view::npos) {
@@ -125,8 +126,7 @@ ScanResult scan_blocks(std::string_view text, bool final, ScanCheckpoint& cp, st
       segment.remove_suffix(partial_suffix(segment, open));
       segment.remove_suffix(trailing_whitespace(segment));
       r.content += segment;
-      cp.pos = i + segment.size();
-      cp.result.content = r.content;
+      settle(i + segment.size());
       return r;
     }
     std::string_view before = text.substr(i, marker - i);
@@ -143,15 +143,24 @@ ScanResult scan_blocks(std::string_view text, bool final, ScanCheckpoint& cp, st
       i = b.status == Scan::Complete ? skip_whitespace(text, b.end) : b.end;
       if (i >= text.size() && !final) return r;  // whitespace after a call: dropped if nothing follows
     }
-    if (!final) cp = {i, r};
+    if (!final) settle(i);
   }
 }
 
 // Llama 3: the whole output is call objects (`;` between them), after optional <|python_tag|>;
 // any other output is content.
-ScanResult scan_llama3(std::string_view text, bool final) {
+ScanResult scan_llama3(std::string_view text, bool final, ScanCheckpoint& cp) {
   ScanResult r;
+  // Once the reply is known to be text, it stays text: later scans take only what is new.
+  const auto rest_is_content = [&] {
+    r.content = std::string(text.substr(cp.pos));
+    r.content_offset = cp.content_size;
+    cp = {text.size(), cp.content_size + r.content.size(), {}, true};
+    return r;
+  };
+  if (cp.all_content) return rest_is_content();
   const auto all_content = [&] {
+    if (!final) return rest_is_content();
     r.content = std::string(text);
     return r;
   };
@@ -237,7 +246,7 @@ ScanResult scan_tool_calls(const CallSyntax& syntax, std::string_view text, bool
     case CallSyntax::Mistral:
       return scan_blocks(text, final, cp, kMistralOpen, mistral_block);
     case CallSyntax::Llama3Json:
-      return scan_llama3(text, final);
+      return scan_llama3(text, final, cp);
     case CallSyntax::CallArray:
       return scan_call_array_output(text, final);
     case CallSyntax::Arguments:

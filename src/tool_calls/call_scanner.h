@@ -30,14 +30,21 @@ struct CallSyntax {
 };
 
 struct ScanResult {
+  /// The content from byte `content_offset` of the whole content on (a scan resumed from a
+  /// checkpoint leaves out what was settled before it: long replies are not copied per token).
   std::string content;
+  size_t content_offset = 0;
   std::vector<ToolCall> calls;
 };
 
-/// Where a scan of a growing text may resume: everything before `pos` is settled into `result`.
+/// Where a scan of a growing text may resume: everything before `pos` is settled into
+/// `content_size` bytes of content and `calls`; with `all_content`, everything from `pos` on is
+/// content too.
 struct ScanCheckpoint {
   size_t pos = 0;
-  ScanResult result;
+  size_t content_size = 0;
+  std::vector<ToolCall> calls;
+  bool all_content = false;
 };
 
 /// Scans `text` (final: the whole output). With a checkpoint (from earlier scans of a prefix of

@@ -22,10 +22,12 @@ ToolCallStreamDelta StreamParser::advance(bool final) {
   const ScanResult scan = scan_tool_calls(syntax_, text_, final, &checkpoint_);
   ToolCallStreamDelta delta;
   // Each scan extends the last (call_scanner.h); a violation is a bug in a format's scanner.
-  IZWI_CHECK(scan.content.size() >= content_sent_ && scan.calls.size() >= arguments_sent_.size(),
+  const size_t content_end = scan.content_offset + scan.content.size();
+  IZWI_CHECK(scan.content_offset <= content_sent_ && content_end >= content_sent_ &&
+                 scan.calls.size() >= arguments_sent_.size(),
              "tool-call scan shrank");
-  delta.content = scan.content.substr(content_sent_);
-  content_sent_ = scan.content.size();
+  delta.content = scan.content.substr(content_sent_ - scan.content_offset);
+  content_sent_ = content_end;
   for (size_t k = 0; k < scan.calls.size(); ++k) {
     const ToolCall& call = scan.calls[k];
     const auto index = static_cast<int32_t>(k);

@@ -244,6 +244,21 @@ TEST(ToolCalls, FormatNamesAndDetectionFromTemplates) {
   }
 }
 
+// A long plain reply streams through every format as itself, token-sized pieces at a time (the
+// scans resume from their checkpoints rather than rescanning and copying the reply per piece).
+TEST(ToolCalls, LongPlainRepliesStreamThrough) {
+  std::string text;
+  for (int k = 0; text.size() < 400000; ++k) text += "word " + std::to_string(k) + (k % 17 == 0 ? ".\n\n" : " ");
+  for (const ToolCallFormat f : {ToolCallFormat::Hermes, ToolCallFormat::Llama3Json, ToolCallFormat::Mistral}) {
+    ToolCallStreamParser parser(f);
+    std::string joined;
+    for (size_t pos = 0; pos < text.size(); pos += 4)
+      joined += parser.push(std::string_view(text).substr(pos, 4)).content;
+    joined += parser.finish().content;
+    EXPECT_EQ(joined, text) << to_string(f);
+  }
+}
+
 // The text the server parses keeps a format's marker tokens where the tokenizer makes them special,
 // and leaves out the other special tokens as the reply text does.
 TEST(ToolCalls, TextStreamShowsOnlyTheGivenSpecialTokens) {
