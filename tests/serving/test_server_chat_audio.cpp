@@ -22,6 +22,7 @@
 #include "common/text_model.h"
 #include "izwi/audio.h"
 #include "kernels/backend.h"
+#include "server/audio_answer_store.h"
 #include "serving/running_server.h"
 
 namespace izwi {
@@ -188,6 +189,24 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
     EXPECT_EQ(got[name]["param"], param) << name << ": " << got[name];
     EXPECT_EQ(got[name]["message"].get<std::string>().find(audio_dir.path()), std::string::npos) << name;
   }
+}
+
+TEST(AudioAnswerStore, KeepsTheLatestAnswersUntilTheirExpiry) {
+  server::AudioAnswerStore store(2, 10);
+  const AudioChatMessage message{"assistant", {AudioChatPart{"", {5}, {}, 0, {{1, 2, 3, 4, 5, 6, 7, 8}}}}};
+  const std::string a = server::AudioAnswerStore::new_id(), b = server::AudioAnswerStore::new_id();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(store.add(a, "lfm2", message, 100)->expires_at, 110);
+  store.add(b, "lfm2", message, 105);
+  ASSERT_NE(store.find(a, 109), nullptr);
+  EXPECT_EQ(store.find(a, 109)->message.parts[0].frames, message.parts[0].frames);
+  EXPECT_EQ(store.find(a, 110), nullptr);  // expires_at is the first second it is gone
+  EXPECT_NE(store.find(b, 110), nullptr);
+  // A third answer past max_answers drops the oldest.
+  store.add(server::AudioAnswerStore::new_id(), "lfm2", message, 106);
+  EXPECT_EQ(store.find(a, 106), nullptr);
+  EXPECT_NE(store.find(b, 106), nullptr);
+  EXPECT_EQ(store.find("audio_unknown", 106), nullptr);
 }
 
 }  // namespace
