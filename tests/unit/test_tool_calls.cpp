@@ -277,5 +277,29 @@ TEST(ToolCalls, TextStreamShowsOnlyTheGivenSpecialTokens) {
   EXPECT_EQ(text_of({301}), "hello<|eot_id|>xyz");
 }
 
+// Mistral's markers are special tokens in tekken: the text parsed keeps them (as the server's does
+// with the format's marker ids), and a reply text without them holds no call.
+TEST(ToolCalls, SpecialMarkerTokensReachTheParserWhenShown) {
+  const Tokenizer tokenizer = Tokenizer::from_dir(testing::tokenizer_fixture("tokenizer-tekken-small"));
+  std::vector<int32_t> shown;
+  for (const std::string& marker : tool_call_markers(ToolCallFormat::Mistral)) {
+    if (const auto id = tokenizer.token_to_id(marker); id && tokenizer.is_special(*id)) shown.push_back(*id);
+  }
+  ASSERT_FALSE(shown.empty());
+  const std::vector<int32_t> ids =
+      tokenizer.encode("[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]");
+  const auto text_of = [&](std::vector<int32_t> kept) {
+    TextStream stream(tokenizer, {}, std::move(kept));
+    std::string text;
+    for (const int32_t id : ids) text += stream.push(id);
+    return text + stream.finish();
+  };
+  const ParsedToolCalls kept = parse_tool_calls(ToolCallFormat::Mistral, text_of(shown));
+  ASSERT_EQ(kept.calls.size(), 1u) << text_of(shown);
+  EXPECT_EQ(kept.calls[0].name, "get_weather");
+  EXPECT_EQ(args(kept.calls[0]).at("city"), "Paris");
+  EXPECT_TRUE(parse_tool_calls(ToolCallFormat::Mistral, text_of({})).calls.empty());
+}
+
 }  // namespace
 }  // namespace izwi
