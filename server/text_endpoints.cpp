@@ -257,8 +257,8 @@ TextJob parse_text_request(const nlohmann::json& body, const ServedModels& model
       }
     }
   }
-  if (chat) job.tools = ChatToolCalls::from_request(body, *job.model, p);
   p.structured_output = parse_response_format(body, p, tokenizer != nullptr);
+  if (chat) job.tools = ChatToolCalls::from_request(body, *job.model, p);
   job.id = next_id(chat ? "chatcmpl" : "cmpl");
   job.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
