@@ -390,7 +390,7 @@ void EngineCore::remove(ActiveRequest& r) {
       break;
     }
   }
-  if (requests_.count(id) == 0) on_done_(id);  // its last choice
+  on_done_(id);
   record_queues();
 }
 

@@ -19,7 +19,7 @@ namespace izwi {
 
 class EngineCore {
  public:
-  /// `on_done(id)` runs when a request leaves the engine (finished, aborted or failed).
+  /// `on_done(id)` runs when a request (each choice of it) leaves the engine (finished, aborted or failed).
   EngineCore(std::unique_ptr<ModelExecutor> executor, const EngineConfig& config, MetricsCollector& metrics,
              std::function<void(const std::string&)> on_done);
 

@@ -166,7 +166,7 @@ void EngineImpl::load(const std::string& model_dir) {
 
   core_ = std::make_unique<EngineCore>(std::move(loaded.executor), config_, metrics_, [this](const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    live_ids_.erase(id);
+    live_ids_.erase(live_ids_.find(id));
   });
   logger()->info("engine ready: {} ({} threads, {} kernels, {} KV blocks of {})", model_dir, at::get_num_threads(),
                  backend.kernels_name(), config_.num_kv_blocks, config_.block_size);
@@ -196,9 +196,10 @@ void EngineImpl::enqueue_choices(std::vector<std::unique_ptr<ActiveRequest>> cho
     std::lock_guard<std::mutex> lock(mutex_);
     if (!accepting_) fail(ErrorCode::Aborted, "the engine is shut down");
     const std::string id = choices.at(0)->id;
-    if (!live_ids_.insert(id).second) {
+    if (live_ids_.count(id) != 0) {
       fail(ErrorCode::InvalidArgument, "request id '{}' is already in use by a live request", id);
     }
+    for (size_t i = 0; i < choices.size(); ++i) live_ids_.insert(id);
     // One drain adds them all, choice 0 first: the others find it live and wait for its prefill.
     for (auto& choice : choices) commands_.push_back(Command{Command::Kind::Add, std::move(choice), id, {}, {}});
   }

@@ -74,7 +74,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   static EngineImpl& of(Engine& engine) { return *engine.impl_; }
 
   MetricsSnapshot metrics() const { return metrics_.snapshot(); }
-  /// Live requests not yet holding KV blocks (including ones still in the command queue).
+  /// Live requests (each choice of one) not yet holding KV blocks (including ones still in the
+  /// command queue).
   int32_t pending_requests();
   const ModelInfo& model_info() const { return info_; }
   const Tokenizer* tokenizer() const { return tokenizer_ ? &*tokenizer_ : nullptr; }
@@ -151,7 +152,8 @@ class EngineImpl : public std::enable_shared_from_this<EngineImpl> {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Command> commands_;
-  std::unordered_set<std::string> live_ids_;
+  /// One entry per live choice (GenerationParams::n) of each live request.
+  std::unordered_multiset<std::string> live_ids_;
   bool accepting_ = true;
   uint64_t next_request_number_ = 1;
   std::shared_ptr<const Engine::KvEventListener> new_kv_listener_;  ///< Set from any thread, under mutex_.
