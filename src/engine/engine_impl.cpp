@@ -111,9 +111,10 @@ void EngineImpl::check_not_on_worker(const char* what) const {
 }
 
 void EngineImpl::load(const std::string& model_dir) {
-  // Before the load, whose own temporaries then stay for the steps to reuse.
-  if (config_.retain_freed_memory && retain_freed_memory()) logger()->debug("malloc keeps freed memory for reuse");
   LoadedExecutor loaded = make_executor(model_dir, config_);
+  // After the load: its temporaries (float32 copies of tables being packed, converted tensors) are
+  // not the shape of a step's, and kept in the heap between the weights they only raise the peak.
+  if (config_.retain_freed_memory && retain_freed_memory()) logger()->debug("malloc keeps freed memory for reuse");
   const Backend& backend = *loaded.backend;
   const CausalLM& model = loaded.executor->model();
   const ModelSpec& spec = model.spec();

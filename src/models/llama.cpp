@@ -73,6 +73,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, con
     : TextLM(hf, config.vocab_size, config.hidden_size, config.max_positions), config_(config) {
   const LlamaConfig& c = config_;
   embed_tokens_ = Embedding(source, "model.embed_tokens.weight", c.vocab_size, c.hidden_size);
+  load_head(source, embed_tokens_, c.tie_word_embeddings);  // before the layers (see load_head)
   layers_.reserve(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     layers_.emplace_back(source, fmt::format("model.layers.{}", i), c.layer_spec());
@@ -80,7 +81,7 @@ LlamaForCausalLM::LlamaForCausalLM(const HfConfig& hf, WeightSource& source, con
   norm_ = RMSNorm::load(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
   int64_t layer_weight_bytes = 0;
   for (const DecoderLayer& layer : layers_) layer_weight_bytes += layer.weight_bytes();
-  load_head(source, embed_tokens_, c.tie_word_embeddings, layer_weight_bytes);
+  set_decode_weight_bytes(layer_weight_bytes);
   rope_ =
       std::make_unique<RotaryEmbedding>(c.rope, c.head_dim, c.max_positions, source.device(), source.compute_dtype());
 }

@@ -23,9 +23,12 @@ class TextLM : public CausalLM {
  protected:
   /// The spec of a text model of these sizes (from its parsed config).
   TextLM(const HfConfig& hf, int64_t vocab_size, int64_t hidden_size, int64_t max_positions);
-  /// Loads the output head (`lm_head`, or `embedding` when `tied`) and sets the spec's
-  /// decode_weight_bytes: the head's plus the stack's `layer_weight_bytes`.
-  void load_head(WeightSource& source, Embedding& embedding, bool tied, int64_t layer_weight_bytes);
+  /// Loads the output head (`lm_head`, or `embedding` when `tied`). Best right after the
+  /// embedding, before the layers: a tied table is repacked for the kernels, and the table and its
+  /// packed copy then coexist while little else is loaded, instead of at the load's peak.
+  void load_head(WeightSource& source, Embedding& embedding, bool tied);
+  /// Sets the spec's decode_weight_bytes: the head's plus the stack's `layer_weight_bytes`.
+  void set_decode_weight_bytes(int64_t layer_weight_bytes);
 
  private:
   Linear lm_head_;
