@@ -10,11 +10,13 @@ AudioAnswerStore::AudioAnswerStore(int32_t max_answers, int64_t ttl_seconds)
     : max_answers_(max_answers), ttl_seconds_(ttl_seconds) {}
 
 std::string AudioAnswerStore::new_id() {
-  // Not guessable from another client's ids: an id is what lets a request read an answer back.
+  // From the system's entropy, not a seeded generator whose state other ids would give away: an
+  // id is what lets a request continue from an answer.
   static std::mutex mutex;
-  static std::mt19937_64 random{std::random_device{}()};
+  static std::random_device random;
   const std::lock_guard<std::mutex> lock(mutex);
-  return fmt::format("audio_{:016x}", random());
+  const uint64_t high = random(), low = random();
+  return fmt::format("audio_{:016x}", (high << 32) | low);
 }
 
 std::shared_ptr<const StoredAnswer> AudioAnswerStore::add(const std::string& id, const std::string& model,
