@@ -25,7 +25,7 @@ QuantizedMatrix read_awq(const QuantLayer& layer, const AwqTensors& t, const Qua
   m.out = layer.out;
   m.in = layer.in;
   m.group_size = group;
-  m.values = pack_nibble_pairs(unpack_nibbles(t.qweight.tensor, kAwqNibbles).t().contiguous());
+  m.values = transpose_packed_words(t.qweight.tensor, kAwqNibbles);
   m.scales = scales.t().contiguous();
   m.zeros = unpack_nibbles(t.qzeros.tensor, kAwqNibbles).t().contiguous();
   return m;

@@ -1,5 +1,6 @@
 #include "quant/checkpoint_tensors.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/ranges.h>
 
 #include <limits>
@@ -65,19 +66,61 @@ int64_t int4_group_size(const QuantLayer& layer, const StoredTensor& qweight, in
 }
 
 at::Tensor unpack_nibbles(const at::Tensor& packed, const NibbleOrder& order) {
-  std::vector<int64_t> shifts(order.begin(), order.end());
-  for (int64_t& s : shifts) s *= 4;
-  const at::Tensor shift = at::tensor(shifts, at::kInt);
-  // Arithmetic shifts keep a negative word's sign bits above the nibble; the mask drops them.
-  at::Tensor nibbles = at::bitwise_and(at::__rshift__(packed.to(at::kInt).unsqueeze(-1), shift), 15);
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte b of a stored int32 word is its bits [8b, 8b + 8)");
+  // Byte b of a word holds its nibbles 2b (low) and 2b + 1 (high): one uint8 pass, no int32 copies.
+  const at::Tensor bytes = packed.contiguous().view(at::kByte);  // [..., 4 n]
   std::vector<int64_t> shape = packed.sizes().vec();
   shape.back() *= 8;
-  return nibbles.reshape(shape).to(at::kByte);
+  std::vector<int64_t> words = packed.sizes().vec();
+  words.push_back(8);
+  const at::Tensor nibbles =
+      at::stack({at::bitwise_and(bytes, 15), at::__rshift__(bytes, 4)}, -1).view(words);  // [..., n, 8]
+  if (order == kSequentialNibbles) return nibbles.reshape(shape);
+  return nibbles.index_select(-1, at::tensor(std::vector<int64_t>(order.begin(), order.end()), at::kLong))
+      .reshape(shape);
 }
 
-at::Tensor pack_nibble_pairs(const at::Tensor& q) {
-  const at::Tensor pairs = q.reshape({q.size(0), q.size(1) / 2, 2});
-  return at::bitwise_or(pairs.select(2, 0), at::__lshift__(pairs.select(2, 1), 4)).contiguous();
+// Large layers are unpacked row by row on libtorch's threads: element-wise at:: ops over int4
+// nibbles cost a 7B model's load a minute; these loops read and write each byte once.
+at::Tensor transpose_packed_words(const at::Tensor& packed, const NibbleOrder& order) {
+  const at::Tensor by_word = packed.t().contiguous();  // int32 [out / 8, in]: word column k's rows in order
+  const int64_t words = by_word.size(0), in = by_word.size(1);
+  at::Tensor pairs = at::empty({words * 8, in / 2}, at::kByte);
+  const uint32_t* src = reinterpret_cast<const uint32_t*>(by_word.data_ptr<int32_t>());
+  uint8_t* dst = pairs.data_ptr<uint8_t>();
+  at::parallel_for(0, words, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const uint32_t* row = src + k * in;
+      for (int64_t c = 0; c < 8; ++c) {
+        const uint32_t shift = static_cast<uint32_t>(4 * order[c]);
+        uint8_t* out = dst + (8 * k + c) * (in / 2);
+        for (int64_t i = 0; i < in / 2; ++i) {
+          out[i] = static_cast<uint8_t>(((row[2 * i] >> shift) & 15u) | ((row[2 * i + 1] >> shift) & 15u) << 4);
+        }
+      }
+    }
+  });
+  return pairs;
+}
+
+at::Tensor gather_pair_columns(const at::Tensor& pairs, const at::Tensor& column_order) {
+  const at::Tensor src_pairs = pairs.contiguous();
+  const int64_t out = src_pairs.size(0), half = src_pairs.size(1);
+  at::Tensor gathered = at::empty_like(src_pairs);
+  const int64_t* order = column_order.data_ptr<int64_t>();
+  const uint8_t* src = src_pairs.data_ptr<uint8_t>();
+  uint8_t* dst = gathered.data_ptr<uint8_t>();
+  const auto nibble = [](const uint8_t* row, int64_t col) { return (row[col / 2] >> (4 * (col % 2))) & 15; };
+  at::parallel_for(0, out, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const uint8_t* row = src + o * half;
+      uint8_t* to = dst + o * half;
+      for (int64_t j = 0; j < half; ++j) {
+        to[j] = static_cast<uint8_t>(nibble(row, order[2 * j]) | nibble(row, order[2 * j + 1]) << 4);
+      }
+    }
+  });
+  return gathered;
 }
 
 }  // namespace izwi

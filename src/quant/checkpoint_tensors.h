@@ -48,8 +48,11 @@ constexpr NibbleOrder kSequentialNibbles = {0, 1, 2, 3, 4, 5, 6, 7};
 
 /// int32 [..., n] -> uint8 [..., 8 n], each word's nibbles in `order`.
 at::Tensor unpack_nibbles(const at::Tensor& packed, const NibbleOrder& order);
-/// uint8 [out, in] (values 0-15, `in` even) -> uint8 [out, in / 2]: column 2j in the low nibble,
-/// 2j + 1 in the high one (QuantizedMatrix's int4 layout).
-at::Tensor pack_nibble_pairs(const at::Tensor& q);
+/// int32 [in, out / 8], output columns packed along a row in `order` (AWQ's qweight) -> uint8
+/// [out, in / 2] in QuantizedMatrix's int4 pairs (`in` even).
+at::Tensor transpose_packed_words(const at::Tensor& packed, const NibbleOrder& order);
+/// uint8 [out, in / 2] int4 pairs -> the same with column k taken from column column_order[k]
+/// (int64 [in]): GPTQ's act-order columns sorted into their groups.
+at::Tensor gather_pair_columns(const at::Tensor& pairs, const at::Tensor& column_order);
 
 }  // namespace izwi

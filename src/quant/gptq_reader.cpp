@@ -57,17 +57,19 @@ QuantizedMatrix read_gptq(const QuantLayer& layer, const GptqTensors& t, const Q
   m.out = layer.out;
   m.in = layer.in;
   m.group_size = group;
-  at::Tensor q = unpack_nibbles(t.qweight.tensor.t().contiguous(), kSequentialNibbles);  // [out, in]
+  // Row o of qweight's transpose holds input columns 8k..8k+7 of output o in word k, nibble j at
+  // bits [4j, 4j + 4): as bytes, exactly QuantizedMatrix's pairs (2j low, 2j + 1 high).
+  const at::Tensor by_output = t.qweight.tensor.t().contiguous();  // int32 [out, in / 8]
   if (t.g_idx.tensor.defined()) {
     const at::Tensor idx = checked_groups(layer, t.g_idx, groups, group);
     if (!idx.equal(at::arange(layer.in, at::kLong).div(group, "floor"))) {
       m.column_order = std::get<1>(at::sort(idx, /*stable=*/true, 0, false));
-      q = q.index_select(1, m.column_order);
     }
   } else if (config.desc_act) {
     require_present(layer, t.g_idx);  // act-order without its map
   }
-  m.values = pack_nibble_pairs(q);
+  m.values = by_output.view(at::kByte);
+  if (m.column_order.defined()) m.values = gather_pair_columns(m.values, m.column_order);
   m.scales = scales.t().contiguous();
   m.zeros = zeros.t().contiguous();
   return m;
