@@ -404,6 +404,7 @@ std::string HttpServer::models_json() const {
                             {"owned_by", "izwi"},
                             {"kind", model_kind(info)}};
     if (info.produces_audio) entry["voices"] = info.speakers;
+    if (info.audio_chat) entry["audio_chat"] = true;  // a realtime conversation (the playground's Talk tab)
     data.push_back(std::move(entry));
   }
   return dump_json({{"object", "list"}, {"data", data}});

@@ -3,7 +3,9 @@
 // key. The page's streamed chat answer and its transcript of an uploaded file equal what the C++
 // API gives for the same greedy requests; its speech loads into the <audio> element; the
 // microphone, live over the realtime WebSocket (the key as a subprotocol), completes its item; a
-// PNG screenshot is saved under the build tree.
+// PNG screenshot is saved under the build tree. The Talk tab (tests/serving/playground_talk.mjs):
+// the fake microphone's speech becomes a turn of a realtime conversation with the tiny LFM2-Audio
+// (random Mimi), whose spoken answer the page schedules for playing beside its transcript.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -15,6 +17,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "common/float_wav.h"
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "common/text_model.h"
@@ -119,6 +122,42 @@ TEST(ServerPlayground, BrowserChatsSpeaksAndTranscribes) {
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_GT(bytes.size(), 10000u);
   std::cout << "playground screenshot: " << screenshot << "\n";
+}
+
+TEST(ServerPlayground, BrowserTalksWithASpeechToSpeechModel) {
+  const std::string chromium = chromium_path();
+  ASSERT_TRUE(std::filesystem::exists(chromium)) << "no Chromium at " << chromium;
+  testing::TempDir s2s_dir;
+  testing::write_lfm2_audio_with_tokenizer(s2s_dir.path(), true);
+  // The fake microphone: the tonal fixture WAV stands for speech, then 3 s of silence end the turn.
+  const AudioBuffer speech = read_audio(std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav");
+  std::vector<float> samples = to_mono(speech);
+  samples.resize(samples.size() + 3 * static_cast<size_t>(speech.sample_rate), 0.0f);
+  const std::string audio_file =
+      s2s_dir.write("microphone.wav", testing::float_wav_bytes(samples, static_cast<uint32_t>(speech.sample_rate)));
+  const std::string screenshot = std::string(IZWI_BINARY_DIR) + "/tests/playground_talk.png";
+  std::filesystem::create_directories(std::filesystem::path(screenshot).parent_path());
+  server::ServerOptions options;
+  options.models = {{"s2s", s2s_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  options.realtime_port = 0;
+  testing::RunningServer server(options);
+
+  int status = 0;
+  const std::string printed = testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " +
+                                                       IZWI_SERVING_DIR + "/playground_talk.mjs " + server.url() +
+                                                       " sk-izwi-test s2s " + audio_file + " " + screenshot,
+                                                   &status);
+  ASSERT_EQ(status, 0) << printed;
+  const nlohmann::json got = nlohmann::json::parse(printed);
+  EXPECT_EQ(got["page_errors"], nlohmann::json::array());
+  ASSERT_GE(got["turns"].size(), 1u) << got.dump();
+  EXPECT_EQ(got["turns"][0]["committed"], "true") << got.dump();
+  EXPECT_EQ(got["status"], "Answering…");
+  EXPECT_GT(got["answer"]["samples"].get<int>(), 0) << "the answer's speech was scheduled for playing";
+  EXPECT_FALSE(got["answer"]["transcript"].get<std::string>().empty());
+  EXPECT_EQ(got["stopped_status"], "Stopped");
+  EXPECT_TRUE(std::filesystem::exists(screenshot));
 }
 
 }  // namespace
