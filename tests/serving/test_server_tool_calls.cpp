@@ -174,6 +174,17 @@ TEST_F(ServerToolCalls, AutoPassesPlainTextThroughAndFlagPicksTheFormat) {
   EXPECT_EQ(called.at("finish_reason"), "tool_calls");
   const std::string id = called.at("message").at("tool_calls").at(0).at("id");
   EXPECT_EQ(id.size(), 9u) << id;
+
+  // n choices: each parsed on its own.
+  required["n"] = 3;
+  const json choices = post(client, required).at("choices");
+  ASSERT_EQ(choices.size(), 3u);
+  for (const json& choice : choices) {
+    EXPECT_EQ(choice.at("finish_reason"), "tool_calls") << choice;
+    const json& call = choice.at("message").at("tool_calls").at(0).at("function");
+    EXPECT_EQ(call.at("name"), "get_weather");
+    EXPECT_TRUE(json::parse(call.at("arguments").get<std::string>()).at("city").is_string());
+  }
 }
 
 // tool_choice auto parses the model's own format. A random model writes no call by itself, so the
