@@ -102,9 +102,11 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
   return Linear(weight, bias);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const { return (*this)(x, *ctx.backend); }
+
+at::Tensor Linear::operator()(const at::Tensor& x, const Backend& backend) const {
   if (packed_.defined()) return packed_.linear(x, bias_);
-  return ops::linear(*ctx.backend, x, weight_, bias_);
+  return ops::linear(backend, x, weight_, bias_);
 }
 
 }  // namespace izwi

@@ -36,6 +36,8 @@ class Linear {
 
   /// x: [T, in] -> [T, out]
   at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
+  /// The same outside a step (a depth decoder's inner loop), with `backend`'s ops.
+  at::Tensor operator()(const at::Tensor& x, const Backend& backend) const;
 
   int64_t weight_bytes() const;
 

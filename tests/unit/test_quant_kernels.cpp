@@ -302,5 +302,27 @@ TEST(QuantKernels, ResidentWeightBytesFollowTheWeightDtype) {
   EXPECT_LT(int4, int8 * 7 / 10);
 }
 
+// Every family's linear layers go through the quantized path: the Qwen3-TTS talker and code
+// predictor, LFM2-Audio's backbone and depthformer, Voxtral's decoder read 3-4x / 5-7x fewer bytes
+// per decode step than in float32.
+TEST(QuantKernels, EveryFamilyLoadsQuantized) {
+  for (const char* fixture :
+       {"qwen3-tiny", "lfm2-tiny", "qwen3-tts-tiny", "lfm2-audio-tiny", "voxtral-realtime-tiny"}) {
+    const auto bytes = [&](const std::string& weight_dtype) {
+      BackendOptions options;
+      options.weight_dtype = weight_dtype;
+      options.threads = 1;
+      return load_causal_lm(testing::fixture_dir(fixture), std::make_shared<const Backend>(options))
+          ->spec()
+          .decode_weight_bytes;
+    };
+    const int64_t f32 = bytes("float32"), int8 = bytes("int8"), int4 = bytes("int4");
+    std::printf("%s: decode weight bytes float32 %ld, int8 %ld, int4 %ld\n", fixture, static_cast<long>(f32),
+                static_cast<long>(int8), static_cast<long>(int4));
+    EXPECT_LT(int8, f32 * 4 / 10) << fixture;
+    EXPECT_LT(int4, int8 * 7 / 10) << fixture;
+  }
+}
+
 }  // namespace
 }  // namespace izwi

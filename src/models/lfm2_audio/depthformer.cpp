@@ -15,34 +15,28 @@ Depthformer::Depthformer(WeightSource& weights, const DepthformerConfig& config)
     : config_(config), head_dim_(config.dim / config.heads) {
   const DepthformerConfig& c = config_;
   const int64_t d = c.dim, kv_dim = c.kv_heads * head_dim_;
-  depth_linear_ = weights.take_matrix("depth_linear.weight", {c.codebooks * d, c.input_dim});
-  depth_linear_bias_ = weights.take("depth_linear.bias", {c.codebooks * d});
+  depth_linear_ = Linear::load(weights, "depth_linear", c.codebooks * d, c.input_dim, true);
   for (int64_t i = 0; i < c.layers; ++i) {
     const std::string p = fmt::format("depthformer.layers.{}.", i);
     Layer layer;
     layer.operator_norm = weights.take(p + "operator_norm.weight", {d});
-    layer.qkv = weights.take_matrix(p + "operator.qkv_proj.weight", {d + 2 * kv_dim, d});
+    layer.qkv = Linear::load(weights, p + "operator.qkv_proj", d + 2 * kv_dim, d, false);
     layer.q_norm = weights.take(p + "operator.bounded_attention.q_layernorm.weight", {head_dim_});
     layer.k_norm = weights.take(p + "operator.bounded_attention.k_layernorm.weight", {head_dim_});
-    layer.out = weights.take_matrix(p + "operator.out_proj.weight", {d, d});
+    layer.out = Linear::load(weights, p + "operator.out_proj", d, d, false);
     layer.ffn_norm = weights.take(p + "ffn_norm.weight", {d});
     // One product for both halves of the SwiGLU (ops::silu_mul takes [w1 | w3]).
-    layer.w13 = at::cat({weights.take_matrix(p + "feed_forward.w1.weight", {c.ffn_dim, d}),
-                         weights.take_matrix(p + "feed_forward.w3.weight", {c.ffn_dim, d})});
-    layer.w2 = weights.take_matrix(p + "feed_forward.w2.weight", {d, c.ffn_dim});
+    layer.w13 =
+        Linear::load_stacked(weights, {p + "feed_forward.w1", p + "feed_forward.w3"}, {c.ffn_dim, c.ffn_dim}, d, false);
+    layer.w2 = Linear::load(weights, p + "feed_forward.w2", d, c.ffn_dim, false);
     layers_.push_back(std::move(layer));
   }
   for (int64_t k = 0; k < c.codebooks; ++k) {
     const std::string p = fmt::format("depth_embeddings.{}.", k);
     Head head;
-    head.embedding = weights.take_matrix(p + "embedding.weight", {c.vocab, d});
+    head.embedding = Embedding(weights, p + "embedding.weight", c.vocab, d);
     head.norm = weights.take(p + "embedding_norm.weight", {d});
-    if (c.tie) {
-      if (weights.contains(p + "to_logits.weight")) weights.skip(p + "to_logits.weight");
-      head.to_logits = head.embedding;
-    } else {
-      head.to_logits = weights.take_matrix(p + "to_logits.weight", {c.vocab, d});
-    }
+    head.to_logits = load_output_head(weights, head.embedding, c.tie, p + "to_logits", c.vocab, d);
     heads_.push_back(std::move(head));
   }
   // As liquid-audio's precompute_freqs_cis: float32 angles position * theta^(-2i / head_dim).
@@ -54,15 +48,16 @@ Depthformer::Depthformer(WeightSource& weights, const DepthformerConfig& config)
 }
 
 int64_t Depthformer::weight_bytes() const {
-  int64_t total = depth_linear_.nbytes() + depth_linear_bias_.nbytes();
+  int64_t total = depth_linear_.weight_bytes();
   for (const Layer& l : layers_) {
-    for (const at::Tensor* t : {&l.operator_norm, &l.qkv, &l.q_norm, &l.k_norm, &l.out, &l.ffn_norm, &l.w13, &l.w2}) {
+    for (const at::Tensor* t : {&l.operator_norm, &l.q_norm, &l.k_norm, &l.ffn_norm}) {
       total += static_cast<int64_t>(t->nbytes());
     }
+    total += l.qkv.weight_bytes() + l.out.weight_bytes() + l.w13.weight_bytes() + l.w2.weight_bytes();
   }
   for (const Head& h : heads_) {
-    total += static_cast<int64_t>(h.norm.nbytes() + h.to_logits.nbytes());
-    if (!config_.tie) total += static_cast<int64_t>(h.embedding.nbytes());
+    // An untied embedding table gives one row per step: not counted, as ModelSpec says.
+    total += static_cast<int64_t>(h.norm.nbytes()) + h.to_logits.weight_bytes();
   }
   return total;
 }
@@ -80,7 +75,7 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     const double eps = config_.norm_eps;
-    const at::Tensor qkv = ops::linear(backend, ops::rms_norm(backend, x, layer.operator_norm, eps), layer.qkv, {});
+    const at::Tensor qkv = layer.qkv(ops::rms_norm(backend, x, layer.operator_norm, eps), backend);
     at::Tensor q = qkv.narrow(1, 0, d).view({batch, config_.heads, head_dim_});
     at::Tensor k = qkv.narrow(1, d, kv_dim).view({batch, config_.kv_heads, head_dim_});
     const at::Tensor v = qkv.narrow(1, d + kv_dim, kv_dim).reshape({batch, config_.kv_heads, 1, head_dim_});
@@ -90,9 +85,9 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
     values[l] = values[l].defined() ? at::cat({values[l], v}, 2) : v;
     // One query per row that sees every earlier step of its frame.
     const at::Tensor attn = ops::attention(backend, q, keys[l], values[l]);
-    x = x + ops::linear(backend, attn.reshape({batch, d}), layer.out, {});
-    const at::Tensor gate_up = ops::linear(backend, ops::rms_norm(backend, x, layer.ffn_norm, eps), layer.w13, {});
-    x = x + ops::linear(backend, ops::silu_mul(backend, gate_up, config_.ffn_dim), layer.w2, {});
+    x = x + layer.out(attn.reshape({batch, d}), backend);
+    const at::Tensor gate_up = layer.w13(ops::rms_norm(backend, x, layer.ffn_norm, eps), backend);
+    x = x + layer.w2(ops::silu_mul(backend, gate_up, config_.ffn_dim), backend);
   }
   return x;
 }
@@ -102,8 +97,7 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
                                                       const Backend& backend) const {
   const int64_t batch = hidden.size(0), d = config_.dim;
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
-  const at::Tensor inputs =
-      ops::linear(backend, hidden, depth_linear_, depth_linear_bias_).view({batch, config_.codebooks, d});
+  const at::Tensor inputs = depth_linear_(hidden, backend).view({batch, config_.codebooks, d});
   std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
   at::Tensor previous = at::zeros({batch, d}, inputs.options());
@@ -111,14 +105,13 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
     const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values, backend);
     const Head& head = heads_[static_cast<size_t>(k)];
     const std::vector<int32_t> sampled = sampler.sample_rows(
-        ops::linear(backend, ops::rms_norm(backend, x, head.norm, config_.norm_eps), head.to_logits, {}), sampling,
-        backend);
+        head.to_logits(ops::rms_norm(backend, x, head.norm, config_.norm_eps), backend), sampling, backend);
     std::vector<int64_t> codes(static_cast<size_t>(batch));
     for (int64_t b = 0; b < batch; ++b) {
       out[static_cast<size_t>(b)].push_back(sampled[static_cast<size_t>(b)]);
       codes[static_cast<size_t>(b)] = sampled[static_cast<size_t>(b)];
     }
-    previous = at::embedding(head.embedding, at::tensor(codes, at::kLong).to(inputs.device())).to(inputs.scalar_type());
+    previous = head.embedding(at::tensor(codes, at::kLong).to(inputs.device()), inputs.scalar_type());
   }
   return out;
 }

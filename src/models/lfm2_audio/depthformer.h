@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "layers/embedding.h"
+#include "layers/linear.h"
 #include "layers/step/sampling_state.h"
 #include "sampling/sampler.h"
 
@@ -48,10 +50,13 @@ class Depthformer {
 
  private:
   struct Layer {
-    at::Tensor operator_norm, qkv, q_norm, k_norm, out, ffn_norm, w13, w2;  ///< w13 [2 * ffn_dim, dim]: w1 then w3
+    at::Tensor operator_norm, q_norm, k_norm, ffn_norm;
+    Linear qkv, out, w13, w2;  ///< w13 [2 * ffn_dim, dim]: w1 then w3
   };
   struct Head {
-    at::Tensor embedding, norm, to_logits;
+    Embedding embedding;  ///< the previous codebook's code in; with tied weights also to_logits' table
+    at::Tensor norm;
+    Linear to_logits;
   };
   /// x [B, dim] at step `step`; `keys` / `values` [B, kv_heads, step, head_dim] per layer, appended.
   at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
@@ -61,7 +66,7 @@ class Depthformer {
 
   DepthformerConfig config_;
   int64_t head_dim_ = 0;
-  at::Tensor depth_linear_, depth_linear_bias_;
+  Linear depth_linear_;
   std::vector<Layer> layers_;
   std::vector<Head> heads_;
   at::Tensor cos_, sin_;  ///< [codebooks, head_dim / 2]

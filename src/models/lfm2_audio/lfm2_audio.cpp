@@ -10,6 +10,7 @@
 #include "codec/warm_codec_states.h"
 #include "common/check.h"
 #include "izwi/audio.h"
+#include "kernels/backend.h"
 #include "layers/index_tensor.h"
 #include "layers/linear.h"
 #include "layers/step/sampling_state.h"
@@ -44,7 +45,7 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   spec_.needs_state_slots = true;
   spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
   // The text head is the token embedding (liquid-audio ties them).
-  text_head_ = backbone_.embed_tokens().tie_output_head(source.cpu_kernels());
+  text_head_ = backbone_.embed_tokens().tie_output_head(source.cpu_kernels(), source.backend().weight_quantization());
   const int64_t audio_vocab = config_.depthformer.vocab;
   audio_embedding_ =
       source.take_matrix("audio_embedding.embedding.weight", {config_.codebooks * audio_vocab, c.hidden_size});
