@@ -399,11 +399,11 @@ void RealtimeConversation::start_response() {
   request.max_items = max_output_items_;
   auto response = std::make_unique<Response>();
   response->ticket = admission_.enter(Admission::Pool::Realtime);
-  response->stream = model_.engine->audio_chat_streaming(request);
   response->id = fmt::format("resp_{:06}", next_response_++);
   response->item_id = fmt::format("item_{:06}", next_item_++);
   response->request_id = request.id;
   response->audio_out = audio_out_;
+  response->request = std::move(request);
   const nlohmann::json modalities = audio_out_ ? nlohmann::json::array({"audio"}) : nlohmann::json::array({"text"});
   send_event({{"type", "response.created"},
               {"response",
@@ -463,6 +463,12 @@ void RealtimeConversation::read_response(Response& r) {
   int64_t samples_sent = 0;
   const std::string delta_type = r.audio_out ? "response.output_audio_transcript.delta" : "response.output_text.delta";
   try {
+    r.stream = model_.engine->audio_chat_streaming(r.request);
+    r.request = AudioChatRequest{};  // its audio is the engine's now
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!r.cancel_reason.empty()) model_.engine->abort(r.request_id);  // cancelled before it was submitted
+    }
     while (std::optional<StreamChunk> chunk = r.stream.next()) {
       answer.tokens.insert(answer.tokens.end(), chunk->tokens.begin(), chunk->tokens.end());
       answer.item_is_frame.insert(answer.item_is_frame.end(), chunk->item_is_frame.begin(), chunk->item_is_frame.end());

@@ -53,6 +53,9 @@ class RealtimeConversation : public RealtimeConnection {
     std::string item_id;
     std::string request_id;  ///< the engine's
     bool audio_out = true;   ///< the session's output modality when it began
+    /// Submitted on the reader's thread: the engine encodes the user's audio on the calling
+    /// thread, which must not be the WebSocket loop every connection shares.
+    AudioChatRequest request;
     StreamHandle stream;
     std::shared_ptr<void> ticket;  ///< the admission slot
     std::thread reader;
