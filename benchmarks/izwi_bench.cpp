@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,6 +54,13 @@
 #include "roofline_probes.h"
 
 namespace {
+
+/// The process's peak resident memory so far, in bytes (Linux's ru_maxrss is in KiB).
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t{usage.ru_maxrss} * 1024;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -281,13 +289,15 @@ int main(int argc, char** argv) {
     const auto probe_bandwidth = [&] {
       return device.is_cpu() ? izwi::bench::probe_bandwidth_gbps() : izwi::bench::probe_device_bandwidth_gbps(device);
     };
-    int64_t weight_bytes = 0;
+    int64_t weight_bytes = 0, load_peak_rss = 0, kv_cache_bytes = 0;
     izwi::set_op_profiling(true);
     izwi::StepProfile prefill;
     double prefill_ttft_ms = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
+      load_peak_rss = peak_rss_bytes();  // the load's, KV pool included, before any step
+      kv_cache_bytes = engine.model_info().kv_cache_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
@@ -405,6 +415,17 @@ int main(int argc, char** argv) {
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
+    report["load_peak_rss_bytes"] = load_peak_rss;
+    report["kv_cache_bytes"] = kv_cache_bytes;
+    if (device.is_cpu()) {
+      // The weights (every matrix a step reads: untied embeddings excluded) and the KV pool are
+      // the memory a run needs; the rest is the runtime and what the load left behind.
+      fmt::print(
+          "peak RSS after the load {:.1f} MB = {:.2f}x the weights ({:.1f} MB); without the KV pool "
+          "({:.1f} MB) {:.2f}x\n",
+          load_peak_rss / 1e6, double(load_peak_rss) / weight_bytes, weight_bytes / 1e6, kv_cache_bytes / 1e6,
+          double(load_peak_rss - kv_cache_bytes) / weight_bytes);
+    }
     const auto single =
         std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
     if (single != results.end()) {

@@ -32,6 +32,9 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
   EXPECT_GT(report.at("weight_bytes").get<int64_t>(), 0);
+  EXPECT_GT(report.at("load_peak_rss_bytes").get<int64_t>(),
+            report.at("weight_bytes").get<int64_t>() + report.at("kv_cache_bytes").get<int64_t>());
+  EXPECT_GT(report.at("kv_cache_bytes").get<int64_t>(), 0);
   EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
   EXPECT_GT(report.at("torch_tokens_per_s").get<double>(), 0.0);
   EXPECT_GT(report.at("fma_peak_gflops").get<double>(), 0.0);
