@@ -46,7 +46,7 @@ std::unique_ptr<RealtimeConnection> make_realtime_connection(const ServedModels&
   } catch (const ApiError&) {  // the transcription session names the unknown model in its error event
   }
   if (served != nullptr && served->engine->model_info().audio_chat) {
-    return std::make_unique<RealtimeConversation>(*served, admission, std::move(send));
+    return std::make_unique<RealtimeConversation>(*served, metrics, admission, std::move(send));
   }
   return std::make_unique<RealtimeSession>(models, metrics, admission, model, std::move(send));
 }

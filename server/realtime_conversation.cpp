@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "common/logging.h"
 #include "server/json_fields.h"
@@ -41,9 +42,11 @@ void check_beta_format(const nlohmann::json& session, const std::string& name) {
 
 }  // namespace
 
-RealtimeConversation::RealtimeConversation(const ServedModel& model, Admission& admission, Send send)
+RealtimeConversation::RealtimeConversation(const ServedModel& model, ServerMetrics& metrics, Admission& admission,
+                                           Send send)
     : RealtimeConnection(std::move(send)),
       model_(model),
+      metrics_(metrics),
       admission_(admission),
       serial_(next_serial++),
       instructions_(kDefaultInstructions),
@@ -462,6 +465,7 @@ void RealtimeConversation::read_response(Response& r) {
   std::string error;
   int64_t samples_sent = 0;
   const std::string delta_type = r.audio_out ? "response.output_audio_transcript.delta" : "response.output_text.delta";
+  const auto start = std::chrono::steady_clock::now();
   try {
     r.stream = model_.engine->audio_chat_streaming(r.request);
     r.request = AudioChatRequest{};  // its audio is the engine's now
@@ -495,6 +499,7 @@ void RealtimeConversation::read_response(Response& r) {
         finish = chunk->finish_reason;
         error = chunk->error;
         answer.prefix_cache_hit_tokens = chunk->prefix_cache_hit_tokens;
+        answer.timings = chunk->timings;
       }
     }
   } catch (const std::exception& e) {
@@ -502,6 +507,15 @@ void RealtimeConversation::read_response(Response& r) {
     r.stream.abort();
     finish = FinishReason::Error;
     error = e.what();
+  }
+  try {
+    metrics_.record(model_.name,
+                    {answer.tokens.empty() ? -1.0 : answer.timings.ttft_ms / 1000.0,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                     finish,  // audio made (sent), for the real-time factor
+                     static_cast<double>(samples_sent) / std::max(1, model_.engine->model_info().output_sample_rate)});
+  } catch (const std::exception& e) {
+    logger()->error("realtime: recording response {} failed: {}", r.id, e.what());
   }
   try {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -30,7 +30,7 @@ namespace izwi::server {
 class RealtimeConversation : public RealtimeConnection {
  public:
   /// `model` is an audio chat model. Sends session.created.
-  RealtimeConversation(const ServedModel& model, Admission& admission, Send send);
+  RealtimeConversation(const ServedModel& model, ServerMetrics& metrics, Admission& admission, Send send);
   /// Aborts the response still running and waits for its reader: the engine keeps nothing of it.
   ~RealtimeConversation() override;
 
@@ -83,6 +83,7 @@ class RealtimeConversation : public RealtimeConnection {
   void read_response(Response& response);
 
   const ServedModel& model_;
+  ServerMetrics& metrics_;
   Admission& admission_;
   const uint64_t serial_;  ///< tells this conversation's engine request ids from other sessions'
 

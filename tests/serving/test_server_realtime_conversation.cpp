@@ -169,6 +169,16 @@ TEST_F(ServerRealtimeConversation, TheOpenaiRealtimeClientHoldsAConversation) {
   EXPECT_EQ(got["concurrent"][0]["transcript"], got["concurrent"][1]["transcript"]);
   EXPECT_EQ(got["concurrent"][0]["usage"]["output_token_details"],
             got["concurrent"][1]["usage"]["output_token_details"]);
+  // Each response is a finished request in /metrics: the two cancels as aborts, the rest at the limit.
+  httplib::Client http("127.0.0.1", server.port());
+  const std::string metrics = http.Get("/metrics")->body;
+  for (const auto& [reason, count] : {std::pair{"abort", 2}, std::pair{"length", 5}}) {
+    std::smatch match;
+    const std::regex line(std::string("vllm:request_success_total\\{model_name=\"s2s\",finished_reason=\"") + reason +
+                          "\"\\} ([0-9]+)");
+    ASSERT_TRUE(std::regex_search(metrics, match, line)) << reason << "\n" << metrics;
+    EXPECT_EQ(std::stoi(match[1]), count) << reason;
+  }
   // Every response ended: nothing is left running.
   EXPECT_TRUE(wait_gauge(server.port(), "vllm:num_requests_running", 0));
 }
