@@ -64,10 +64,13 @@ function summary(done, events) {
   for (const e of events) {
     if (e.response_id !== id) continue;
     if (e.type === 'response.output_audio.delta') samples += Buffer.from(e.delta, 'base64').length / 2;
-    if (e.type === 'response.output_audio_transcript.delta') transcript += e.delta;
+    if (e.type === 'response.output_audio_transcript.delta' || e.type === 'response.output_text.delta') {
+      transcript += e.delta;
+    }
   }
   return { id, status: done.response.status, details: done.response.status_details, samples, transcript,
-           done_transcript: done.response.output[0].content[0].transcript, usage: done.response.usage,
+           done_transcript: done.response.output[0].content[0].transcript ?? done.response.output[0].content[0].text,
+           part_type: done.response.output[0].content[0].type, usage: done.response.usage,
            item_id: done.response.output[0].id };
 }
 
@@ -131,8 +134,9 @@ out.create_while_active = (await c.next('error')).error;
 c.rt.send({ type: 'response.cancel' });
 out.cancelled = summary(await c.next('response.done', (e) => e.response.id === followed.response.id), c.events);
 
-// The client's own items and response.create, without the VAD.
-c.rt.send({ type: 'session.update', session: { type: 'realtime', max_output_tokens: 8, audio: { input: { turn_detection: null } } } });
+// The client's own items and response.create, without the VAD, answered in text only.
+c.rt.send({ type: 'session.update', session: { type: 'realtime', max_output_tokens: 8, output_modalities: ['text'],
+                                                             audio: { input: { turn_detection: null } } } });
 out.manual_session = (await c.next('session.updated')).session;
 c.rt.send({ type: 'conversation.item.create',
             item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] } });

@@ -149,16 +149,22 @@ TEST_F(ServerRealtimeConversation, TheOpenaiRealtimeClientHoldsAConversation) {
   EXPECT_EQ(got["cancelled"]["status"], "cancelled");
   EXPECT_EQ(got["cancelled"]["details"]["reason"], "client_cancelled");
 
-  // Without the VAD the client's own items and response.create drive it.
+  // Without the VAD the client's own items and response.create drive it; text only when asked.
   EXPECT_TRUE(got["manual_session"]["audio"]["input"]["turn_detection"].is_null());
   EXPECT_EQ(got["text_item"]["content"][0]["type"], "input_text");
   EXPECT_EQ(got["manual"]["status"], "incomplete");  // max_output_tokens 8 reached
   EXPECT_EQ(got["manual"]["usage"]["output_tokens"], 8);
+  EXPECT_EQ(got["manual_session"]["output_modalities"], nlohmann::json::array({"text"}));
+  EXPECT_EQ(got["manual"]["samples"], 0) << "no audio when only text is asked for";
+  EXPECT_EQ(got["manual"]["part_type"], "output_text");
+  EXPECT_FALSE(got["manual"]["transcript"].get<std::string>().empty());
+  EXPECT_EQ(got["manual"]["transcript"], got["manual"]["done_transcript"]);
 
   for (const char* type :
        {"session.created", "session.updated", "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
         "input_audio_buffer.committed", "conversation.item.created", "response.created", "response.output_item.added",
-        "response.output_audio.delta", "response.output_audio_transcript.delta", "response.done", "error"}) {
+        "response.output_audio.delta", "response.output_audio_transcript.delta", "response.output_text.delta",
+        "response.done", "error"}) {
     EXPECT_NE(std::find(got["event_types"].begin(), got["event_types"].end(), type), got["event_types"].end()) << type;
   }
   // Two conversations at once, asked the same: the same answer.
