@@ -26,7 +26,6 @@
 #include "common/cli_parsing.h"
 #include "common/engine_options.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -49,7 +48,6 @@ int64_t audio_chat_positions(const izwi::AudioChatRequest& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Talk with an izwi audio chat model"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(app, shared,

@@ -25,11 +25,9 @@
 #include "common/cli_main.h"
 #include "common/engine_options.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/engine.h"
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Chat with a text model through izwi"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(app, shared,

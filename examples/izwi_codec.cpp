@@ -33,7 +33,6 @@
 #include "common/json_fields.h"
 #include "common/retain_freed_memory.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/audio.h"
 #include "kernels/backend.h"
 
@@ -95,7 +94,6 @@ int encode(const izwi::Backend& backend, const std::string& model, const std::st
 }  // namespace
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Decode audio codec codes to a waveform, or encode audio to codes, with izwi"};
   std::string codes_path, out_path, encode_path, codes_out_path;
   int64_t chunk_frames = 0;

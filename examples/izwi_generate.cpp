@@ -28,7 +28,6 @@
 #include "common/cli_parsing.h"
 #include "common/engine_options.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/engine.h"
 
 namespace {
@@ -99,7 +98,6 @@ izwi::Output collect(izwi::StreamHandle &handle) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Generate continuations of token-id prompts with izwi"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(

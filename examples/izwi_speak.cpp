@@ -36,7 +36,6 @@
 #include "common/engine_options.h"
 #include "common/progress_bar.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -77,7 +76,6 @@ const izwi::cli::FlagNames kFlagNames = {{"transcript_ids", "--voice-text-ids"},
 }  // namespace
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Speak text with an izwi speech model"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(

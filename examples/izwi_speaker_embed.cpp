@@ -17,12 +17,10 @@
 
 #include "common/cli_main.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "izwi/audio.h"
 #include "models/qwen3_tts/speaker_encoder.h"
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Compute the speaker x-vector of a reference voice with izwi"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(app, shared,

@@ -19,12 +19,10 @@
 #include "common/cli_main.h"
 #include "common/engine_options.h"
 #include "common/shared_options.h"
-#include "common/spin_policy.h"
 #include "common/streamed_transcription.h"
 #include "izwi/engine.h"
 
 int main(int argc, char** argv) {
-  izwi::cli::use_shared_core_spin_policy(argv);
   CLI::App app{"Transcribe an audio file as a live stream with izwi"};
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(app, shared,

@@ -3,18 +3,18 @@
 // assumes the process has its cores to itself; where other busy processes share them, a kernel's
 // threads spin while the one they wait for is descheduled and decode collapses. A short spin
 // measured better for a one-off run on shared cores (docs/cli.md), so the tools use it unless the
-// environment says otherwise. libgomp reads the variable once, when it loads, before main: the
-// only way to set it for this process is to run the program again with it set.
+// environment says otherwise.
+//
+// libgomp reads the variable once, in its initialiser, and libc's own initialiser resets the
+// environment a program sets before it, so the only way in is to run the program again with the
+// variable set. The object library izwi_cli_spin_policy does that from the executable's
+// .preinit_array: after the shared libraries are mapped but before any of their initialisers run
+// (libtorch's register its operators), so the first start costs the mapping alone. Linking it is
+// the whole use; nothing is called.
 
 namespace izwi::cli {
 
 /// The GOMP_SPINCOUNT the tools run with unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 constexpr const char* kToolSpinCount = "1000";
-
-/// Call first in main. Unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set, re-executes this program
-/// (/proc/self/exe, the same `argv`) once with GOMP_SPINCOUNT=kToolSpinCount; the re-executed
-/// program finds it set and carries on. Where the re-exec fails it returns and the program runs
-/// with libgomp's default.
-void use_shared_core_spin_policy(char** argv);
 
 }  // namespace izwi::cli
