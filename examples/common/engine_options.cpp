@@ -14,6 +14,11 @@ namespace izwi::cli {
 
 namespace {
 
+// Longer than any model's context (a day of audio at 80 ms a position): a request beyond it is
+// refused by the library, which names the field (e.g. --delay-tokens 2e9), so the pool keeps its
+// default size rather than failing to allocate first.
+constexpr int64_t kMaxSizedRequestPositions = int64_t{1} << 20;
+
 /// True when the --config file sizes the KV pool itself.
 bool config_sizes_pool(const std::string& path) {
   if (path.empty()) return false;
@@ -71,7 +76,8 @@ EngineConfig engine_config(const SharedOptions& o, const std::vector<int64_t>& r
   if (o.kv_blocks) {
     config.num_kv_blocks = *o.kv_blocks;
     config.kv_cache_memory_fraction = 0;
-  } else if (!request_positions.empty() && !config_sizes_pool(o.config_file) && config.block_size > 0) {
+  } else if (!request_positions.empty() && !config_sizes_pool(o.config_file) && config.block_size > 0 &&
+             *std::max_element(request_positions.begin(), request_positions.end()) <= kMaxSizedRequestPositions) {
     int64_t blocks = 0;
     for (const int64_t positions : request_positions) blocks += (positions + config.block_size - 1) / config.block_size;
     config.kv_cache_memory_fraction = 0;
