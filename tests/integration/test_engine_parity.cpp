@@ -116,7 +116,12 @@ TEST(EngineParityBf16Storage, Bf16WeightStorageOfABf16CheckpointIsLossless) {
   EngineConfig config = testing::test_engine_config();
   config.weight_dtype = "bfloat16";
   Engine engine(testing::fixture_dir("llama-tiny-bf16-sharded"), config);
+  EngineConfig widened = testing::test_engine_config();
+  widened.weight_dtype = "float32";
   EXPECT_EQ(engine.model_info().decode_weight_bytes * 2,
+            Engine(testing::fixture_dir("llama-tiny-bf16-sharded"), widened).model_info().decode_weight_bytes);
+  // "auto" keeps the checkpoint's bf16 (docs/quantization.md, "bf16 stays bf16").
+  EXPECT_EQ(engine.model_info().decode_weight_bytes,
             Engine(testing::fixture_dir("llama-tiny-bf16-sharded"), testing::test_engine_config())
                 .model_info()
                 .decode_weight_bytes);
