@@ -5,7 +5,10 @@
 // microphone, live over the realtime WebSocket (the key as a subprotocol), completes its item; a
 // PNG screenshot is saved under the build tree. The Talk tab (tests/serving/playground_talk.mjs):
 // the fake microphone's speech becomes a turn of a realtime conversation with the tiny LFM2-Audio
-// (random Mimi), whose spoken answer the page schedules for playing beside its transcript.
+// (random Mimi), whose spoken answer the page schedules for playing beside its transcript. The
+// Voices panel (tests/serving/playground_voices.mjs): a reference recorded from the fake microphone
+// becomes a voice of a Qwen3-TTS Base model kept in a temporary --voices-dir, listed, spoken in
+// from the Speech panel and deleted; the server's 400 for a model that clones no voices is shown.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -18,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/float_wav.h"
+#include "common/qwen3_tts_base_model.h"
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
 #include "common/text_model.h"
@@ -158,6 +162,66 @@ TEST(ServerPlayground, BrowserTalksWithASpeechToSpeechModel) {
   EXPECT_FALSE(got["answer"]["transcript"].get<std::string>().empty());
   EXPECT_EQ(got["stopped_status"], "Stopped");
   EXPECT_TRUE(std::filesystem::exists(screenshot));
+}
+
+TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
+  const std::string chromium = chromium_path();
+  ASSERT_TRUE(std::filesystem::exists(chromium)) << "no Chromium at " << chromium;
+  testing::TempDir base_dir, tts_dir, voices_dir;
+  testing::write_qwen3_tts_with_tokenizer(tts_dir.path());
+  testing::make_qwen3_tts_base_model(base_dir);
+  std::filesystem::copy_file(tts_dir.file("tokenizer.json"), base_dir.file("tokenizer.json"));
+  const std::string audio_file = std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav";
+  server::ServerOptions options;
+  options.models = {{"base", base_dir.path()}, {"tts", tts_dir.path()}};
+  options.api_key = "sk-izwi-test";
+  options.voices_dir = voices_dir.path();
+  testing::RunningServer server(options);
+
+  int status = 0;
+  const std::string printed =
+      testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " + IZWI_SERVING_DIR +
+                               "/playground_voices.mjs " + server.url() + " sk-izwi-test base tts " + audio_file,
+                           &status);
+  ASSERT_EQ(status, 0) << printed;
+  const nlohmann::json got = nlohmann::json::parse(printed);
+  EXPECT_EQ(got["page_errors"], nlohmann::json::array());
+  EXPECT_EQ(got["initial_list"], "No voices yet");
+  EXPECT_FALSE(got["recorded"]["error"].get<bool>()) << got["recorded"];
+  EXPECT_GT(got["recorded_seconds"].get<double>(), 1.0);  // 1.5 s of the fixture's 2.4 s
+  EXPECT_LT(got["recorded_seconds"].get<double>(), 3.0);
+  // The server's message, as it answered it.
+  EXPECT_TRUE(got["wrong_model"]["error"].get<bool>()) << got["wrong_model"];
+  EXPECT_EQ(got["wrong_model"]["text"].get<std::string>().rfind("'tts' is not a voice-cloning model", 0), 0u)
+      << got["wrong_model"];
+
+  ASSERT_FALSE(got["created"]["error"].get<bool>()) << got["created"];
+  ASSERT_EQ(got["listed"].size(), 1u) << got.dump();
+  const std::string id = got["listed"][0]["id"];
+  EXPECT_EQ(id.rfind("voice_", 0), 0u) << id;
+  EXPECT_EQ(got["listed"][0]["text"], "narrator " + id + " · base");
+  EXPECT_EQ(got["speech_model"], "base");
+  EXPECT_EQ(got["speech_voice"], id);
+
+  EXPECT_EQ(got["speech"]["request"]["model"], "base");
+  EXPECT_EQ(got["speech"]["request"]["voice"], id);
+  EXPECT_EQ(got["speech"]["status"], 200);
+  EXPECT_EQ(got["speech"]["content_type"], "audio/wav");
+  EXPECT_EQ(got["speech"]["riff"], "RIFF");
+  EXPECT_GT(got["speech"]["bytes"].get<int>(), 44) << "a WAV with samples";
+  EXPECT_EQ(got["speech_status"], "Done");
+
+  EXPECT_FALSE(got["deleted"]["error"].get<bool>()) << got["deleted"];
+  EXPECT_EQ(got["deleted"]["text"], "Deleted narrator");
+  EXPECT_EQ(got["listed_after"], nlohmann::json::array());
+  EXPECT_EQ(got["list_after"], "No voices yet");
+  for (const auto& voice : got["speech_voices_after"]) EXPECT_NE(voice, id);
+  // Gone from the server and its directory too.
+  httplib::Client client(server.url());
+  const httplib::Result list = client.Get("/v1/audio/voices", {{"Authorization", "Bearer sk-izwi-test"}});
+  ASSERT_TRUE(list);
+  EXPECT_EQ(nlohmann::json::parse(list->body)["data"], nlohmann::json::array());
+  EXPECT_TRUE(std::filesystem::is_empty(voices_dir.path()));
 }
 
 }  // namespace
