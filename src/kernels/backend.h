@@ -21,7 +21,7 @@ struct PanelKernels;
 struct BackendOptions {
   std::string device = "cpu";           ///< "cpu", "cuda", "cuda:N" or "mps"
   std::string dtype = "float32";        ///< compute dtype of activations
-  std::string weight_dtype = "auto";    ///< storage of weight matrices; "auto" = dtype; int8, int4[:G]
+  std::string weight_dtype = "auto";    ///< storage of weight matrices: "auto" (EngineConfig), a dtype, int8, int4[:G]
   std::string kv_cache_dtype = "auto";  ///< storage of the paged K/V pools; "auto" = dtype
   bool fast_kernels = true;             ///< izwi's kernels where they exist; false = libtorch's ops
   std::string cpu_kernels = "auto";     ///< panel-kernel variant (kernels/cpu/panel_kernels.h)
