@@ -1,8 +1,8 @@
 // Drives the playground page's Voices panel in headless Chromium: records a reference from the
 // fake microphone (AUDIO_FILE), asks a model that clones no voices to make it (the server's 400
 // shown in the panel), makes it with CLONING_MODEL, finds it listed and picked in the Speech panel,
-// speaks in it (the WAV /v1/audio/speech answers), deletes it; prints what the page showed and
-// sent as one JSON line.
+// speaks in it (the WAV /v1/audio/speech answers), deletes it; then makes and deletes one from
+// AUDIO_FILE uploaded; prints what the page showed and sent as one JSON line.
 // Usage: node playground_voices.mjs SERVER_URL API_KEY CLONING_MODEL OTHER_SPEECH_MODEL AUDIO_FILE
 // Chromium: $IZWI_CHROMIUM, else /usr/bin/chromium (Debian's `chromium`).
 import puppeteer from 'puppeteer-core';
@@ -91,6 +91,15 @@ try {
   out.listed_after = await listed();
   out.list_after = await text('#voices-list');
   out.speech_voices_after = await page.$$eval('#speech-voice option', (es) => es.map((e) => e.value));
+
+  // An uploaded file as the reference instead: made and listed, then deleted too.
+  await (await page.$('#voices-file')).uploadFile(audioFile);
+  await page.$eval('#voices-name', (e) => { e.value = 'uploaded'; });
+  await page.click('#voices-create');
+  out.uploaded = await settledStatus();
+  out.uploaded_listed = await listed();
+  await page.click(`#voices-list .voice[data-id="${out.uploaded_listed[0]?.id}"] button.delete`);
+  out.uploaded_deleted = await settledStatus();
 } catch (e) {
   out.failure = e.message;
   out.statuses = await page?.$$eval('.status', (es) => es.map((e) => `${e.id}: ${e.textContent}`)).catch(() => null);

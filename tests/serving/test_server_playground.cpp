@@ -8,7 +8,8 @@
 // (random Mimi), whose spoken answer the page schedules for playing beside its transcript. The
 // Voices panel (tests/serving/playground_voices.mjs): a reference recorded from the fake microphone
 // becomes a voice of a Qwen3-TTS Base model kept in a temporary --voices-dir, listed, spoken in
-// from the Speech panel and deleted; the server's 400 for a model that clones no voices is shown.
+// from the Speech panel and deleted, as an uploaded file does; the server's 400 for a model that
+// clones no voices is shown.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -216,6 +217,11 @@ TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
   EXPECT_EQ(got["listed_after"], nlohmann::json::array());
   EXPECT_EQ(got["list_after"], "No voices yet");
   for (const auto& voice : got["speech_voices_after"]) EXPECT_NE(voice, id);
+  // The same from an uploaded file.
+  EXPECT_EQ(got["uploaded"]["text"].get<std::string>().rfind("Created uploaded (voice_", 0), 0u) << got["uploaded"];
+  ASSERT_EQ(got["uploaded_listed"].size(), 1u) << got.dump();
+  EXPECT_NE(got["uploaded_listed"][0]["id"], id);
+  EXPECT_EQ(got["uploaded_deleted"]["text"], "Deleted uploaded");
   // Gone from the server and its directory too.
   httplib::Client client(server.url());
   const httplib::Result list = client.Get("/v1/audio/voices", {{"Authorization", "Bearer sk-izwi-test"}});
