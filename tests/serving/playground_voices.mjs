@@ -2,12 +2,13 @@
 // fake microphone (AUDIO_FILE), asks a model that clones no voices to make it (the server's 400
 // shown in the panel), makes it with CLONING_MODEL, finds it listed and picked in the Speech panel,
 // speaks in it (the WAV /v1/audio/speech answers), deletes it; then makes and deletes one from
-// AUDIO_FILE uploaded; prints what the page showed and sent as one JSON line.
-// Usage: node playground_voices.mjs SERVER_URL API_KEY CLONING_MODEL OTHER_SPEECH_MODEL AUDIO_FILE
+// AUDIO_FILE uploaded; prints what the page showed and sent as one JSON line, and saves a
+// screenshot of the page while it lists the first voice.
+// Usage: node playground_voices.mjs SERVER_URL API_KEY CLONING_MODEL OTHER_SPEECH_MODEL AUDIO_FILE SCREENSHOT
 // Chromium: $IZWI_CHROMIUM, else /usr/bin/chromium (Debian's `chromium`).
 import puppeteer from 'puppeteer-core';
 
-const [url, apiKey, cloningModel, otherModel, audioFile] = process.argv.slice(2);
+const [url, apiKey, cloningModel, otherModel, audioFile, screenshot] = process.argv.slice(2);
 const browser = await puppeteer.launch({
   executablePath: process.env.IZWI_CHROMIUM || '/usr/bin/chromium',
   headless: true,
@@ -76,6 +77,7 @@ try {
     return status.textContent === 'Done' || status.classList.contains('error');
   });
   out.speech_status = await text('#speech-status');
+  await page.screenshot({ path: screenshot, fullPage: true });
   out.speech = {
     request: JSON.parse(response.request().postData()), status: response.status(),
     content_type: response.headers()['content-type'],

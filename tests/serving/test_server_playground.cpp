@@ -173,6 +173,9 @@ TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
   testing::make_qwen3_tts_base_model(base_dir);
   std::filesystem::copy_file(tts_dir.file("tokenizer.json"), base_dir.file("tokenizer.json"));
   const std::string audio_file = std::string(IZWI_TEST_DATA_DIR) + "/voxtral-realtime-tiny/audio.wav";
+  const std::string screenshot = std::string(IZWI_BINARY_DIR) + "/tests/playground_voices.png";
+  std::filesystem::create_directories(std::filesystem::path(screenshot).parent_path());
+  std::filesystem::remove(screenshot);
   server::ServerOptions options;
   options.models = {{"base", base_dir.path()}, {"tts", tts_dir.path()}};
   options.api_key = "sk-izwi-test";
@@ -180,10 +183,10 @@ TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
   testing::RunningServer server(options);
 
   int status = 0;
-  const std::string printed =
-      testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " + IZWI_SERVING_DIR +
-                               "/playground_voices.mjs " + server.url() + " sk-izwi-test base tts " + audio_file,
-                           &status);
+  const std::string printed = testing::run_command("IZWI_CHROMIUM=" + chromium + " " + IZWI_NODE + " " +
+                                                       IZWI_SERVING_DIR + "/playground_voices.mjs " + server.url() +
+                                                       " sk-izwi-test base tts " + audio_file + " " + screenshot,
+                                                   &status);
   ASSERT_EQ(status, 0) << printed;
   const nlohmann::json got = nlohmann::json::parse(printed);
   EXPECT_EQ(got["page_errors"], nlohmann::json::array());
@@ -228,6 +231,7 @@ TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
   ASSERT_TRUE(list);
   EXPECT_EQ(nlohmann::json::parse(list->body)["data"], nlohmann::json::array());
   EXPECT_TRUE(std::filesystem::is_empty(voices_dir.path()));
+  EXPECT_TRUE(std::filesystem::exists(screenshot));
 }
 
 }  // namespace
