@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdio>
+#include <stdexcept>
 
 #include "serving/running_server.h"
 
@@ -20,6 +21,18 @@ std::string run_command(const std::string& command, int* status) {
   const int raw = pclose(pipe);
   *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return out;
+}
+
+nlohmann::json run_node_client(const std::string& script, const std::string& arguments) {
+  int status = 0;
+  const std::string printed =
+      run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/" + script + " " + arguments + " 2>&1", &status);
+  nlohmann::json json = nlohmann::json::parse(printed, nullptr, /*allow_exceptions=*/false);
+  if (status != 0 || json.is_discarded()) {
+    throw std::runtime_error(script + " exited with " + std::to_string(status) + ":\n" + printed +
+                             "\n(the clients need `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)");
+  }
+  return json;
 }
 
 }  // namespace izwi::testing

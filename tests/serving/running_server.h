@@ -2,6 +2,8 @@
 // An izwi-server inside the test process: HttpServer on a free loopback port, served from a
 // thread, shut down (gracefully) when the object goes.
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <thread>
 
@@ -36,5 +38,10 @@ class RunningServer {
 
 /// Runs `command` through the shell; its stdout, and its exit status in `*status`.
 std::string run_command(const std::string& command, int* status);
+
+/// Runs the node script tests/serving/`script` with `arguments` (the official npm clients' tests)
+/// and returns what it printed, parsed as JSON. Throws, with what it printed (its stderr too),
+/// when it exits with a failure or prints no JSON.
+nlohmann::json run_node_client(const std::string& script, const std::string& arguments);
 
 }  // namespace izwi::testing

@@ -24,14 +24,7 @@ TEST(ServerBadInput, EachIsA400NamingTheFieldAndLeavesNothingBehind) {
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/bad_input_client.mjs " + server.url() +
-                               "/v1 sk-izwi-test text 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const nlohmann::json got = nlohmann::json::parse(printed);
+  const nlohmann::json got = testing::run_node_client("bad_input_client.mjs", server.url() + "/v1 sk-izwi-test text");
 
   const std::map<std::string, std::string> params = {
       {"unknown_schema_keyword", "response_format.json_schema.schema"},

@@ -73,14 +73,8 @@ TEST(ServerChatAudio, TheOpenAiClientGetsTheCliAnswerItsMimiDecodeAndTypedErrors
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/chat_audio_client.mjs " + server.url() +
-                               "/v1 sk-izwi-test " + "lfm2 text " + wav + " " + std::to_string(kItems) + " 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const nlohmann::json got = nlohmann::json::parse(printed);
+  const nlohmann::json got = testing::run_node_client(
+      "chat_audio_client.mjs", server.url() + "/v1 sk-izwi-test lfm2 text " + wav + " " + std::to_string(kItems));
 
   // izwi-audio-chat's default is the same chat: the interleaved system prompt, the model's greedy sampling.
   const testing::CliRun cli =

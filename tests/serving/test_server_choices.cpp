@@ -73,14 +73,7 @@ TEST(ServerChoices, OpenAiClientGetsNChoicesWholeAndStreamed) {
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/choices_client.mjs " + server.url() +
-                               "/v1 sk-izwi-test text 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const json got = json::parse(printed);
+  const json got = testing::run_node_client("choices_client.mjs", server.url() + "/v1 sk-izwi-test text");
 
   Engine engine(dir.path());
   const std::vector<ChatMessage> messages = {{"user", "tell me about the sea"}};

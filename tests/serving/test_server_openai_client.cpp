@@ -32,14 +32,8 @@ TEST(ServerOpenAiClient, AnswersAsTheCppApiDoes) {
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/openai_client.mjs " + server.url() +
-                               "/v1 sk-izwi-test text asr tts " + audio_file + " 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const nlohmann::json got = nlohmann::json::parse(printed);
+  const nlohmann::json got =
+      testing::run_node_client("openai_client.mjs", server.url() + "/v1 sk-izwi-test text asr tts " + audio_file);
 
   Engine text(text_dir.path());
   Request chat;

@@ -90,14 +90,9 @@ TEST_F(ServerRealtimeConversation, TheOpenaiRealtimeClientHoldsAConversation) {
   const std::string speech = work.write("speech.pcm", pcm16(to_mono(wav)));
   const std::string silence = work.write("silence.pcm", pcm16(std::vector<float>(wav.sample_rate, 0.0f)));
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/realtime_conversation.mjs " +
-                               std::to_string(server.server().realtime_port()) + " sk-izwi-test s2s " + speech + " " +
-                               silence + " " + std::to_string(wav.sample_rate) + " 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed << "\n(the client needs `npm ci --prefix tests/serving`)";
-  const nlohmann::json got = nlohmann::json::parse(printed);
+  const nlohmann::json got = testing::run_node_client(
+      "realtime_conversation.mjs", std::to_string(server.server().realtime_port()) + " sk-izwi-test s2s " + speech +
+                                       " " + silence + " " + std::to_string(wav.sample_rate));
 
   EXPECT_EQ(got["created"]["type"], "realtime");
   EXPECT_EQ(got["created"]["model"], "s2s");

@@ -25,14 +25,7 @@ TEST(ServerStructuredOutputs, EveryOutputValidatesWithAjv) {
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
 
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/structured_outputs.mjs " + server.url() +
-                               "/v1 sk-izwi-test text 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const nlohmann::json got = nlohmann::json::parse(printed);
+  const nlohmann::json got = testing::run_node_client("structured_outputs.mjs", server.url() + "/v1 sk-izwi-test text");
   EXPECT_GE(got["schemas"].get<int>(), 30);
   // 2 seeds x (whole + streamed) per schema, 3 schemas x 2 on completions, json_object 3 x 2.
   EXPECT_EQ(got["checked"].get<int>(), got["schemas"].get<int>() * 4 + 6 + 6);

@@ -81,15 +81,9 @@ TEST_F(ServerToolCalls, RequiredAndNamedAlwaysCallValidlyThroughTheOpenAiClient)
   options.api_key = "sk-izwi-test";
   testing::RunningServer server(options);
   constexpr int kSeeds = 4;
-  int status = 0;
-  const std::string printed =
-      testing::run_command(std::string(IZWI_NODE) + " " + IZWI_SERVING_DIR + "/tool_calls_client.mjs " + server.url() +
-                               "/v1 sk-izwi-test text " + std::to_string(kSeeds) + " 2>&1",
-                           &status);
-  ASSERT_EQ(status, 0) << printed
-                       << "\n(the client needs `npm ci --prefix tests/serving`; cmake/install_deps.sh runs it)";
-  const json got = json::parse(printed);
-  EXPECT_EQ(got.at("failures"), json::array()) << printed;
+  const json got = testing::run_node_client("tool_calls_client.mjs",
+                                            server.url() + "/v1 sk-izwi-test text " + std::to_string(kSeeds));
+  EXPECT_EQ(got.at("failures"), json::array()) << got.dump(2);
   EXPECT_EQ(got.at("checked"), kSeeds * 5 * 2);  // 5 tool_choice cases, whole and streamed
   EXPECT_GE(got.at("calls").get<int>(), kSeeds * 5 * 2);
 }
