@@ -18,12 +18,13 @@ const browser = await puppeteer.launch({
 const out = { page_errors: [] };
 let page;
 const text = (selector) => page.$eval(selector, (e) => e.textContent);
-// The Voices panel's status once it is neither in progress nor empty.
-const settledStatus = async () => {
-  await page.waitForFunction(() => {
+// The Voices panel's status once it starts with `outcome` or is an error (the panel shows each
+// action in progress first, so an earlier outcome is never taken for this one).
+const settledStatus = async (outcome) => {
+  await page.waitForFunction((prefix) => {
     const status = document.getElementById('voices-status');
-    return status.classList.contains('error') || /^(Created|Deleted|Recorded)/.test(status.textContent);
-  });
+    return status.classList.contains('error') || status.textContent.startsWith(prefix);
+  }, {}, outcome);
   return page.$eval('#voices-status', (e) => ({ text: e.textContent, error: e.classList.contains('error') }));
 };
 const listed = () => page.$$eval('#voices-list .voice', (es) => es.map((e) => ({
@@ -51,19 +52,19 @@ try {
   await page.waitForFunction(() => document.getElementById('voices-status').textContent.startsWith('Recording'));
   await new Promise((resolve) => setTimeout(resolve, 1500));
   await page.click('#voices-record');
-  out.recorded = await settledStatus();
+  out.recorded = await settledStatus('Recorded');
   out.recorded_seconds = Number(await page.$eval('#voices-reference', (e) => e.dataset.seconds));
 
   // A model that clones no voices: the server's 400, in the panel.
   await page.type('#voices-name', 'narrator');
   await page.select('#voices-model', otherModel);
   await page.click('#voices-create');
-  out.wrong_model = await settledStatus();
+  out.wrong_model = await settledStatus('Created');
 
   // The cloning model: made, listed, picked by the Speech panel.
   await page.select('#voices-model', cloningModel);
   await page.click('#voices-create');
-  out.created = await settledStatus();
+  out.created = await settledStatus('Created');
   out.listed = await listed();
   out.speech_model = await page.$eval('#speech-model', (e) => e.value);
   out.speech_voice = await page.$eval('#speech-voice', (e) => e.value);
@@ -89,19 +90,20 @@ try {
 
   // Deleted: gone from the list and from the Speech panel's voices.
   await page.click(`#voices-list .voice[data-id="${out.listed[0]?.id}"] button.delete`);
-  out.deleted = await settledStatus();
+  out.deleted = await settledStatus('Deleted');
   out.listed_after = await listed();
   out.list_after = await text('#voices-list');
   out.speech_voices_after = await page.$$eval('#speech-voice option', (es) => es.map((e) => e.value));
 
   // An uploaded file as the reference instead: made and listed, then deleted too.
   await (await page.$('#voices-file')).uploadFile(audioFile);
+  out.chosen = await settledStatus('Reference: ');
   await page.$eval('#voices-name', (e) => { e.value = 'uploaded'; });
   await page.click('#voices-create');
-  out.uploaded = await settledStatus();
+  out.uploaded = await settledStatus('Created');
   out.uploaded_listed = await listed();
   await page.click(`#voices-list .voice[data-id="${out.uploaded_listed[0]?.id}"] button.delete`);
-  out.uploaded_deleted = await settledStatus();
+  out.uploaded_deleted = await settledStatus('Deleted');
 } catch (e) {
   out.failure = e.message;
   out.statuses = await page?.$$eval('.status', (es) => es.map((e) => `${e.id}: ${e.textContent}`)).catch(() => null);

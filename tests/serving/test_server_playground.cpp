@@ -221,6 +221,7 @@ TEST(ServerPlayground, BrowserRecordsAVoiceSpeaksInItAndDeletesIt) {
   EXPECT_EQ(got["list_after"], "No voices yet");
   for (const auto& voice : got["speech_voices_after"]) EXPECT_NE(voice, id);
   // The same from an uploaded file.
+  EXPECT_EQ(got["chosen"]["text"], "Reference: audio.wav; name it and create the voice");
   EXPECT_EQ(got["uploaded"]["text"].get<std::string>().rfind("Created uploaded (voice_", 0), 0u) << got["uploaded"];
   ASSERT_EQ(got["uploaded_listed"].size(), 1u) << got.dump();
   EXPECT_NE(got["uploaded_listed"][0]["id"], id);
