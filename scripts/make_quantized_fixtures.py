@@ -4,10 +4,11 @@
 Each folder is what the format's own tools release: config.json with `quantization_config`, and
 model.safetensors whose linear layers are packed by the format's published rules (AutoGPTQ /
 GPTQModel `pack`, AutoAWQ WQLinear_GEMM `from_linear`, compressed-tensors float-quantized), the
-embeddings, norms and lm_head left float as those tools leave them. Beside it, dequantized.safetensors
-holds every quantized layer's float32 weight [out, in] computed from the integers before packing
-(w = float32(q - zero) * float32(scale), or e4m3(q) * scale), which the C++ tests compare bit for bit
-with izwi's unpacking. The script also unpacks its own packing and checks it against the integers.
+embeddings, norms and lm_head left float as those tools leave them. Beside it, dequantized.json
+holds, for every quantized layer, the shape and the FNV-1a 64 hash of its float32 weight [out, in]
+computed from the integers before packing (w = float32(q - zero) * float32(scale), or
+e4m3(q) * scale), which the C++ tests compare bit for bit with izwi's unpacking (a hash, not the
+weights: the fixtures travel to GPU machines whose transfer is limited). The script also unpacks its own packing and checks it against the integers.
 
 Weights are rounded to nearest (no Hessian: the packing, not GPTQ's error feedback, is under test);
 act-order uses a seeded random permutation in place of the Hessian's, one per layer input as in GPTQ
@@ -215,6 +216,14 @@ SAME_INPUT = {"self_attn.q_proj": "attn", "self_attn.k_proj": "attn", "self_attn
               "self_attn.o_proj": "o", "mlp.gate_proj": "mlp", "mlp.up_proj": "mlp", "mlp.down_proj": "down"}
 
 
+def fnv1a64(array):
+    """FNV-1a 64 over the float32 little-endian bytes of `array` (row-major)."""
+    h = 0xCBF29CE484222325
+    for byte in np.ascontiguousarray(array, dtype="<f4").tobytes():
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
 def make(name, quantization_config, source, config):
     folder = os.path.join(DATA, name)
     os.makedirs(folder, exist_ok=True)
@@ -240,11 +249,13 @@ def make(name, quantization_config, source, config):
                 packed, deq = fp8_layer(w, per_channel=True)
             for suffix, t in packed.items():
                 tensors[prefix + "." + suffix] = t
-            dequantized[key] = ("F32", deq)
+            dequantized[key] = {"shape": list(deq.shape), "fnv1a64": fnv1a64(deq)}
         else:
             tensors[key] = ("F32", value)
     write_safetensors(os.path.join(folder, "model.safetensors"), tensors)
-    write_safetensors(os.path.join(folder, "dequantized.safetensors"), dequantized)
+    with open(os.path.join(folder, "dequantized.json"), "w") as f:
+        json.dump(dequantized, f, indent=2, sort_keys=True)
+        f.write("\n")
     config = dict(config, quantization_config=quantization_config)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
