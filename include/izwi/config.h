@@ -49,8 +49,8 @@ struct IZWI_API EngineConfig {
   bool enable_prefix_cache = true;  ///< Reuse KV of shared prompt prefixes (radix tree).
 
   // Execution
-  std::string device = "cpu";         ///< "cpu", "cuda", "cuda:1" or "mps".
-  std::string dtype = "float32";      ///< Compute dtype: float32, bfloat16 or float16.
+  std::string device = "cpu";     ///< "cpu", "cuda", "cuda:1" or "mps".
+  std::string dtype = "float32";  ///< Compute dtype: float32, bfloat16 or float16.
   /// Storage of weight matrices. "auto" = dtype, except that with izwi's CPU kernels (float32
   /// compute) a checkpoint's bf16 matrices stay bf16 (never widened to float32). bfloat16 with
   /// float32 compute halves the bytes a CPU decode step reads. "int8" (symmetric, one scale per
