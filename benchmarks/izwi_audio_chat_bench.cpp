@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(
       app, shared,
-      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "LFM2-Audio model folder"});
+      {izwi::cli::kModelOption | izwi::cli::kDeviceOptions | izwi::cli::kOutputOptions, "LFM2-Audio model folder"});
   app.add_option("--concurrency", concurrency_list, "Concurrent chat streams per run")->capture_default_str();
   app.add_option("--audio-seconds", audio_seconds, "Length of the user's recording")
       ->capture_default_str()
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     const int32_t positions = 16 + static_cast<int32_t>(audio_seconds * 12.5) + 1 + items;
     izwi::EngineConfig config =
         izwi::bench::bench_engine_config(max_concurrency, positions, shared.threads.value_or(0), "auto");
-    izwi::cli::apply_shared_engine_options(shared, config);  // -v / -q's log level
+    izwi::cli::apply_shared_engine_options(shared, config);  // --device, --dtype, --weight-dtype, -v / -q
     izwi::Engine engine(model_dir, config);
     if (!engine.model_info().audio_chat) throw std::invalid_argument(model_dir + " is not an audio chat model");
     const std::vector<float> audio = izwi::bench::synthetic_speech(audio_seconds, 16000);

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(
       app, shared,
-      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Qwen3-TTS Base model folder"});
+      {izwi::cli::kModelOption | izwi::cli::kDeviceOptions | izwi::cli::kOutputOptions, "Qwen3-TTS Base model folder"});
   app.add_option("--reference-seconds", o.reference_seconds, "Length of the reference recording")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 60.0));
