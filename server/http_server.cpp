@@ -99,7 +99,7 @@ struct Reply {
   std::function<void()> abort;
   std::function<std::string(const StreamChunk&)> on_chunk;
   std::function<void()> on_hangup;       ///< the client left before the last chunk
-  std::shared_ptr<void> ticket;          ///< the admission slot, released with the reply
+  std::shared_ptr<void> ticket;          ///< the admission slot, released when the reply ends
   std::shared_ptr<AccessRecord> record;  ///< logged when the reply ends; none when not logged
   int32_t open_choices = 1;              ///< choices (n) whose finished chunk has not come yet
   bool finished = false;
@@ -125,6 +125,10 @@ void send_reply(httplib::Response& res, const std::string& content_type, std::sh
           if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
           if (chunk->finished && --reply->open_choices == 0) {
             reply->finished = true;
+            // The engine is done with it: the slot is free before the client reads the last
+            // bytes, not when httplib gets round to the releaser (a client's next request may
+            // come first, on another connection).
+            reply->ticket.reset();
             sink.done();
           }
           return true;

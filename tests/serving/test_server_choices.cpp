@@ -172,12 +172,14 @@ TEST(ServerChoices, AHangUpEndsEveryChoiceAndFreesTheirBlocks) {
       httplib::Error error = httplib::Error::Success;
       client.send(req, res, error);  // the receiver gives up after 3 chunks: the connection closes
     } else {
-      client.set_read_timeout(0, 30000);  // long before 4 x 400 tokens are made
+      client.set_read_timeout(0, 5000);  // long before 4 x 400 tokens are made
       client.Post("/v1/chat/completions", body.dump(), "application/json");
     }
     expect_idle(server);
-    // Had only choice 0 ended, the other three would have made their 400 tokens each.
-    EXPECT_LT(generated() - before, 400) << (stream ? "stream" : "whole");
+    // Had only choice 0 ended, the other three would have made their 400 tokens each. How many all
+    // four make before the hang-up is seen depends on the machine's speed (a quiet one: 5-121
+    // streamed, 109-309 whole; 580-1080 whole with a 30 ms timeout), so that is not the measure.
+    EXPECT_LT(generated() - before, 3 * 400) << (stream ? "stream" : "whole");
   }
 }
 
