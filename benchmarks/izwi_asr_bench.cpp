@@ -125,13 +125,11 @@ int main(int argc, char** argv) {
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(
       app, shared,
-      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Speech model folder"});
+      {izwi::cli::kModelOption | izwi::cli::kDeviceOptions | izwi::cli::kOutputOptions, "Speech model folder"});
   app.add_option("--streams", streams_list, "Stream counts to try")->capture_default_str();
   app.add_option("--seconds", seconds, "Audio per stream")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--chunk-ms", chunk_ms, "Push size")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--pad-id", pad_id, "Streaming pad token id")->capture_default_str();
-  app.add_option("--weight-dtype", config.weight_dtype, "Weights in memory: auto (= compute dtype) or bfloat16")
-      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const std::string& model_dir = shared.model;
   const bool json = shared.json;  // ends the report with one JSON summary line
@@ -139,7 +137,7 @@ int main(int argc, char** argv) {
   return izwi::cli::run_main("izwi-asr-bench", [&] {
     const std::vector<int32_t> stream_counts = izwi::cli::parse_id_list(streams_list, "--streams");
     config.max_batch_size = *std::max_element(stream_counts.begin(), stream_counts.end());
-    izwi::cli::apply_shared_engine_options(shared, config);  // --threads, -v / -q's log level
+    izwi::cli::apply_shared_engine_options(shared, config);  // --device ... --threads, -v / -q
     izwi::Engine engine(model_dir, config);
     izwi::cli::require_model_use(engine.model_info(), model_dir, izwi::cli::ModelUse::Transcription);
     const int32_t rate = engine.model_info().audio_sample_rate;

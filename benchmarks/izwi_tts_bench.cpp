@@ -210,23 +210,23 @@ CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector
 
 int main(int argc, char** argv) {
   CLI::App app{"Benchmark izwi speech synthesis against the memory-bandwidth roofline"};
-  std::string concurrency_list = "1,4,16", weight_dtype = "auto";
+  std::string concurrency_list = "1,4,16";
   Options o;
   bool no_codec_split = false, no_retain = false;
   izwi::cli::SharedOptions shared;
   izwi::cli::add_shared_options(
       app, shared,
-      {izwi::cli::kModelOption | izwi::cli::kThreadsOption | izwi::cli::kOutputOptions, "Qwen3-TTS model folder"});
+      {izwi::cli::kModelOption | izwi::cli::kDeviceOptions | izwi::cli::kOutputOptions, "Qwen3-TTS model folder"});
   app.add_option("--concurrency", concurrency_list, "Concurrent streams per run")->capture_default_str();
   app.add_option("--frames", o.frames, "Frames per stream (80 ms each)")->capture_default_str();
   app.add_option("--chunk-frames", o.chunk_frames, "Frames per streamed audio chunk")->capture_default_str();
   app.add_option("--text-len", o.text_len, "Random text ids per request")->capture_default_str();
-  app.add_option("--weight-dtype", weight_dtype, "Weight storage: auto or bfloat16")->capture_default_str();
   app.add_flag("--no-codec-split", no_codec_split, "Skip the separate codec decode timing");
   app.add_flag("--no-retain-freed-memory", no_retain, "EngineConfig::retain_freed_memory = false");
   CLI11_PARSE(app, argc, argv);
   const std::string& model_dir = shared.model;
   const int32_t threads = shared.threads.value_or(0);
+  const std::string weight_dtype = shared.weight_dtype.empty() ? "auto" : shared.weight_dtype;
   const bool json = shared.json;  // ends the report with one JSON line
 
   return izwi::cli::run_main("izwi-tts-bench", [&] {
