@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/text_model.h"
 #include "serving/running_server.h"
 
 namespace izwi::testing {
@@ -21,6 +22,14 @@ std::string run_command(const std::string& command, int* status) {
   const int raw = pclose(pipe);
   *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return out;
+}
+
+server::ServerOptions text_model_options(const TempDir& dir) {
+  write_text_model(dir.path());
+  server::ServerOptions options;
+  options.models = {{"text", dir.path()}};
+  options.api_key = kTestApiKey;
+  return options;
 }
 
 nlohmann::json run_node_client(const std::string& script, const std::string& arguments) {

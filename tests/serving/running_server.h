@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "common/temp_dir.h"
 #include "server/http_server.h"
 
 namespace izwi::testing {
@@ -35,6 +36,13 @@ class RunningServer {
   server::HttpServer server_;
   std::thread thread_;
 };
+
+/// The API key of the servers the client tests start.
+inline constexpr const char* kTestApiKey = "sk-izwi-test";
+
+/// Options of a server with one random-weight text model, "text" (written into `dir`), behind
+/// kTestApiKey: what the client tests of the text routes serve.
+server::ServerOptions text_model_options(const TempDir& dir);
 
 /// Runs `command` through the shell; its stdout, and its exit status in `*status`.
 std::string run_command(const std::string& command, int* status);

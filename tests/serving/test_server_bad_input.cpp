@@ -10,7 +10,6 @@
 #include <string>
 
 #include "common/temp_dir.h"
-#include "common/text_model.h"
 #include "serving/running_server.h"
 
 namespace izwi {
@@ -18,11 +17,7 @@ namespace {
 
 TEST(ServerBadInput, EachIsA400NamingTheFieldAndLeavesNothingBehind) {
   testing::TempDir dir;
-  testing::write_text_model(dir.path());
-  server::ServerOptions options;
-  options.models = {{"text", dir.path()}};
-  options.api_key = "sk-izwi-test";
-  testing::RunningServer server(options);
+  testing::RunningServer server(testing::text_model_options(dir));
 
   const nlohmann::json got = testing::run_node_client("bad_input_client.mjs", server.url() + "/v1 sk-izwi-test text");
 

@@ -17,7 +17,6 @@
 #include <thread>
 
 #include "common/temp_dir.h"
-#include "common/text_model.h"
 #include "izwi/engine.h"
 #include "serving/running_server.h"
 
@@ -67,11 +66,7 @@ void expect_indexed(const json& answer, size_t n, const std::string& what) {
 
 TEST(ServerChoices, OpenAiClientGetsNChoicesWholeAndStreamed) {
   testing::TempDir dir;
-  testing::write_text_model(dir.path());
-  server::ServerOptions options;
-  options.models = {{"text", dir.path()}};
-  options.api_key = "sk-izwi-test";
-  testing::RunningServer server(options);
+  testing::RunningServer server(testing::text_model_options(dir));
 
   const json got = testing::run_node_client("choices_client.mjs", server.url() + "/v1 sk-izwi-test text");
 
@@ -143,11 +138,7 @@ TEST(ServerChoices, OpenAiClientGetsNChoicesWholeAndStreamed) {
 // A client that hangs up (streamed, or timing out on a whole answer) ends every choice.
 TEST(ServerChoices, AHangUpEndsEveryChoiceAndFreesTheirBlocks) {
   testing::TempDir dir;
-  testing::write_text_model(dir.path());
-  server::ServerOptions options;
-  options.models = {{"text", dir.path()}};
-  options.api_key = "sk-izwi-test";
-  testing::RunningServer server(options);
+  testing::RunningServer server(testing::text_model_options(dir));
   for (const bool stream : {true, false}) {
     httplib::Client client("127.0.0.1", server.port());
     client.set_default_headers({{"Authorization", "Bearer sk-izwi-test"}});

@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "common/temp_dir.h"
-#include "common/text_model.h"
 #include "serving/running_server.h"
 
 namespace izwi {
@@ -19,11 +18,7 @@ namespace {
 
 TEST(ServerStructuredOutputs, EveryOutputValidatesWithAjv) {
   testing::TempDir text_dir;
-  testing::write_text_model(text_dir.path());
-  server::ServerOptions options;
-  options.models = {{"text", text_dir.path()}};
-  options.api_key = "sk-izwi-test";
-  testing::RunningServer server(options);
+  testing::RunningServer server(testing::text_model_options(text_dir));
 
   const nlohmann::json got = testing::run_node_client("structured_outputs.mjs", server.url() + "/v1 sk-izwi-test text");
   EXPECT_GE(got["schemas"].get<int>(), 30);
