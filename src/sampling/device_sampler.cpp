@@ -11,10 +11,10 @@
 
 namespace izwi {
 
-std::vector<int32_t> DeviceSampler::sample(const at::Tensor& logits, const std::vector<SamplingState*>& states) {
+at::Tensor DeviceSampler::sample(const at::Tensor& logits, const std::vector<SamplingState*>& states) {
   const at::Tensor rows_logits = logits.to(at::kFloat).contiguous();
   const int32_t rows = static_cast<int32_t>(rows_logits.size(0)), vocab = static_cast<int32_t>(rows_logits.size(1));
-  if (rows == 0) return {};
+  if (rows == 0) return at::empty({0}, at::TensorOptions().dtype(at::kLong).device(logits.device()));
 
   // Each row's controls, then the id lists they point into, in one staged buffer.
   std::vector<SamplingParamsCuda> params(static_cast<size_t>(rows));
@@ -68,9 +68,8 @@ std::vector<int32_t> DeviceSampler::sample(const at::Tensor& logits, const std::
   args.ids = sampled.data_ptr<int32_t>();
   sample_cuda(args, current_cuda_stream());
 
-  const at::Tensor back = sampled.to(at::kCPU);  // the step's one device-to-host copy
   for (SamplingState* s : states) ++s->draws;
-  return std::vector<int32_t>(back.data_ptr<int32_t>(), back.data_ptr<int32_t>() + rows);
+  return sampled.to(at::kLong);
 }
 
 }  // namespace izwi

@@ -191,18 +191,41 @@ std::vector<int32_t> Sampler::sample_with_logprobs(const at::Tensor& logits, con
   return ids;
 }
 
+at::Tensor Sampler::sample_rows_on_device(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                          const Backend& backend) {
+  IZWI_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(states.size()),
+             "sample_rows_on_device: {} rows of logits for {} sampling states", logits.dim() == 2 ? logits.size(0) : -1,
+             states.size());
+  for (size_t r = 0; r < states.size(); ++r) {
+    IZWI_CHECK(states[r]->constraint == nullptr && states[r]->logprobs < 0,
+               "sample_rows_on_device: row {} has a constraint or asks for logprobs, which need its id on the host "
+               "(use sample_rows)",
+               r);
+  }
+  return draw_ids(logits, states, backend).to(logits.device());
+}
+
 std::vector<int32_t> Sampler::sample_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                          const Backend& backend) {
+  const at::Tensor ids = draw_ids(logits, states, backend).to(at::kCPU, at::kInt);  // the call's one copy back
+  return std::vector<int32_t>(ids.data_ptr<int32_t>(), ids.data_ptr<int32_t>() + ids.numel());
+}
+
+at::Tensor Sampler::draw_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                             const Backend& backend) {
 #if IZWI_WITH_CUDA
   if (backend.cuda_kernels() && logits.is_cuda()) {
     if (device_ == nullptr) device_ = std::make_unique<DeviceSampler>();
     return device_->sample(logits, states);
   }
+#else
+  (void)backend;
 #endif
   const at::Tensor host = logits.to(at::kCPU, at::kFloat).contiguous();
   const int32_t vocab = static_cast<int32_t>(host.size(1));
   float* rows = host.data_ptr<float>();
-  std::vector<int32_t> ids(states.size());
+  at::Tensor out = at::empty({static_cast<int64_t>(states.size())}, at::kLong);
+  int64_t* ids = out.data_ptr<int64_t>();
   // Rows are independent (each draws from its own state's generator), so the threads take them in
   // turn, each with its own scratch: at 64 requests and a temperature, 64 whole-vocabulary draws
   // per step. A state given for two rows keeps them on one thread, in order.
@@ -219,7 +242,7 @@ std::vector<int32_t> Sampler::sample_ids(const at::Tensor& logits, const std::ve
   } else {
     sample_range(0, static_cast<int64_t>(states.size()));
   }
-  return ids;
+  return out;
 }
 
 int32_t Sampler::sample(float* logits, int32_t vocab, SamplingState& state) {

@@ -45,6 +45,16 @@ class Sampler {
   std::vector<int32_t> sample_rows(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                    const Backend& backend);
 
+  /// sample_rows leaving the ids where the logits are: an int64 tensor [rows] on the logits'
+  /// device (on the CPU, a CPU tensor), with no copy back to the host on the Cuda backend. For a
+  /// chain of draws whose next input is the drawn id (a frame's codebooks), which copies the ids
+  /// back once at its end. The states advance as in sample_rows (draw counters, host RNGs); each
+  /// state's history is read as it stands, so a repetition penalty sees no id of the chain until
+  /// the caller appends them. Rows may have no constraint and ask for no logprobs (both need the
+  /// ids on the host): sample_rows is for those.
+  at::Tensor sample_rows_on_device(const at::Tensor& logits, const std::vector<SamplingState*>& states,
+                                   const Backend& backend);
+
  private:
   /// `logits` with the rows `constrained` masked by their states' constraints: float32, on the
   /// host unless the logits are on a CUDA device with the Cuda backend (then masked there).
@@ -54,6 +64,9 @@ class Sampler {
                                             const std::vector<int64_t>& asking, const Backend& backend);
   std::vector<int32_t> sample_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states,
                                   const Backend& backend);
+  /// The ids [rows] (int64) where they were drawn: on the logits' CUDA device with the Cuda
+  /// backend, else on the host. The one implementation both forms share.
+  at::Tensor draw_ids(const at::Tensor& logits, const std::vector<SamplingState*>& states, const Backend& backend);
 
   /// Buffers one row's sampling reuses across calls; one per thread that samples rows.
   struct Scratch {

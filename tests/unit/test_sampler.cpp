@@ -295,6 +295,53 @@ TEST(Sampler, SampleRowsOverTheThreadsDrawsWhatEachRowDrawsAlone) {
   }
 }
 
+// The device-ids form is the host form without the copy back: the same ids, as an int64 tensor
+// where the logits are, and the states left where the host form leaves them (greedy rows, seeded
+// draws with top-k / top-p, a repetition penalty from the history).
+TEST(Sampler, SampleRowsOnDeviceDrawsTheIdsOfSampleRows) {
+  constexpr int64_t kRows = 6, kVocab = 700;
+  const at::Tensor logits = at::randn({kRows, kVocab}) * 2;
+  const std::vector<int32_t> history = {3, 9, 9, 650};
+  std::vector<SamplingState> host(kRows), device(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (SamplingState* s : {&host[r], &device[r]}) {
+      s->temperature = r % 3 == 0 ? 0.0f : 0.9f;
+      s->top_k = r == 1 ? 30 : 0;
+      s->top_p = r == 2 ? 0.7f : 1.0f;
+      if (r == 4) {
+        s->repetition_penalty = 1.4f;
+        s->history = &history;
+      }
+      s->reseed(static_cast<uint64_t>(40 + r));
+    }
+  }
+  std::vector<SamplingState*> host_rows, device_rows;
+  for (int64_t r = 0; r < kRows; ++r) host_rows.push_back(&host[r]), device_rows.push_back(&device[r]);
+  Sampler a, b;
+  for (int step = 0; step < 10; ++step) {
+    const std::vector<int32_t> expected = a.sample_rows(logits.clone(), host_rows, Backend::host());
+    const at::Tensor ids = b.sample_rows_on_device(logits.clone(), device_rows, Backend::host());
+    ASSERT_EQ(ids.scalar_type(), at::kLong);
+    ASSERT_EQ(ids.device(), logits.device());
+    ASSERT_EQ(ids.numel(), kRows);
+    for (int64_t r = 0; r < kRows; ++r) {
+      EXPECT_EQ(ids[r].item<int64_t>(), expected[static_cast<size_t>(r)]) << "row " << r << ", step " << step;
+      EXPECT_EQ(device[r].draws, host[r].draws) << "row " << r;
+    }
+  }
+  // Both streams stand at the same place afterwards.
+  for (int64_t r = 0; r < kRows; ++r) EXPECT_EQ(device[r].rng(), host[r].rng()) << "row " << r;
+}
+
+TEST(Sampler, SampleRowsOnDeviceRefusesRowsThatNeedTheirIdsOnTheHost) {
+  Sampler sampler;
+  SamplingState free_row, asking;
+  asking.logprobs = 2;
+  EXPECT_THROW(sampler.sample_rows_on_device(at::zeros({2, 4}), {&free_row, &asking}, Backend::host()), Error);
+  EXPECT_THROW(sampler.sample_rows_on_device(at::zeros({2, 4}), {&free_row}, Backend::host()), Error);
+  EXPECT_EQ(sampler.sample_rows_on_device(at::zeros({0, 4}), {}, Backend::host()).numel(), 0);
+}
+
 TEST(Sampler, SampleRowsNeedsOneStatePerRow) {
   Sampler sampler;
   SamplingState s;
