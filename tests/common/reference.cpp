@@ -45,7 +45,7 @@ std::vector<int32_t> ReferenceTensors::ids(const std::string& name) const {
 
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   if (a.sizes() != b.sizes()) throw std::runtime_error("max_abs_diff: shapes differ");
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+  return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();  // any devices
 }
 
 }  // namespace izwi::testing

@@ -1,5 +1,7 @@
 #include "common/test_device.h"
 
+#include <ATen/Parallel.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -20,6 +22,17 @@ EngineConfig test_engine_config() {
   EngineConfig config;
   config.device = device_name();
   return config;
+}
+
+const Backend& test_backend() {
+  if (test_device().is_cpu()) return Backend::host();
+  static const Backend backend = [] {
+    BackendOptions options;
+    options.device = device_name();
+    options.threads = at::get_num_threads();  // as the test binary has it
+    return Backend(options);
+  }();
+  return backend;
 }
 
 }  // namespace izwi::testing

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "izwi/config.h"
+#include "kernels/backend.h"
 
 namespace izwi::testing {
 
@@ -13,5 +14,9 @@ at::Device test_device();
 
 /// The default EngineConfig on test_device().
 EngineConfig test_engine_config();
+
+/// izwi's kernels, float32, on test_device(): Backend::host() on the CPU. For the codecs and
+/// encoders the suites build outside an engine.
+const Backend& test_backend();
 
 }  // namespace izwi::testing
