@@ -28,6 +28,7 @@ class LogMelFrames {
   /// Throws InvalidArgument for a config with a non-positive size or n_fft < 2.
   LogMelFrames(const LogMelConfig& config, const at::Device& device);
   const LogMelConfig& config() const { return config_; }
+  at::Device device() const { return window_.device(); }
   /// Features [n_mels, count] of the frames starting at padded[t * hop], t < count.
   at::Tensor compute(const at::Tensor& padded, int64_t count) const;
   /// Frames of a whole waveform of `samples`: the centred STFT's frame count minus the last.

@@ -7,7 +7,7 @@
 
 namespace izwi {
 
-StreamingLogMel::StreamingLogMel(const LogMelConfig& config) : frames_(config, at::kCPU) {}
+StreamingLogMel::StreamingLogMel(const LogMelConfig& config, const at::Device& device) : frames_(config, device) {}
 
 at::Tensor StreamingLogMel::push(const float* samples, size_t count) {
   if (finished_) fail(ErrorCode::InvalidArgument, "StreamingLogMel::push after finish");
@@ -46,9 +46,12 @@ at::Tensor StreamingLogMel::finish() {
 }
 
 at::Tensor StreamingLogMel::take_frames(int64_t count) {
-  const at::Tensor buffer = at::from_blob(padded_.data(), {static_cast<int64_t>(padded_.size())}, at::kFloat);
-  at::Tensor out = frames_.compute(buffer, count);  // a new tensor: nothing aliases padded_
-  padded_.erase(padded_.begin(), padded_.begin() + count * frames_.config().hop);
+  const LogMelConfig& c = frames_.config();
+  // Only the samples these frames read; off the CPU they cross to the device in one (blocking) copy.
+  const int64_t span = count == 0 ? 0 : (count - 1) * c.hop + c.n_fft;
+  const at::Tensor samples = at::from_blob(padded_.data(), {span}, at::kFloat).to(frames_.device());
+  at::Tensor out = frames_.compute(samples, count);  // a new tensor: nothing aliases padded_
+  padded_.erase(padded_.begin(), padded_.begin() + count * c.hop);
   emitted_ += count;
   return out;
 }

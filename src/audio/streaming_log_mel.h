@@ -15,9 +15,11 @@ namespace izwi {
 
 class StreamingLogMel {
  public:
-  explicit StreamingLogMel(const LogMelConfig& config);
+  /// Frames are computed on `device` (the model's: the samples cross to it once, the features
+  /// stay there).
+  explicit StreamingLogMel(const LogMelConfig& config, const at::Device& device = at::kCPU);
 
-  /// Features [n_mels, n] (CPU, float32) of the frames these samples completed; n may be 0.
+  /// Features [n_mels, n] (float32, on the device) of the frames these samples completed; n may be 0.
   /// Throws InvalidArgument for non-finite samples or a push after finish().
   at::Tensor push(const float* samples, size_t count);
   /// The remaining frames. Throws InvalidArgument if the whole stream held n_fft / 2 samples or

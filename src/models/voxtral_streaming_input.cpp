@@ -18,7 +18,7 @@ VoxtralStreamingInput::VoxtralStreamingInput(const VoxtralAudioEncoder& encoder,
                                              int64_t embedding_size, const at::TensorOptions& options)
     : encoder_(encoder),
       settings_(settings),
-      mel_(mel_config(encoder)),
+      mel_(mel_config(encoder), options.device()),  // the frames are computed where the encoder runs
       state_(encoder.make_state()),
       embeddings_(at::zeros({0, embedding_size}, options)) {}
 
