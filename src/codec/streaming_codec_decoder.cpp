@@ -58,9 +58,10 @@ at::Tensor StreamingCodecDecoder::forward_in_chunks(const at::Tensor& codes, con
     const int64_t n = std::min(kDecodeChunkFrames, frames - start);
     std::vector<int64_t> chunk_positions = positions;
     for (int64_t& p : chunk_positions) p += start;
-    pieces.push_back(forward(codes.narrow(2, start, n), chunk_positions, states).to(at::kCPU, at::kFloat));
+    pieces.push_back(forward(codes.narrow(2, start, n), chunk_positions, states).to(at::kFloat));
   }
-  return pieces.size() == 1 ? pieces[0] : at::cat(pieces, 1);
+  // The samples leave for the caller in one copy, not one per chunk.
+  return (pieces.size() == 1 ? pieces[0] : at::cat(pieces, 1)).to(at::kCPU);
 }
 
 void StreamingCodecDecoder::check_codes(const at::Tensor& codes) const { checked_codes(codes, "", true, 0); }

@@ -99,19 +99,24 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
   const at::Tensor inputs = depth_linear_(hidden, backend).view({batch, config_.codebooks, d});
   std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
-  std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
+  // Each codebook's ids stay where they were drawn and give the next step's input there; the
+  // frame comes back to the host in one copy at its end, not one per codebook.
+  std::vector<at::Tensor> sampled;
   at::Tensor previous = at::zeros({batch, d}, inputs.options());
   for (int64_t k = 0; k < config_.codebooks; ++k) {
     const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values, backend);
     const Head& head = heads_[static_cast<size_t>(k)];
-    const std::vector<int32_t> sampled = sampler.sample_rows(
-        head.to_logits(ops::rms_norm(backend, x, head.norm, config_.norm_eps), backend), sampling, backend);
-    std::vector<int64_t> codes(static_cast<size_t>(batch));
-    for (int64_t b = 0; b < batch; ++b) {
-      out[static_cast<size_t>(b)].push_back(sampled[static_cast<size_t>(b)]);
-      codes[static_cast<size_t>(b)] = sampled[static_cast<size_t>(b)];
+    sampled.push_back(sampler.sample_rows_on_device(
+        head.to_logits(ops::rms_norm(backend, x, head.norm, config_.norm_eps), backend), sampling, backend));
+    if (k + 1 < config_.codebooks) {
+      previous = head.embedding(sampled.back().to(inputs.device()), inputs.scalar_type());
     }
-    previous = head.embedding(at::tensor(codes, at::kLong).to(inputs.device()), inputs.scalar_type());
+  }
+  const at::Tensor frame = at::stack(sampled, 1).to(at::kCPU, at::kInt).contiguous();  // [batch, codebooks]
+  const int32_t* ids = frame.data_ptr<int32_t>();
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    out[static_cast<size_t>(b)].assign(ids + b * config_.codebooks, ids + (b + 1) * config_.codebooks);
   }
   return out;
 }

@@ -71,8 +71,9 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::encode_audio(const std::vector<float>& samples) const {
-  const at::Tensor mel = nemo_log_mel(at::tensor(samples, at::kFloat), config_.mel);
-  return adapter_(encoder_.encode(mel)).to(at::kCPU, at::kFloat).contiguous();
+  // The samples cross to the model's device once; the log-mel and the embeddings stay there.
+  const at::Tensor mel = nemo_log_mel(at::tensor(samples, at::kFloat).to(audio_embedding_.device()), config_.mel);
+  return adapter_(encoder_.encode(mel)).to(at::kFloat).contiguous();
 }
 
 int64_t Lfm2AudioForConditionalGeneration::audio_positions(int64_t samples) const {
@@ -211,6 +212,9 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
   SpeechPrompt out;
   // Every position is keyed by its input (text id, audio row, frame), generated ones too (sample()
   // gives frames their keys), so the whole conversation can be reused by its next turn.
+  // The audio rows' keys hash their values: one copy of the turn's embeddings to the host.
+  const at::Tensor audio_in = state->prompt().audio_in;
+  const at::Tensor host_audio = audio_in.defined() ? audio_in.to(at::kCPU, at::kFloat).contiguous() : audio_in;
   for (int64_t p = 0; p < state->prompt_length(); ++p) {
     const int32_t index = state->index_of(p);
     switch (state->prompt().modality[static_cast<size_t>(p)]) {
@@ -218,7 +222,7 @@ SpeechPrompt Lfm2AudioForConditionalGeneration::audio_chat_prompt(const AudioCha
         out.keys.push_back(state->prompt().text_ids[static_cast<size_t>(index)]);
         break;
       case Lfm2AudioModality::kAudioIn: {
-        const at::Tensor row = state->prompt().audio_in[index].contiguous();
+        const at::Tensor row = host_audio[index];  // a row of a contiguous matrix
         out.keys.push_back(keys_->key_of({row.data_ptr<float>(), row.data_ptr<float>() + row.numel()}));
         break;
       }

@@ -45,8 +45,8 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM, public AudioCha
 
   const Lfm2AudioConfig& config() const { return config_; }
   /// One user turn's audio (mono `samples` at the preprocessor's 16 kHz) -> its audio-in
-  /// embeddings [positions, hidden] float32 CPU: log-mel, FastConformer, adapter. Runs on the
-  /// calling thread; the whole turn at once (the encoder attends over all of it).
+  /// embeddings [positions, hidden] float32 on the model's device: log-mel, FastConformer,
+  /// adapter. Runs on the calling thread; the whole turn at once (the encoder attends over all of it).
   at::Tensor encode_audio(const std::vector<float>& samples) const;
   /// The positions encode_audio makes of `samples` samples, from the count alone.
   int64_t audio_positions(int64_t samples) const;

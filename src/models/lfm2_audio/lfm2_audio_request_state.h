@@ -28,7 +28,7 @@ enum class Lfm2AudioGeneration { kSequential, kInterleaved };
 struct Lfm2AudioPrompt {
   std::vector<Lfm2AudioModality> modality;      ///< Per position.
   std::vector<int32_t> text_ids;                ///< Of the text positions, in order.
-  at::Tensor audio_in;                          ///< [audio-in positions, hidden] float32: adapter outputs.
+  at::Tensor audio_in;                          ///< [audio-in positions, hidden] float32, any device.
   std::vector<std::vector<int32_t>> audio_out;  ///< [audio-out positions][codebooks]: earlier turns' frames.
 };
 
