@@ -14,6 +14,7 @@
 #include "common/reference.h"
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
+#include "common/test_device.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "kernels/backend.h"
@@ -74,7 +75,7 @@ void expect_reference_items(const Output& out, const std::string& mode) {
 }
 
 TEST(EngineAudioChat, BothModesGiveTheReleasedItemsFromTheWav) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   EXPECT_TRUE(engine.model_info().audio_chat);
   const Output interleaved = engine.audio_chat(reference_request(AudioChatMode::Interleaved, 40));
   EXPECT_EQ(interleaved.finish_reason, FinishReason::Length);
@@ -85,7 +86,7 @@ TEST(EngineAudioChat, BothModesGiveTheReleasedItemsFromTheWav) {
 }
 
 TEST(EngineAudioChat, StreamedChunksAddUpToTheWholeAnswer) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   StreamHandle stream = engine.audio_chat_streaming(reference_request(AudioChatMode::Interleaved, 40));
   Output joined;
   while (std::optional<StreamChunk> chunk = stream.next()) {
@@ -98,7 +99,7 @@ TEST(EngineAudioChat, StreamedChunksAddUpToTheWholeAnswer) {
 }
 
 TEST(EngineAudioChat, ChatAsrAndTextRequestsRunTogether) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   GenerationParams text_params;
   text_params.max_tokens = 16;
   Request text;
@@ -115,7 +116,7 @@ TEST(EngineAudioChat, ChatAsrAndTextRequestsRunTogether) {
   std::vector<std::future<Output>> texts;
   for (int i = 0; i < 2; ++i) texts.push_back(std::async(std::launch::async, [&] { return engine.generate(text); }));
   // And an LFM2 text engine in the same process at the same time.
-  Engine lfm2(fixture_dir("lfm2-tiny"));
+  Engine lfm2(fixture_dir("lfm2-tiny"), testing::test_engine_config());
   const Output lfm2_alone = lfm2.generate(text);
   std::future<Output> lfm2_text = std::async(std::launch::async, [&] { return lfm2.generate(text); });
   for (int i = 0; i < 3; ++i)
@@ -131,7 +132,7 @@ TEST(EngineAudioChat, TheFoldersMimiDecodesTheAnswersFrames) {
   // frames, end-of-audio ones excepted, come out as PCM, streamed or whole.
   testing::TempDir dir;
   testing::write_lfm2_audio_with_tokenizer(dir.path(), /*codec=*/true);
-  Engine engine(dir.path());
+  Engine engine(dir.path(), testing::test_engine_config());
   EXPECT_EQ(engine.model_info().output_sample_rate, 24000);
   const Output whole = engine.audio_chat(reference_request(AudioChatMode::Interleaved, 40));
   expect_reference_items(whole, "interleaved");
@@ -177,7 +178,7 @@ AudioChatRequest second_turn(const AudioChatRequest& first, const Output& answer
 }
 
 TEST(EngineAudioChat, ASecondTurnReusesTheFirstFromThePrefixCache) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   const AudioChatRequest first = reference_request(AudioChatMode::Interleaved, 40);
   const Output answer = engine.audio_chat(first);
   const AudioChatRequest second = second_turn(first, answer);
@@ -200,7 +201,7 @@ TEST(EngineAudioChat, TheChatTemplateBuildsTheReleasedPrompt) {
   // the answers are the released ones.
   testing::TempDir dir;
   testing::write_lfm2_audio_with_tokenizer(dir.path());
-  Engine engine(dir.path());
+  Engine engine(dir.path(), testing::test_engine_config());
   expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Interleaved, 40)), "interleaved");
   expect_reference_items(engine.audio_chat(template_request(AudioChatMode::Sequential, 12)), "sequential");
 }
@@ -208,7 +209,7 @@ TEST(EngineAudioChat, TheChatTemplateBuildsTheReleasedPrompt) {
 TEST(EngineAudioChat, ATemplateConversationsSecondTurnHitsThePrefixCache) {
   testing::TempDir dir;
   testing::write_lfm2_audio_with_tokenizer(dir.path());
-  Engine engine(dir.path());
+  Engine engine(dir.path(), testing::test_engine_config());
   const AudioChatRequest first = template_request(AudioChatMode::Interleaved, 40);
   const Output answer = engine.audio_chat(first);
   AudioChatRequest second = template_request(AudioChatMode::Interleaved, 12);
@@ -229,7 +230,7 @@ TEST(EngineAudioChat, ATemplateConversationsSecondTurnHitsThePrefixCache) {
 }
 
 TEST(EngineAudioChat, BadRequestsAreNamed) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   AudioChatRequest both = reference_request(AudioChatMode::Interleaved, 4);
   both.system = "Perform ASR.";
   EXPECT_NE(testing::error_message([&] { engine.audio_chat(both); }).find("give the prompt one way"),

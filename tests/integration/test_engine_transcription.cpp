@@ -18,6 +18,7 @@
 #include "common/reference.h"
 #include "common/speech_model_folders.h"
 #include "common/temp_dir.h"
+#include "common/test_device.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 
@@ -61,7 +62,7 @@ class EngineTranscription : public ::testing::Test {
     return tokens;
   }
 
-  Engine engine_{testing::fixture_dir("voxtral-realtime-tiny")};
+  Engine engine_{testing::fixture_dir("voxtral-realtime-tiny"), testing::test_engine_config()};
   static std::vector<float>* audio_;
   static std::vector<int32_t>* expected_;
 };
@@ -210,7 +211,7 @@ TEST(EngineTranscriptionWithTokenizer, PadIdAndTextComeFromTheTokenizer) {
   testing::write_voxtral_with_tokenizer(dir.path());
   static_assert(testing::kStreamingPadId == kPadId);
 
-  Engine engine(dir.path());
+  Engine engine(dir.path(), testing::test_engine_config());
   ASSERT_NE(engine.tokenizer(), nullptr);
   TranscriptionOptions options;  // no pad_token_id: the tokenizer's [STREAMING_PAD]
   const std::vector<float> audio = load_audio_mono(fixture + "/audio.wav", kRate);

@@ -14,6 +14,7 @@
 #include "common/error_message.h"
 #include "common/json_fields.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "io/hf_config.h"
 #include "io/weight_loader.h"
 #include "izwi/audio.h"
@@ -53,7 +54,7 @@ class Lfm2AudioEncoderParity : public ::testing::Test {
     mel_config_ = NemoLogMelConfig::parse(*top.object("preprocessor"));
     encoder_config_ = FastConformerConfig::parse(*top.object("encoder"));
     lm_hidden_ = top.object("lfm")->get<int64_t>("hidden_size");
-    WeightLoader loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, at::kCPU);
+    WeightLoader loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, testing::test_device());
     encoder_ = new FastConformerEncoder(loader, encoder_config_);
     adapter_ = new Lfm2AudioAdapter(loader, encoder_config_.d_model, lm_hidden_);
     skip_all_but_audio_in(loader, encoder_config_.n_layers);
@@ -186,14 +187,14 @@ TEST_F(Lfm2AudioEncoderParity, ConfigOutOfRangeNamesTheField) {
 }
 
 TEST_F(Lfm2AudioEncoderParity, WrongTensorShapeNamesTheTensor) {
-  WeightLoader loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, at::kCPU);
+  WeightLoader loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, testing::test_device());
   FastConformerConfig wrong = encoder_config_;
   wrong.ff_expansion_factor = 3;  // the checkpoint's feed-forward is 2 x d_model wide
   const std::string message = testing::error_message([&] { FastConformerEncoder(loader, wrong); });
   EXPECT_NE(message.find("conformer.layers.0.feed_forward1.linear1.weight"), std::string::npos) << message;
   EXPECT_EQ(testing::error_code_of([&] { FastConformerEncoder(loader, wrong); }), ErrorCode::InvalidFormat);
 
-  WeightLoader adapter_loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, at::kCPU);
+  WeightLoader adapter_loader(testing::fixture_dir(kFixture), at::kFloat, at::kFloat, testing::test_device());
   const std::string adapter_message =
       testing::error_message([&] { Lfm2AudioAdapter(adapter_loader, encoder_config_.d_model, lm_hidden_ * 2); });
   EXPECT_NE(adapter_message.find("audio_adapter.model.1.weight"), std::string::npos) << adapter_message;

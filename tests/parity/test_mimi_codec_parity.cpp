@@ -16,6 +16,7 @@
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
+#include "common/test_device.h"
 #include "io/safetensors.h"
 #include "io/safetensors_tensor.h"
 #include "izwi/audio.h"
@@ -33,8 +34,8 @@ class MimiParity : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ref_ = new testing::ReferenceTensors(kFixture);
-    decoder_ = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host()).release();
-    encoder_ = load_codec_encoder(testing::fixture_dir(kFixture), Backend::host()).release();
+    decoder_ = load_codec_decoder(testing::fixture_dir(kFixture), testing::test_backend()).release();
+    encoder_ = load_codec_encoder(testing::fixture_dir(kFixture), testing::test_backend()).release();
   }
   static void TearDownTestSuite() {
     delete encoder_;
@@ -93,7 +94,7 @@ TEST_F(MimiParity, StreamedDecodeMatchesTheReference) {
 }
 
 TEST_F(MimiParity, StreamingIsExactInDoublePrecision) {
-  const Backend float64 = Backend::reference(at::kCPU, at::kDouble);
+  const Backend float64 = Backend::reference(testing::test_device(), at::kDouble);
   const auto decoder = load_codec_decoder(testing::fixture_dir(kFixture), float64);
   const at::Tensor whole = decoder->decode(codes());
   EXPECT_LT(max_abs_diff(whole, audio()), kTolerance);
@@ -148,7 +149,7 @@ TEST_F(MimiParity, EncodeMatchesTheReferenceCodes) {
 }
 
 TEST_F(MimiParity, FewerCodebooksDecodeAndStream) {
-  const auto four = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host(), false, 4);
+  const auto four = load_codec_decoder(testing::fixture_dir(kFixture), testing::test_backend(), false, 4);
   EXPECT_EQ(four->num_codebooks(), 4);
   const at::Tensor c4 = codes().narrow(0, 0, 4);
   const at::Tensor whole = four->decode(c4);

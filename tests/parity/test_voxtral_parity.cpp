@@ -5,6 +5,7 @@
 
 #include "common/model_runner.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "models/voxtral_realtime.h"
 #include "models/voxtral_streaming_input.h"
 
@@ -35,8 +36,8 @@ class VoxtralParity : public ::testing::TestWithParam<bool> {
   }
   ForwardContext context() const {
     ForwardContext ctx;
-    static const Backend torch = Backend::reference(at::kCPU, at::kFloat);
-    ctx.backend = GetParam() ? &Backend::host() : &torch;
+    static const Backend torch = Backend::reference(testing::test_device(), at::kFloat);
+    ctx.backend = GetParam() ? &testing::test_backend() : &torch;
     return ctx;
   }
 

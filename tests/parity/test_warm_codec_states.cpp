@@ -7,6 +7,7 @@
 #include "codec/codec_decoder.h"
 #include "codec/warm_codec_states.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "kernels/backend.h"
 
 namespace izwi {
@@ -27,7 +28,7 @@ std::vector<std::vector<int32_t>> frames_of(const at::Tensor& codes, int64_t fir
 TEST(WarmCodecStates, ACopyContinuesAsTheStreamThatDecodedTheFramesItself) {
   const testing::ReferenceTensors ref(kFixture);
   const at::Tensor codes = ref.get("codes");
-  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host());
+  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), testing::test_backend());
   const at::Tensor whole = codec->decode(codes);
   WarmCodecStates warm(2);
   const auto reference = frames_of(codes, 0, 12);
@@ -50,7 +51,7 @@ TEST(WarmCodecStates, ACopyContinuesAsTheStreamThatDecodedTheFramesItself) {
 TEST(WarmCodecStates, TheLeastRecentlyUsedStateGoesFirst) {
   const testing::ReferenceTensors ref(kFixture);
   const at::Tensor codes = ref.get("codes");
-  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), Backend::host());
+  const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), testing::test_backend());
   WarmCodecStates warm(2);
   const auto a = frames_of(codes, 0, 3), b = frames_of(codes, 3, 3), c = frames_of(codes, 6, 3);
   warm.state_after(*codec, a);
