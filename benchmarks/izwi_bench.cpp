@@ -18,6 +18,18 @@
 // engine's own work. On a GPU the ops run asynchronously and a decode step replays a CUDA graph,
 // so that split comes from a pass of its own: graphs off and a device wait around every op, which
 // slows the steps (their speed is the measured runs') but times each op's execution.
+//
+// Two decode throughputs per level, from each token's delivery time:
+// - tokens/s: over the window in which every request decodes (after the last request's first
+//   token, before the first request's last). With more prompt tokens than one step's budget takes
+//   while the first requests decode (e.g. 256 requests of 512 prompt tokens), the first requests
+//   finish before the last one starts and that window does not exist: then null ("-").
+// - decode tokens/s: the tokens delivered after the last request's first token, over the time from
+//   it to the run's last token. Every prompt is in the cache by then, so no step of that window
+//   computes a prompt row; the number of requests still decoding falls as they finish, and
+//   `decode requests` is its mean over the window. It exists for every run with --gen >= 2.
+// The FLOPs of a token are counted from the engine's own linear products (two short prompts'
+// profiles), not from the weight bytes, which depend on how the weights are stored.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -34,6 +46,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -72,9 +85,13 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t length, int32_t vo
 
 struct RunResult {
   int32_t concurrency = 0;
-  double tokens_per_s = 0;              ///< All requests together, while every one of them decodes.
-  double tokens_per_s_per_request = 0;  ///< tokens_per_s / concurrency.
-  double wall_tokens_per_s = 0;         ///< All generated tokens / wall time (prefill included).
+  /// All requests together, while every one of them decodes; absent when no such window exists.
+  std::optional<double> tokens_per_s;
+  double tokens_per_s_per_request = 0;  ///< tokens_per_s / concurrency (0 without tokens_per_s).
+  /// All requests together, after the last request's first token: no step of it computes a prompt.
+  double decode_tokens_per_s = 0;
+  double decode_requests_mean = 0;  ///< requests decoding in that window, on average over its time
+  double wall_tokens_per_s = 0;     ///< All generated tokens / wall time (prefill included).
   double ttft_p50_ms = 0, ttft_p99_ms = 0;
   /// Each part's calls in the steps of exactly `concurrency` tokens (the steps in which every
   /// request decodes), by op.
@@ -132,10 +149,10 @@ nlohmann::json breakdown_json(const StepBreakdown& b) {
 }
 
 // Runs `concurrency` requests at once. Each token is timestamped as the worker delivers it, so
-// decode throughput is measured over the window in which all requests are decoding (after the
-// last first token, before the first request finishes), not diluted by other prompts' prefills.
+// decode throughput is measured over windows that hold no prefill (see the header comment).
 RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t prompt_len, int32_t gen,
                           std::mt19937& rng) {
+  if (gen < 2) throw std::invalid_argument("--gen must be at least 2 to measure decoding");
   struct Trace {
     std::vector<Clock::time_point> token_times;
     izwi::StreamChunk last;
@@ -170,26 +187,60 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   result.concurrency = concurrency;
   result.decode = izwi::profile_of_steps(izwi::take_op_profile(), concurrency);
   std::vector<double> ttfts;
-  Clock::time_point window_begin = start, window_end = Clock::time_point::max();
+  // last_first: the last request's first token; first_last: the first request's last token.
+  Clock::time_point last_first = start, first_last = Clock::time_point::max(), run_end = start;
   for (const auto& trace : traces) {
     if (trace->last.finish_reason != izwi::FinishReason::Length)
       throw std::runtime_error("a request did not finish normally");
     ttfts.push_back(trace->last.timings.ttft_ms);
-    window_begin = std::max(window_begin, trace->token_times.front());
-    window_end = std::min(window_end, trace->token_times.back());
+    last_first = std::max(last_first, trace->token_times.front());
+    first_last = std::min(first_last, trace->token_times.back());
+    run_end = std::max(run_end, trace->token_times.back());
   }
-  int64_t in_window = 0;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  int64_t all_decoding = 0, after_prefill = 0;
+  double decoding_s = 0;  // the requests' decoding time after last_first, summed
   for (const auto& trace : traces) {
-    for (const auto& t : trace->token_times) in_window += (t > window_begin && t <= window_end) ? 1 : 0;
+    for (const auto& t : trace->token_times) {
+      all_decoding += (t > last_first && t <= first_last) ? 1 : 0;
+      after_prefill += t > last_first ? 1 : 0;
+    }
+    decoding_s += std::max(0.0, seconds(last_first, trace->token_times.back()));
   }
-  const double window_s = std::chrono::duration<double>(window_end - window_begin).count();
-  if (window_s <= 0 || in_window == 0) throw std::runtime_error("--gen is too short to measure decoding; raise it");
-  result.tokens_per_s = static_cast<double>(in_window) / window_s;
-  result.tokens_per_s_per_request = result.tokens_per_s / concurrency;
+  const double decode_s = seconds(last_first, run_end);
+  if (decode_s <= 0 || after_prefill == 0) throw std::runtime_error("--gen is too short to measure decoding; raise it");
+  result.decode_tokens_per_s = static_cast<double>(after_prefill) / decode_s;
+  result.decode_requests_mean = decoding_s / decode_s;
+  const double all_decoding_s = seconds(last_first, first_last);
+  if (all_decoding_s > 0 && all_decoding > 0) {
+    result.tokens_per_s = static_cast<double>(all_decoding) / all_decoding_s;
+    result.tokens_per_s_per_request = *result.tokens_per_s / concurrency;
+  }
   result.wall_tokens_per_s = static_cast<double>(concurrency) * gen / wall_s;
   result.ttft_p50_ms = izwi::cli::percentile(ttfts, 0.50);
   result.ttft_p99_ms = izwi::cli::percentile(ttfts, 0.99);
   return result;
+}
+
+// GFLOP of one decode token, counted from the engine's own linear products (2 x in x out a row).
+// A prompt of n tokens runs n rows through the layers and one through the output head in its one
+// step, so two prompts (2 and 3 tokens) give both parts. Prompts, not decode steps: on a GPU a
+// decode step replays a CUDA graph, whose products are not profiled.
+double linear_gflop_per_token(izwi::Engine& engine, std::mt19937& rng) {
+  double flop[2] = {0, 0};
+  for (int32_t n : {2, 3}) {
+    izwi::take_op_profile();
+    izwi::Request r;
+    r.prompt_ids = random_prompt(rng, n, engine.model_info().vocab_size);
+    r.params.max_tokens = 1;
+    engine.generate(r);
+    flop[n - 2] = part(izwi::profile_of_steps(izwi::take_op_profile(), n), izwi::ProfiledOp::Linear).flop;
+  }
+  const double layers = flop[1] - flop[0], head = flop[0] - 2 * layers;
+  if (layers <= 0 || head < 0) throw std::runtime_error("the engine's linear products were not profiled");
+  return (layers + head) / 1e9;
 }
 
 // The plain libtorch path runs this bench again in a child process with OMP_WAIT_POLICY=PASSIVE,
@@ -276,8 +327,6 @@ int main(int argc, char** argv) {
     const izwi::Backend backend(izwi::BackendOptions::from_config(config));
     const at::Device device = backend.device();
     if (kernels == "both" && !device.is_cpu()) throw std::invalid_argument("--kernels both compares CPU paths only");
-    // What the weights are stored as: the bytes per weight of the compute roofline.
-    const std::string stored_dtype = weight_dtype == "auto" ? dtype : weight_dtype;
 
     std::mt19937 rng(1234);
     nlohmann::json report;
@@ -292,13 +341,14 @@ int main(int argc, char** argv) {
     int64_t weight_bytes = 0, load_peak_rss = 0, kv_cache_bytes = 0;
     izwi::set_op_profiling(true);
     izwi::StepProfile prefill;
-    double prefill_ttft_ms = 0;
+    double prefill_ttft_ms = 0, gflop_per_token = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
       load_peak_rss = peak_rss_bytes();  // the load's, KV pool included, before any step
       kv_cache_bytes = engine.model_info().kv_cache_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
+      gflop_per_token = linear_gflop_per_token(engine, rng);
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
         if (bracket) bandwidth_samples.push_back(probe_bandwidth());
@@ -337,7 +387,6 @@ int main(int argc, char** argv) {
     }
     izwi::set_op_profiling(false);
     const double roofline_tps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
-    const double gflop_per_token = izwi::bench::gflop_per_step(weight_bytes, stored_dtype);
     fmt::print("model {}  device {}  dtype {}  threads {}  kernels {} ({})  weight dtype {}  K/V cache {}\n", model_dir,
                device_name, dtype, at::get_num_threads(), config.use_fast_kernels ? "fast" : "torch", cpu_kernels,
                weight_dtype, kv_cache_dtype);
@@ -345,28 +394,41 @@ int main(int argc, char** argv) {
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
         "roofline {:.1f} tokens/s at batch 1\n",
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
-    fmt::print("{} {:.0f} GFLOP/s, {:.3f} GFLOP per token in the weights -> compute roofline {:.1f} tokens/s\n\n",
-               device.is_cpu() ? "FMA peak" : "matrix-product peak", fma_peak, gflop_per_token,
-               fma_peak / gflop_per_token);
-    // "model": the whole step's throughput in weight GFLOP; "linear": the linear kernels alone, over
-    // their calls of exactly `concurrency` tokens (the decode steps in which every request decodes).
-    fmt::print("{:>11} {:>12} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>14}\n", "concurrency", "tokens/s",
-               "tokens/s/request", "wall tok/s", "TTFT p50 ms", "TTFT p99 ms", "model GF/s", "of peak",
-               "linear GFLOP/s", "linear of peak");
+    fmt::print(
+        "{} {:.0f} GFLOP/s, {:.4g} GFLOP per token in the linear products ({:.2f} weight bytes per multiply-add) "
+        "-> compute roofline {:.1f} tokens/s\n\n",
+        device.is_cpu() ? "FMA peak" : "matrix-product peak", fma_peak, gflop_per_token,
+        static_cast<double>(weight_bytes) / (gflop_per_token * 1e9 / 2), fma_peak / gflop_per_token);
+    // tokens/s: while every request decodes ("-" where no such window exists); decode tok/s: after
+    // the last prompt, over `decode reqs` requests on average (header comment). "model": the whole
+    // step's throughput in weight GFLOP at tokens/s; "linear": the linear kernels alone, over their
+    // calls of exactly `concurrency` tokens (the decode steps in which every request decodes).
+    fmt::print("{:>11} {:>12} {:>16} {:>13} {:>11} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>14}\n", "concurrency",
+               "tokens/s", "tokens/s/request", "decode tok/s", "decode reqs", "wall tok/s", "TTFT p50 ms",
+               "TTFT p99 ms", "model GF/s", "of peak", "linear GFLOP/s", "linear of peak");
+    const auto optional_json = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+    const auto optional_cell = [](const std::optional<double>& v, int width, int precision) {
+      return v ? fmt::format("{:>{}.{}f}", *v, width, precision) : fmt::format("{:>{}}", "-", width);
+    };
     for (const RunResult& r : results) {
-      const double gflops = r.tokens_per_s * gflop_per_token;
+      std::optional<double> gflops, gflops_of_peak;
+      if (r.tokens_per_s) gflops = *r.tokens_per_s * gflop_per_token, gflops_of_peak = *gflops / fma_peak;
       const double linear_gflops = achieved_gflops(part(r.decode, izwi::ProfiledOp::Linear));
-      fmt::print("{:>11} {:>12.1f} {:>16.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.2f} {:>14.1f} {:>14.2f}\n",
-                 r.concurrency, r.tokens_per_s, r.tokens_per_s_per_request, r.wall_tokens_per_s, r.ttft_p50_ms,
-                 r.ttft_p99_ms, gflops, gflops / fma_peak, linear_gflops, linear_gflops / fma_peak);
+      fmt::print("{:>11} {} {:>16.1f} {:>13.1f} {:>11.1f} {:>12.1f} {:>12.1f} {:>12.1f} {} {} {:>14.1f} {:>14.2f}\n",
+                 r.concurrency, optional_cell(r.tokens_per_s, 12, 1), r.tokens_per_s_per_request, r.decode_tokens_per_s,
+                 r.decode_requests_mean, r.wall_tokens_per_s, r.ttft_p50_ms, r.ttft_p99_ms,
+                 optional_cell(gflops, 12, 1), optional_cell(gflops_of_peak, 12, 2), linear_gflops,
+                 linear_gflops / fma_peak);
       report["results"].push_back({{"concurrency", r.concurrency},
-                                   {"tokens_per_s", r.tokens_per_s},
+                                   {"tokens_per_s", optional_json(r.tokens_per_s)},
                                    {"tokens_per_s_per_request", r.tokens_per_s_per_request},
+                                   {"decode_tokens_per_s", r.decode_tokens_per_s},
+                                   {"decode_requests_mean", r.decode_requests_mean},
                                    {"wall_tokens_per_s", r.wall_tokens_per_s},
                                    {"ttft_p50_ms", r.ttft_p50_ms},
                                    {"ttft_p99_ms", r.ttft_p99_ms},
-                                   {"model_gflop_per_s", gflops},
-                                   {"model_compute_fraction", gflops / fma_peak},
+                                   {"model_gflop_per_s", optional_json(gflops)},
+                                   {"model_compute_fraction", optional_json(gflops_of_peak)},
                                    {"linear_gflop_per_s", linear_gflops},
                                    {"compute_fraction", linear_gflops / fma_peak},
                                    {"decode_step", breakdown_json(step_breakdown(r.decode))}});
@@ -415,6 +477,7 @@ int main(int argc, char** argv) {
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
+    report["gflop_per_token"] = gflop_per_token;
     report["load_peak_rss_bytes"] = load_peak_rss;
     report["kv_cache_bytes"] = kv_cache_bytes;
     if (device.is_cpu()) {
@@ -429,12 +492,14 @@ int main(int argc, char** argv) {
     const auto single =
         std::find_if(results.begin(), results.end(), [](const RunResult& r) { return r.concurrency == 1; });
     if (single != results.end()) {
-      report["roofline_fraction"] = single->tokens_per_s / roofline_tps;
-      fmt::print("\nroofline fraction at concurrency 1: {:.2f}\n", single->tokens_per_s / roofline_tps);
+      // With one request the two windows are the same (its first token to its last).
+      const double single_tps = single->decode_tokens_per_s;
+      report["roofline_fraction"] = single_tps / roofline_tps;
+      fmt::print("\nroofline fraction at concurrency 1: {:.2f}\n", single_tps / roofline_tps);
       for (const RunResult& r : results) {
-        if (r.concurrency != 1)
+        if (r.concurrency != 1 && r.tokens_per_s)
           fmt::print("concurrency {:>3}: {:.1f}x the total throughput of concurrency 1\n", r.concurrency,
-                     r.tokens_per_s / single->tokens_per_s);
+                     *r.tokens_per_s / single_tps);
       }
     }
 
@@ -444,7 +509,7 @@ int main(int argc, char** argv) {
       fmt::print(
           "plain libtorch path at concurrency 1 (own process, OMP_WAIT_POLICY=PASSIVE): {:.1f} tokens/s; "
           "CPU kernels are {:.2f}x faster\n",
-          torch_tps, single->tokens_per_s / torch_tps);
+          torch_tps, single->decode_tokens_per_s / torch_tps);
     }
 
     if (shared_prefix > 0) {
