@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every CUDA kernel file (src/kernels/cuda/*.cu) for sm_90 with the given nvcc, one at a
 # time into a temporary directory: a machine with nvcc but no GPU (or no CUDA libtorch) checks that
-# the kernels build, and the engine sources with CUDA branches (op dispatch points, step staging,
-# device sampling) beside them.
+# the kernels build, the engine sources with CUDA branches (op dispatch points, step staging,
+# device sampling) beside them, and the kernel tests (tests/cuda).
 # Usage: scripts/cuda_kernels_compile.sh [nvcc [libtorch include dirs...]]
 set -euo pipefail
 
@@ -62,3 +62,13 @@ for source in "${cuda_branches[@]}"; do
   c++ -c "${cxx_flags[@]}" -Winvalid-pch -include "$out/pch/aten.h" "$source" -o "$out/$(basename "$source").o"
 done
 echo "cuda_kernels_compile: ${#cuda_branches[@]} engine sources compile with IZWI_WITH_CUDA"
+
+# The kernel tests (tests/cuda, built only by a CUDA build and run on a GPU machine): plain C++ on
+# the CUDA runtime, syntax-checked with the same flags, so a test written here is known to compile
+# before a GPU run. Their aggregates leave trailing fields zero on purpose (DeviceSeq's padding).
+mapfile -t cuda_tests < <(find "$root/tests/cuda" -name '*.cpp' | sort)
+for source in "${cuda_tests[@]}"; do
+  echo "c++ -fsyntax-only tests/cuda/$(basename "$source")"
+  c++ -fsyntax-only "${cxx_flags[@]}" -Wno-missing-field-initializers -I"$root/tests" "$source"
+done
+echo "cuda_kernels_compile: ${#cuda_tests[@]} kernel tests under tests/cuda compile"

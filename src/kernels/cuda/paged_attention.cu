@@ -38,8 +38,9 @@ __device__ __forceinline__ float warp_max(float v) {
 // row may not see (after it, or before its sliding window) score -inf. A tile's scores are a warp
 // per key, its values a thread per output element (coalesced rows).
 // Shared memory: queries and output accumulators [heads, head_dim], scores [heads, kTile], and the
-// running max, sum and rescale factor per head, where heads = rows x group.
-template <typename KV, int R>
+// running max, sum and rescale factor per head, where heads = rows x group. T: q and out (float or
+// bf16), read widened and written rounded once.
+template <typename T, typename KV, int R>
 __global__ void paged_attention_kernel(PagedAttentionCudaArgs a, int64_t tiles_per_seq) {
   extern __shared__ float smem[];
   __shared__ const KV* key_rows[kTile];
@@ -69,7 +70,7 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a, int64_t tiles_p
     return ((s.offset + row0 + h / group) * a.num_heads + kv_head * group + h % group) * D;
   };
   for (int64_t e = threadIdx.x; e < heads * D; e += kThreads) {
-    q_s[e] = a.q[query_offset(e / D) + e % D];
+    q_s[e] = to_float(static_cast<const T*>(a.q)[query_offset(e / D) + e % D]);
     acc[e] = 0.0f;
   }
   for (int64_t h = threadIdx.x; h < heads; h += kThreads) {
@@ -136,38 +137,53 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a, int64_t tiles_p
   }
 
   for (int64_t e = threadIdx.x; e < heads * D; e += kThreads)
-    a.out[query_offset(e / D) + e % D] = acc[e] / run_sum[e / D];
+    static_cast<T*>(a.out)[query_offset(e / D) + e % D] = from_float<T>(acc[e] / run_sum[e / D]);
 }
 
-template <typename KV, int R>
+template <typename T, typename KV, int R>
 void launch(const PagedAttentionCudaArgs& a, cudaStream_t stream) {
   const int64_t heads = R * (a.num_heads / a.num_kv_heads);
   const size_t smem = static_cast<size_t>(2 * heads * a.head_dim + heads * kTile + 3 * heads) * sizeof(float);
   // Past the 48 KiB default a kernel must opt in (sm_80: up to 163 KiB, sm_90: 227 KiB).
   if (smem > 48 * 1024) {
-    check_cuda(cudaFuncSetAttribute(paged_attention_kernel<KV, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    check_cuda(cudaFuncSetAttribute(paged_attention_kernel<T, KV, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(smem)),
                "paged_attention_kernel: shared memory");
   }
   const int64_t tiles_per_seq = (a.max_length + R - 1) / R;
   require(a.num_seqs * tiles_per_seq <= 2147483647, "paged_attention_kernel", "grid too large");
   const dim3 grid(static_cast<unsigned>(a.num_seqs * tiles_per_seq), static_cast<unsigned>(a.num_kv_heads));
-  paged_attention_kernel<KV, R><<<grid, kThreads, smem, stream>>>(a, tiles_per_seq);
+  paged_attention_kernel<T, KV, R><<<grid, kThreads, smem, stream>>>(a, tiles_per_seq);
   check_launch("paged_attention_kernel");
 }
 
 // Decode (one row per sequence) takes one row per block; longer chunks as many rows as fit.
-template <typename KV>
+template <typename T, typename KV>
 void launch_rows(const PagedAttentionCudaArgs& a, cudaStream_t stream) {
   const int64_t group_floats = a.num_heads / a.num_kv_heads * a.head_dim;
   if (a.max_length >= 8 && 8 * group_floats <= kMaxQueryFloats) {
-    launch<KV, 8>(a, stream);
+    launch<T, KV, 8>(a, stream);
   } else if (a.max_length >= 4 && 4 * group_floats <= kMaxQueryFloats) {
-    launch<KV, 4>(a, stream);
+    launch<T, KV, 4>(a, stream);
   } else if (a.max_length >= 2 && 2 * group_floats <= kMaxQueryFloats) {
-    launch<KV, 2>(a, stream);
+    launch<T, KV, 2>(a, stream);
   } else {
-    launch<KV, 1>(a, stream);
+    launch<T, KV, 1>(a, stream);
+  }
+}
+
+template <typename T>
+void launch_pools(const PagedAttentionCudaArgs& a, cudaStream_t stream) {
+  switch (a.kv_dtype) {
+    case KvDtype::Float32:
+      launch_rows<T, float>(a, stream);
+      break;
+    case KvDtype::BFloat16:
+      launch_rows<T, __nv_bfloat16>(a, stream);
+      break;
+    case KvDtype::Float16:
+      launch_rows<T, __half>(a, stream);
+      break;
   }
 }
 
@@ -179,17 +195,12 @@ void paged_attention_cuda(const PagedAttentionCudaArgs& a, cudaStream_t stream) 
           "num_heads must be a multiple of num_kv_heads");
   require(a.head_dim > 0 && a.block_size > 0, name, "head_dim and block_size must be positive");
   require(a.num_kv_heads <= 65535, name, "more kv heads than a grid column holds");
+  require(a.activation_dtype != ElementDtype::Float16, name, "activation_dtype must be Float32 or BFloat16");
   if (a.num_seqs == 0 || a.max_length <= 0) return;
-  switch (a.kv_dtype) {
-    case KvDtype::Float32:
-      launch_rows<float>(a, stream);
-      break;
-    case KvDtype::BFloat16:
-      launch_rows<__nv_bfloat16>(a, stream);
-      break;
-    case KvDtype::Float16:
-      launch_rows<__half>(a, stream);
-      break;
+  if (a.activation_dtype == ElementDtype::BFloat16) {
+    launch_pools<__nv_bfloat16>(a, stream);
+  } else {
+    launch_pools<float>(a, stream);
   }
 }
 

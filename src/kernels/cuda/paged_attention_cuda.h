@@ -1,7 +1,8 @@
 #pragma once
 // Causal attention of a flattened batch against the paged K/V pools on the GPU, reading each
 // sequence's keys through its block table (no gathered copies): paged_attention_cpu on device
-// pointers, for decode steps and chunked prefill alike.
+// pointers, for decode steps and chunked prefill alike (decode-only steps fill the GPU better
+// through the split-K kernel, paged_decode_attention_cuda.h, which takes the same arguments).
 
 #include <cuda_runtime_api.h>
 
@@ -15,11 +16,13 @@ namespace izwi {
 using KvDtype = ElementDtype;
 
 struct PagedAttentionCudaArgs {
-  const float* q;          ///< [tokens, num_heads, head_dim]
+  const void* q;           ///< [tokens, num_heads, head_dim] of activation_dtype
   const void* key_pool;    ///< [blocks, block_size, num_kv_heads, head_dim] of kv_dtype
   const void* value_pool;  ///< as key_pool
-  float* out;              ///< [tokens, num_heads, head_dim]
+  void* out;               ///< [tokens, num_heads, head_dim] of activation_dtype
   KvDtype kv_dtype;
+  /// q and out: Float32 or BFloat16 (read widened, written rounded once to nearest even).
+  ElementDtype activation_dtype = ElementDtype::Float32;
   /// num_seqs entries: rows offset .. offset + length of q / out are sequence s's new positions
   /// start_pos .. start_pos + length. Rows no sequence covers are left untouched.
   const DeviceSeq* seqs;

@@ -6,6 +6,7 @@
 #include "kernels/cpu/paged_attention_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/paged_attention_cuda.h"
+#include "kernels/cuda/paged_decode_attention_cuda.h"
 #include "kernels/cuda_stream.h"
 #endif
 
@@ -77,14 +78,17 @@ at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at
   const bool cuda_pools = value_pool.scalar_type() == pool_type &&
                           (pool_type == at::kFloat || pool_type == at::kBFloat16 || pool_type == at::kHalf);
   if (backend.cuda_kernels() && q.is_cuda() && cuda_pools && device_seqs.staged()) {
-    // The kernel computes in float32 whatever the activations' dtype, as the CPU kernel does.
-    const at::Tensor qc = q.to(at::kFloat).contiguous();
+    // The kernels compute in float32, as the CPU kernel does, and read and write float32 or bf16
+    // activations; others (f16) go through float32.
+    const bool bf16_q = q.scalar_type() == at::kBFloat16;
+    const at::Tensor qc = (bf16_q ? q : q.to(at::kFloat)).contiguous();
     at::Tensor out = at::empty_like(qc);
     PagedAttentionCudaArgs args{};
-    args.q = qc.data_ptr<float>();
+    args.q = qc.data_ptr();
     args.key_pool = key_pool.data_ptr();
     args.value_pool = value_pool.data_ptr();
-    args.out = out.data_ptr<float>();
+    args.out = out.data_ptr();
+    args.activation_dtype = bf16_q ? ElementDtype::BFloat16 : ElementDtype::Float32;
     args.kv_dtype = pool_type == at::kFloat      ? KvDtype::Float32
                     : pool_type == at::kBFloat16 ? KvDtype::BFloat16
                                                  : KvDtype::Float16;
@@ -99,8 +103,16 @@ at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at
     args.block_size = block_size;
     args.sliding_window = sliding_window;
     args.scale = static_cast<float>(scale);
-    paged_attention_cuda(args, current_cuda_stream());
-    return out.to(q.scalar_type());
+    if (paged_decode_attention_applies(args)) {
+      // Decode-only steps: split-K, its workspace from libtorch's allocator (a graph's pool when
+      // captured), sized by the step's arguments alone.
+      const PagedDecodePlan plan = plan_paged_decode_attention(args, cuda_multiprocessor_count());
+      const at::Tensor workspace = at::empty({plan.workspace_floats}, q.options().dtype(at::kFloat));
+      paged_decode_attention_cuda(args, plan, workspace.data_ptr<float>(), current_cuda_stream());
+    } else {
+      paged_attention_cuda(args, current_cuda_stream());
+    }
+    return out.to(q.scalar_type());  // no copy unless q was neither float32 nor bf16
   }
 #endif
   return attention_torch(q, key_pool, value_pool, seqs, block_size, scale, sliding_window).to(q.scalar_type());
