@@ -1,6 +1,6 @@
 // The audio frontend against transformers (fixture voxtral-realtime-tiny): the WAV decodes to the
 // reference waveform bit for bit, and its log-mel features, offline and streamed in chunks of any
-// size, match the reference extractor's `mel_full`.
+// size, match the reference extractor's `mel_full`. The features are computed on IZWI_TEST_DEVICE.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include "audio/log_mel.h"
 #include "audio/streaming_log_mel.h"
 #include "common/reference.h"
+#include "common/test_device.h"
 #include "izwi/audio.h"
 
 namespace izwi {
@@ -36,7 +37,8 @@ TEST_F(LogMelParity, WavDecodesToTheReferenceWaveformExactly) {
 }
 
 TEST_F(LogMelParity, OfflineMatchesReference) {
-  const at::Tensor mel = log_mel_spectrogram(waveform(), LogMelConfig{});
+  const at::Tensor mel = log_mel_spectrogram(waveform().to(testing::test_device()), LogMelConfig{});
+  EXPECT_EQ(mel.device(), testing::test_device());
   const at::Tensor expected = ref_.get("mel_full");
   ASSERT_EQ(mel.sizes(), expected.sizes());
   const double diff = max_abs_diff(mel, expected);
@@ -51,13 +53,13 @@ TEST_F(LogMelParity, OfflineMatchesReference) {
 
 TEST_F(LogMelParity, StreamingMatchesOfflineForAnyChunking) {
   const at::Tensor wave = waveform().contiguous();
-  const at::Tensor offline = log_mel_spectrogram(wave, LogMelConfig{});
+  const at::Tensor offline = log_mel_spectrogram(wave.to(testing::test_device()), LogMelConfig{});
   const float* samples = wave.data_ptr<float>();
   const auto total = static_cast<size_t>(wave.numel());
   std::mt19937 rng(7);
   // 1 sample, 37 ms, 80 ms (one audio position), 1 s, and random sizes from 0 to 3000 (-1).
   for (int chunk : {1, 592, 1280, 16000, -1}) {
-    StreamingLogMel streaming{LogMelConfig{}};
+    StreamingLogMel streaming{LogMelConfig{}, testing::test_device()};  // the samples cross once
     std::vector<at::Tensor> pieces;
     for (size_t at = 0; at < total;) {
       const size_t n = std::min(total - at, chunk > 0 ? static_cast<size_t>(chunk) : rng() % 3001);
@@ -66,6 +68,7 @@ TEST_F(LogMelParity, StreamingMatchesOfflineForAnyChunking) {
     }
     pieces.push_back(streaming.finish());
     const at::Tensor streamed = at::cat(pieces, 1);
+    EXPECT_EQ(streamed.device(), testing::test_device());
     ASSERT_EQ(streamed.sizes(), offline.sizes()) << "chunk " << chunk;
     const double diff = max_abs_diff(streamed, offline);
     std::printf("streamed in chunks of %d samples vs offline: max abs diff %.3g\n", chunk, diff);
