@@ -4,20 +4,28 @@
 #
 #   scripts/gpu_check.sh OUT_DIR [BUDGET_SECONDS]     (default 480: 8 minutes in all)
 #
+# In order of importance, each step time-boxed (the budget rarely covers them all):
 # 1. unpacks the .debs, configures against the machine's torch for its GPU's architecture, builds
-#    the targets the checks need with every core (scripts/device_build.sh);
-# 2. runs the CUDA kernel tests, and compute-sanitizer memcheck over them;
-# 3. runs the suites that move models to the GPU (IZWI_TEST_DEVICE=cuda; GPU_SUITES below);
-# 4. runs izwi-bench on the llama-3.2-1b, qwen3-0.6b and lfm2-1.2b shapes in bf16, and each speech
-#    bench that takes --device;
-# 5. runs the same text work in transformers (scripts/transformers_baseline.py) when it imports;
-# 6. writes OUT_DIR/summary.json (commit, GPU, each suite's counts, each benchmark's figures and
-#    their ratios to the roofline and to transformers), OUT_DIR/summary.txt (the same as a table),
-#    OUT_DIR/steps.log (what ran, when, with which exit status) and OUT_DIR/logs.tar.gz (every
-#    step's output): four files.
-# Every step has a time box cut to what is left of the budget, so the logs survive a failing or
-# hanging step; a step with no time left is skipped and says so. Exit status 0 when every check
-# ran and passed, 1 otherwise (the benchmarks' figures are reported, not judged).
+#    the targets the checks need with every core (scripts/device_build.sh); then writes the random
+#    bf16 checkpoints at the released shapes in the background, in the order the benches need
+#    (izwi-make-checkpoint: about 19 GB of disk and 140 s on a 2-core development VM, 136-175 MB/s;
+#    the voxtral 4B alone 8.6 GB, about 60 s and 10 GB of memory);
+# 2. runs the CUDA kernel tests, and compute-sanitizer memcheck over them, and
+# 3. the suites that move models to the GPU (IZWI_TEST_DEVICE=cuda; GPU_SUITES below: text, engine
+#    and speech parity), side by side;
+# 4. the text targets of the GPU text-speed issue: izwi-bench on the llama-3.2-1b shape (batch 1
+#    against the roofline, 16 and 128 requests, a 4,096-token prompt, a cached 1,024-token prefix),
+#    256 requests of 512 prompt / 256 generated tokens, qwen3-0.6b and lfm2-1.2b at batch 1;
+# 5. the speech targets of the speech-on-the-GPU issue: izwi-tts-bench (Qwen3-TTS 0.6B),
+#    izwi-asr-bench (Voxtral Realtime 4B), izwi-audio-chat-bench (LFM2-Audio 1.5B), bf16;
+# 6. the llama text work in transformers (scripts/transformers_baseline.py) when it imports;
+# 7. writes OUT_DIR/summary.json (commit, GPU, each step's exit status and time, each suite's
+#    counts, each benchmark's figures and every target of both issues with its measured value),
+#    OUT_DIR/summary.txt (the same as tables), OUT_DIR/steps.log (what ran, when, with which exit
+#    status) and OUT_DIR/logs.tar.gz (every step's output): four files.
+# A step with no time left is skipped and says so (in steps.log, and as "skipped" in the summary's
+# targets). Exit status 0 when every check ran and passed, 1 otherwise (the benchmarks' figures
+# and targets are reported, not judged).
 set -u
 
 out="${1:?usage: scripts/gpu_check.sh OUT_DIR [BUDGET_SECONDS]}"
@@ -35,23 +43,41 @@ deadline=$((start + budget))
 : >"$out/steps.log"
 : >"$logs/status.tsv"
 
-# The suites that run models on the GPU with IZWI_TEST_DEVICE=cuda: binary and gtest filter.
+# The suites that run models on the GPU with IZWI_TEST_DEVICE=cuda: name, binary and gtest filter.
 GPU_SUITES=(
   "text_parity izwi_parity_tests *TextModelParity*"
   "engine_parity izwi_integration_tests *EngineParity*:*EngineOpProfile*"
+  "tts_parity izwi_parity_tests *Qwen3Tts*:*CodecParity*:*SpeakerEncoderParity*:*WarmCodecStates*"
+  "voxtral_parity izwi_parity_tests *Voxtral*"
+  "lfm2_audio_parity izwi_parity_tests *Lfm2Audio*:*Mimi*:*LogMel*"
+  "engine_speech izwi_integration_tests *EngineSpeech*:*EngineTranscription*:*EngineAudioChat*:*EngineVoice*"
 )
-# The text benchmarks: name, izwi-make-checkpoint arch and preset, izwi-bench and baseline arguments.
+# The random bf16 checkpoints, in the order the benches use them: folder name, arch and preset.
+CHECKPOINTS=(
+  "llama-3.2-1b llama llama-3.2-1b"
+  "qwen3-0.6b qwen3 qwen3-0.6b"
+  "lfm2-1.2b lfm2 lfm2-1.2b"
+  "qwen3-tts-0.6b qwen3_tts qwen3-tts-0.6b"
+  "lfm2-audio-1.5b lfm2_audio lfm2-audio-1.5b"
+  "voxtral-realtime-4b voxtral_realtime voxtral-mini-4b-realtime"
+)
+# The text benchmarks: step name (gpu_check_summary.py reads the targets off these names),
+# checkpoint and izwi-bench arguments.
 TEXT_BENCHES=(
-  "llama-3.2-1b llama --concurrency 1,16,128 --prompt-len 128 --gen 128 --shared-prefix 1024 --prefill-len 4096"
-  "qwen3-0.6b qwen3 --concurrency 1,64 --prompt-len 128 --gen 64 --shared-prefix 0 --prefill-len 0"
-  "lfm2-1.2b lfm2 --concurrency 1,64 --prompt-len 128 --gen 64 --shared-prefix 0 --prefill-len 0"
+  "llama-3.2-1b llama-3.2-1b --concurrency 1,16,128 --prompt-len 128 --gen 128 --shared-prefix 1024 --prefill-len 4096"
+  "llama-3.2-1b-256 llama-3.2-1b --concurrency 256 --prompt-len 512 --gen 256 --shared-prefix 0 --prefill-len 0"
+  "qwen3-0.6b qwen3-0.6b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
+  "lfm2-1.2b lfm2-1.2b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
 )
-# The speech benchmarks, run with --device cuda once they take it: binary and arguments.
+# The speech benchmarks: step name (= checkpoint), binary and arguments; each level up to the
+# issue's target count of streams.
 SPEECH_BENCHES=(
-  "izwi-tts-bench --model $root/tests/data/qwen3-tts-tiny --concurrency 1,4 --frames 16"
-  "izwi-asr-bench --model $root/tests/data/voxtral-realtime-tiny --streams 1,4 --seconds 2"
-  "izwi-audio-chat-bench --model $root/tests/data/lfm2-audio-tiny --concurrency 1,4"
+  "qwen3-tts-0.6b izwi-tts-bench --concurrency 1,16,64 --frames 48 --no-codec-split"
+  "voxtral-realtime-4b izwi-asr-bench --streams 1,32,100 --seconds 5"
+  "lfm2-audio-1.5b izwi-audio-chat-bench --concurrency 1,8,32"
 )
+# transformers runs the text work of these text benches (the same config.json and lengths).
+BASELINES=("llama-3.2-1b")
 
 log() { echo "[$(($(date +%s) - start))s] $*" | tee -a "$out/steps.log"; }
 
@@ -68,7 +94,8 @@ box() {
     log "$name: skipped, no time left"
     return 99
   fi
-  local begin=$(date +%s)
+  local begin
+  begin=$(date +%s)
   timeout -k 5 "$want" "$@" >"$logs/$name.log" 2>&1
   local status=$?
   printf '%s\t%s\t%s\n' "$name" "$status" "$(($(date +%s) - begin))" >>"$logs/status.tsv"
@@ -112,12 +139,26 @@ export LD_LIBRARY_PATH="$root/.device-prefix/usr/lib/x86_64-linux-gnu${LD_LIBRAR
 tests="$build/tests"
 bin="$build/benchmarks"
 
-# The text checkpoints, random bf16 weights, made on the CPU while the GPU runs the suites.
-(for bench in "${TEXT_BENCHES[@]}"; do
-  read -r name arch_name _ <<<"$bench"
-  [ -x "$bin/izwi-make-checkpoint" ] &&
-    "$bin/izwi-make-checkpoint" --arch "$arch_name" --preset "$name" --dtype bf16 --out "$models/$name"
+# The checkpoints, random bf16 weights, written on the CPU while the GPU runs the suites; each
+# folder appears (renamed from .partial) once complete.
+(for checkpoint in "${CHECKPOINTS[@]}"; do
+  read -r name arch_name preset <<<"$checkpoint"
+  if [ ! -x "$bin/izwi-make-checkpoint" ] || [ -e "$work/stop" ]; then break; fi
+  begin=$(date +%s)
+  "$bin/izwi-make-checkpoint" --arch "$arch_name" --preset "$preset" --dtype bf16 --out "$models/$name.partial" &&
+    mv "$models/$name.partial" "$models/$name" && echo "$name: $(($(date +%s) - begin)) s"
 done) >"$logs/checkpoints.log" 2>&1 &
+writer=$!
+
+# ready NAME: waits for checkpoint NAME while its writer runs and the budget lasts; false (with a
+# status line) without it.
+ready() {
+  while [ ! -d "$models/$1" ] && kill -0 "$writer" 2>/dev/null && (($(date +%s) < deadline - 25)); do sleep 1; done
+  [ -d "$models/$1" ] && return 0
+  printf '%s\tno checkpoint\t0\n' "$2" >>"$logs/status.tsv"
+  log "$2: no checkpoint $1 (see checkpoints.log), not run"
+  return 1
+}
 
 # 2 and 3. The correctness checks side by side (each is small beside the GPU).
 [ -x "$tests/izwi_cuda_tests" ] &&
@@ -127,36 +168,45 @@ if [ -x "$tests/izwi_cuda_tests" ] && command -v compute-sanitizer >/dev/null; t
 fi
 for suite in "${GPU_SUITES[@]}"; do
   read -r name binary filter <<<"$suite"
+  echo "$name" >>"$logs/expected_suites.txt"
   [ -x "$tests/$binary" ] && IZWI_TEST_DEVICE=cuda box 200 "$name" "$tests/$binary" --gtest_filter="$filter" \
     --gtest_output="xml:$logs/$name.xml" &
 done
-wait
+wait_suites() { for job in $(jobs -p); do [ "$job" = "$writer" ] || wait "$job"; done; }
+wait_suites
 
-# 4 and 5. The benchmarks, one at a time on the GPU, each beside transformers on the same work.
-baseline=0
-python3 -c 'import transformers' 2>/dev/null && baseline=1
+# 4. The text targets, one bench at a time on the GPU.
 for bench in "${TEXT_BENCHES[@]}"; do
-  read -r name _ bench_args <<<"$bench"
-  [ -d "$models/$name" ] || continue
+  read -r name checkpoint bench_args <<<"$bench"
+  if [ ! -x "$bin/izwi-bench" ] || ! ready "$checkpoint" "bench_$name"; then continue; fi
   # shellcheck disable=SC2086 # the arguments are words
-  box 120 "bench_$name" "$bin/izwi-bench" --model "$models/$name" --device cuda --dtype bfloat16 $bench_args --json
-  if [ "$baseline" = 1 ]; then
-    read -r concurrency prompt gen prefill <<<"$(echo "$bench_args" |
-      sed -E 's/.*--concurrency ([^ ]+).*--prompt-len ([^ ]+).*--gen ([^ ]+).*--prefill-len ([^ ]+).*/\1 \2 \3 \4/')"
-    box 150 "transformers_$name" python3 "$root/scripts/transformers_baseline.py" --model "$models/$name" \
-      --concurrency "$concurrency" --prompt-len "$prompt" --gen "$gen" --prefill-len "$prefill"
-  fi
-done
-for bench in "${SPEECH_BENCHES[@]}"; do
-  read -r binary bench_args <<<"$bench"
-  [ -x "$bin/$binary" ] || continue
-  if "$bin/$binary" --help 2>&1 | grep -q -- '--device'; then
-    # shellcheck disable=SC2086
-    box 90 "speech_$binary" "$bin/$binary" $bench_args --device cuda --json
-  else
-    printf '%s\tno --device\t0\n' "speech_$binary" >>"$logs/status.tsv"
-    log "speech_$binary: takes no --device yet, not run"
-  fi
+  box 120 "bench_$name" "$bin/izwi-bench" --model "$models/$checkpoint" --device cuda --dtype bfloat16 $bench_args --json
 done
 
+# 5. The speech targets.
+for bench in "${SPEECH_BENCHES[@]}"; do
+  read -r name binary bench_args <<<"$bench"
+  if [ ! -x "$bin/$binary" ] || ! ready "$name" "speech_$name"; then continue; fi
+  # shellcheck disable=SC2086
+  box 120 "speech_$name" "$bin/$binary" --model "$models/$name" --device cuda --dtype bfloat16 $bench_args --json
+done
+
+# 6. transformers on the same text work, when it imports.
+if python3 -c 'import transformers' 2>/dev/null; then
+  for name in "${BASELINES[@]}"; do
+    for bench in "${TEXT_BENCHES[@]}"; do
+      read -r bench_name checkpoint bench_args <<<"$bench"
+      if [ "$bench_name" != "$name" ] || [ ! -d "$models/$checkpoint" ]; then continue; fi
+      read -r concurrency prompt gen prefill <<<"$(echo "$bench_args" |
+        sed -E 's/.*--concurrency ([^ ]+).*--prompt-len ([^ ]+).*--gen ([^ ]+).*--prefill-len ([^ ]+).*/\1 \2 \3 \4/')"
+      box 150 "transformers_$name" python3 "$root/scripts/transformers_baseline.py" --model "$models/$checkpoint" \
+        --concurrency "$concurrency" --prompt-len "$prompt" --gen "$gen" --prefill-len "$prefill"
+    done
+  done
+fi
+
+# A writer still running (the budget ran out) stops after its current checkpoint's process.
+touch "$work/stop"
+pkill -P "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
 finish
