@@ -262,7 +262,12 @@ TEST(PagedDecodeAttentionCuda, SmallestPartitions) {
   run_decode({7, 4, 128, KvDtype::BFloat16, true, 0, kSmallestPartitions});
   run_decode({7, 4, 64, KvDtype::Float16, false, 100, kSmallestPartitions});  // a window over partitions
 }
-TEST(PagedDecodeAttentionCuda, LargestPartitions) { run_decode({7, 4, 128, KvDtype::Float32, false, 0, 1}); }
+TEST(PagedDecodeAttentionCuda, LargestPartitions) {
+  run_decode({7, 4, 128, KvDtype::Float32, false, 0, 1});
+  // Contexts within one partition of 512 keys: the kernel writes the output itself, no reduce.
+  run_decode({7, 4, 128, KvDtype::BFloat16, true, 0, 1}, {1, 17, 255, 256, 257});
+  run_decode({7, 4, 64, KvDtype::Float32, false, 100, 1}, {1, 17, 255, 256, 257});
+}
 
 TEST(PagedDecodeAttentionCuda, RejectsChunkedPrefillSteps) {
   // Checked before the device is touched: the pointers are never read.

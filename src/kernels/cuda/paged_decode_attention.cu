@@ -220,6 +220,18 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
+  if (plan.num_partitions == 1) {
+    // The one partition holds the whole context: the output directly, without the reduce.
+    T* out = static_cast<T*>(a.out) + (s.offset * a.num_heads + first_head) * D;
+    for (int e = threadIdx.x; e < heads * D; e += kThreads) {
+      const int h = e / D, d = e % D;
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) sum += warp_out[(w * kHeads + h) * Dp + d];
+      out[e] = from_float<T>(sum / run_sum[h]);
+    }
+    return;
+  }
   // Workspace: max and sum [seqs, heads, partitions], then the sums [seqs, heads, partitions, D].
   const int64_t slots = static_cast<int64_t>(a.num_seqs) * a.num_heads * plan.num_partitions;
   const int64_t slot0 = (seq * a.num_heads + first_head) * plan.num_partitions + partition;
@@ -283,6 +295,7 @@ void launch(const PagedAttentionCudaArgs& a, const PagedDecodePlan& plan, float*
                   static_cast<unsigned>(a.num_seqs));
   paged_decode_attention_kernel<T, KV><<<grid, kThreads, smem, stream>>>(a, plan, ws, threads_per_key<KV>(a.head_dim));
   check_launch("paged_decode_attention_kernel");
+  if (plan.num_partitions == 1) return;  // the kernel wrote the output
   const dim3 reduce_grid(static_cast<unsigned>(a.num_heads), static_cast<unsigned>(a.num_seqs));
   paged_decode_reduce_kernel<T><<<reduce_grid, kThreads, 0, stream>>>(a, plan, ws);
   check_launch("paged_decode_reduce_kernel");

@@ -22,8 +22,9 @@ int cuda_multiprocessor_count();
 PagedDecodePlan plan_paged_decode_attention(const PagedAttentionCudaArgs& args, int multiprocessors);
 
 /// Attention of every sequence's one new row (a sequence of length 0 leaves its rows untouched).
-/// workspace: plan.workspace_floats floats of device memory, overwritten (no initial values needed).
-/// Two launches on `stream`, no host synchronisation: a CUDA graph may capture it.
+/// workspace: plan.workspace_floats floats of device memory, overwritten (no initial values needed;
+/// unused when the plan has one partition). Two launches on `stream` (one with a single partition,
+/// which writes the output itself), no host synchronisation: a CUDA graph may capture it.
 void paged_decode_attention_cuda(const PagedAttentionCudaArgs& args, const PagedDecodePlan& plan, float* workspace,
                                  cudaStream_t stream);
 
