@@ -43,6 +43,7 @@ struct ModelInfo {
   std::vector<int32_t> eos_token_ids;   ///< Ids that end generation.
   std::optional<int32_t> bos_token_id;  ///< The id a prompt starts with, when the model has one.
   int64_t decode_weight_bytes = 0;      ///< Weight bytes one decode step reads (memory-bandwidth bound).
+  int64_t weight_bytes = 0;             ///< Bytes of every weight held, codec and encoders too (docs/quantization.md).
   bool has_tokenizer = false;           ///< The folder has tokenizer.json, tekken.json or vocab.json + merges.txt.
   bool accepts_audio = false;           ///< Supports start_transcription / transcribe.
   int32_t audio_sample_rate = 0;        ///< Rate audio is resampled to, when accepts_audio.

@@ -140,6 +140,7 @@ void EngineImpl::load(const std::string& model_dir) {
   constraints_ = std::make_unique<structured::ConstraintFactory>(tokenizer(), spec.vocab_size, info_.eos_token_ids);
   info_.bos_token_id = spec.bos_token_id;
   info_.decode_weight_bytes = spec.decode_weight_bytes;
+  info_.weight_bytes = spec.weight_bytes;
   info_.accepts_audio = capabilities_.transcriber != nullptr;
   info_.audio_sample_rate = spec.audio_sample_rate;
   info_.produces_audio = capabilities_.speech != nullptr;

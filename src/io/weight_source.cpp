@@ -6,6 +6,18 @@
 
 namespace izwi {
 
+namespace {
+thread_local ResidentWeightBytes* current_count = nullptr;
+}  // namespace
+
+ResidentWeightBytes::ResidentWeightBytes() : previous_(current_count) { current_count = this; }
+
+ResidentWeightBytes::~ResidentWeightBytes() { current_count = previous_; }
+
+void ResidentWeightBytes::add(int64_t bytes) {
+  if (current_count != nullptr) current_count->bytes_ += bytes;
+}
+
 at::Tensor WeightSource::checked_read(const std::string& name, const std::vector<int64_t>& shape) {
   at::Tensor t = read(name, shape);
   if (check_finite_ || t.numel() <= kAlwaysCheckedElements) {
@@ -20,13 +32,17 @@ at::Tensor WeightSource::checked_read(const std::string& name, const std::vector
 }
 
 at::Tensor WeightSource::take(const std::string& name, const std::vector<int64_t>& shape) {
-  return checked_read(name, shape).to(device_, compute_dtype_).contiguous();
+  at::Tensor t = checked_read(name, shape).to(device_, compute_dtype_).contiguous();
+  ResidentWeightBytes::add(static_cast<int64_t>(t.nbytes()));
+  return t;
 }
 
 at::Tensor WeightSource::take_matrix(const std::string& name, const std::vector<int64_t>& shape) {
   at::Tensor t = checked_read(name, shape);
   const at::ScalarType dtype = keep_bf16_ && t.scalar_type() == at::kBFloat16 ? at::kBFloat16 : weight_dtype_;
-  return t.to(device_, dtype).contiguous();
+  at::Tensor held = t.to(device_, dtype).contiguous();
+  ResidentWeightBytes::add(static_cast<int64_t>(held.nbytes()));
+  return held;
 }
 
 std::optional<QuantizedMatrix> WeightSource::take_quantized(const std::string& name,

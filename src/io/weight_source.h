@@ -18,6 +18,29 @@ namespace izwi {
 class Backend;
 struct PanelKernels;
 
+/// The bytes of the weights a model holds, counted once as its parts load them, whatever sources
+/// they open (a speech model's codec, encoders and speaker encoder open their own): while one of
+/// these lives on a thread, every WeightSource's take() and take_matrix() on that thread add the
+/// bytes of what they hand out, and a part that keeps a matrix in another form than it took
+/// (Linear's quantized panels, a tied head quantized) adds the difference with add(). So no model
+/// sums its parts (load_causal_lm sets ModelSpec::weight_bytes from one).
+class ResidentWeightBytes {
+ public:
+  /// Becomes this thread's count until destroyed (the previous one is restored then).
+  ResidentWeightBytes();
+  ~ResidentWeightBytes();
+  ResidentWeightBytes(const ResidentWeightBytes&) = delete;
+  ResidentWeightBytes& operator=(const ResidentWeightBytes&) = delete;
+
+  int64_t bytes() const { return bytes_; }
+  /// Adds `bytes` (negative for a form released) to this thread's count, if one lives.
+  static void add(int64_t bytes);
+
+ private:
+  int64_t bytes_ = 0;
+  ResidentWeightBytes* previous_ = nullptr;
+};
+
 class WeightSource {
  public:
   WeightSource(at::ScalarType compute_dtype, at::ScalarType weight_dtype, const at::Device& device)

@@ -85,6 +85,16 @@ int64_t cuda_free_bytes(int index) {
   check(status, "cudaMemGetInfo");
   return static_cast<int64_t>(free);
 }
+
+// index -1: the current device.
+int32_t cuda_compute_capability(int index) {
+  int device = index;
+  if (device < 0) check(cudaGetDevice(&device), "cudaGetDevice");
+  int major = 0, minor = 0;
+  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  return major * 10 + minor;
+}
 #endif
 
 }  // namespace
@@ -141,13 +151,22 @@ Backend::Backend(const BackendOptions& options) {
     if (dtype_ == at::kFloat) panel_kernels_ = &variant;
   }
   keeps_bf16_weights_ = options.weight_dtype == "auto" && panel_kernels_ != nullptr;
-  if (weight_quantization_.enabled && panel_kernels_ == nullptr) {
+  if (cuda_kernels()) {
+    max_graph_batch_ = std::max(0, options.max_graph_batch);
+#if IZWI_WITH_CUDA
+    cuda_sm_version_ = cuda_compute_capability(device_.has_index() ? device_.index() : -1);
+#endif
+  }
+  // Where the quantized kernels are: the CPU's take int8 and int4 in float32; on CUDA the int4
+  // GEMV takes bf16 activations (layers/linear.h), and int8 has no CUDA kernel.
+  const bool int4_on_cuda = cuda_kernels() && dtype_ == at::kBFloat16 && weight_quantization_.kind == QuantKind::Int4;
+  if (weight_quantization_.enabled && panel_kernels_ == nullptr && !int4_on_cuda) {
     fail(ErrorCode::Unsupported,
-         "EngineConfig.weight_dtype '{}': int8 and int4 weights run on izwi's CPU kernels only (device cpu, dtype "
-         "float32, use_fast_kernels on)",
+         "EngineConfig.weight_dtype '{}': int8 and int4 weights run on izwi's CPU kernels (device cpu, dtype "
+         "float32, use_fast_kernels on); on CUDA (a CUDA build, use_fast_kernels on) int4 runs with dtype "
+         "bfloat16 and int8 is not supported",
          options.weight_dtype);
   }
-  if (cuda_kernels()) max_graph_batch_ = std::max(0, options.max_graph_batch);
 }
 
 const Backend& Backend::host() {

@@ -68,6 +68,8 @@ class Backend {
   /// The variant linear weights are packed for as they load (layers/packed_weight.h): null unless
   /// the CPU kernels run in float32.
   const PanelKernels* panel_kernels() const { return panel_kernels_; }
+  /// The CUDA device's compute capability, major * 10 + minor (90: Hopper); 0 off CUDA.
+  int32_t cuda_sm_version() const { return cuda_sm_version_; }
   /// Decode steps of up to this many sequences may be captured as CUDA graphs; 0 unless the CUDA
   /// kernels run.
   int32_t max_graph_batch() const { return max_graph_batch_; }
@@ -93,6 +95,7 @@ class Backend {
   Kernels kernels_ = Kernels::Torch;
   const PanelKernels* panel_kernels_ = nullptr;
   int32_t max_graph_batch_ = 0;
+  int32_t cuda_sm_version_ = 0;
 };
 
 /// Parses a dtype name ("float32", "bfloat16", "float16"); InvalidArgument naming `field` otherwise.

@@ -17,6 +17,8 @@ Linear Embedding::tie_output_head(const PanelKernels* kernels, const WeightQuant
     // Quantized, the head reads 2-4x fewer bytes; lookups then read the same quantized rows.
     packed_ = quantization.enabled ? PackedWeight::pack(quantize(table_, quantization), *kernels, "tied output head")
                                    : PackedWeight::pack(table_, *kernels);
+    // The load counted the table as taken; the packed copy replaces it.
+    ResidentWeightBytes::add(packed_.bytes() - static_cast<int64_t>(table_.nbytes()));
     table_ = at::Tensor();
   }
   return packed_.defined() ? Linear(packed_) : Linear(table_);

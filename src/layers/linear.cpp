@@ -12,8 +12,12 @@ Linear::Linear(at::Tensor weight, at::Tensor bias) : weight_(std::move(weight)),
 
 Linear::Linear(PackedWeight weight, at::Tensor bias) : packed_(std::move(weight)), bias_(std::move(bias)) {}
 
+Linear::Linear(QuantizedMatrix weight, at::Tensor bias) : quantized_(std::move(weight)), bias_(std::move(bias)) {}
+
 int64_t Linear::weight_bytes() const {
-  return packed_.defined() ? packed_.bytes() : weight_.numel() * static_cast<int64_t>(weight_.element_size());
+  if (packed_.defined()) return packed_.bytes();
+  if (quantized_.values.defined()) return quantized_.bytes();
+  return weight_.numel() * static_cast<int64_t>(weight_.element_size());
 }
 
 Linear Linear::load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
@@ -66,6 +70,7 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
                             const std::vector<bool>& with_bias) {
   const bool any_bias = std::find(with_bias.begin(), with_bias.end(), true) != with_bias.end();
   const PanelKernels* kernels = source.cpu_kernels();
+  const ops::QuantizedKernelSupport device_kernels = ops::QuantizedKernelSupport::of(source.backend());
   std::vector<at::Tensor> weights, biases;
   std::vector<QuantizedMatrix> quantized;
   std::vector<std::string> names;
@@ -74,11 +79,13 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
     names.push_back(name);
     std::optional<QuantizedMatrix> q = source.take_quantized(name, {out_features[i], in_features});
     // The CPU kernels take int8 and int4; FP8 checkpoints (a Hopper format) run dequantized there.
-    if (q.has_value() && kernels != nullptr && q->kind != QuantKind::Fp8E4M3) {
+    const bool cpu_quantized = kernels != nullptr && q.has_value() && q->kind != QuantKind::Fp8E4M3;
+    if (q.has_value() && (cpu_quantized || ops::keeps_quantized(device_kernels, *q))) {
       quantized.push_back(std::move(*q));
     } else if (q.has_value()) {
       // No quantized kernel on this backend for it: the checkpoint's weights dequantized once.
       weights.push_back(dequantize(*q).to(source.device(), source.weight_dtype()).contiguous());
+      ResidentWeightBytes::add(static_cast<int64_t>(weights.back().nbytes()));
     } else {
       weights.push_back(source.take_matrix(name, {out_features[i], in_features}));
     }
@@ -95,7 +102,11 @@ Linear Linear::load_stacked(WeightSource& source, const std::vector<std::string>
       fail(ErrorCode::InvalidFormat, "'{}': weights multiplied as one matrix are stored part quantized, part not",
            names[0]);
     }
-    return Linear(PackedWeight::pack(stack_quantized(quantized, names), *kernels, names[0]), bias);
+    const QuantizedMatrix stacked = stack_quantized(quantized, names);
+    Linear linear = kernels != nullptr ? Linear(PackedWeight::pack(stacked, *kernels, names[0]), bias)
+                                       : Linear(stacked.to(source.device()), bias);
+    ResidentWeightBytes::add(linear.weight_bytes());
+    return linear;
   }
   at::Tensor weight = weights.size() == 1 ? weights[0] : at::cat(weights, 0);
   if (kernels != nullptr && PackedWeight::packable(weight)) return Linear(PackedWeight::pack(weight, *kernels), bias);
@@ -106,6 +117,7 @@ at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) co
 
 at::Tensor Linear::operator()(const at::Tensor& x, const Backend& backend) const {
   if (packed_.defined()) return packed_.linear(x, bias_);
+  if (quantized_.values.defined()) return ops::linear_quantized(backend, x, quantized_, bias_);
   return ops::linear(backend, x, weight_, bias_);
 }
 

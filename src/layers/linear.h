@@ -20,9 +20,16 @@ class Linear {
   explicit Linear(at::Tensor weight, at::Tensor bias = {});
   /// Weights packed for the CPU panel kernels; bias [out] float32 or undefined.
   explicit Linear(PackedWeight weight, at::Tensor bias = {});
+  /// A quantized matrix kept as it is on its device (int4 / FP8 on CUDA: ops::linear_quantized);
+  /// bias [out] in the compute dtype or undefined.
+  explicit Linear(QuantizedMatrix weight, at::Tensor bias = {});
 
   /// Loads `<prefix>.weight` (and `<prefix>.bias` when `with_bias`), packed for the CPU kernels
-  /// when the source names CPU kernels (WeightSource::cpu_kernels).
+  /// when the source names CPU kernels (WeightSource::cpu_kernels). A quantized matrix (the
+  /// checkpoint's, or weight_dtype int8 / int4) is packed for the CPU's quantized kernels, kept
+  /// quantized on a device whose kernels take it (ops::keeps_quantized: int4 and Hopper FP8 on
+  /// CUDA), else dequantized once to the weight dtype. Adds the bytes it keeps to the load's
+  /// ResidentWeightBytes.
   static Linear load(WeightSource& source, const std::string& prefix, int64_t out_features, int64_t in_features,
                      bool with_bias);
   /// Several projections of the same input stacked into one matrix, so one pass over the input
@@ -39,11 +46,13 @@ class Linear {
   /// The same outside a step (a depth decoder's inner loop), with `backend`'s ops.
   at::Tensor operator()(const at::Tensor& x, const Backend& backend) const;
 
+  /// Bytes of the weight matrix held (a quantized one with its scales and zero points).
   int64_t weight_bytes() const;
 
  private:
-  at::Tensor weight_;    ///< row-major [out, in], unless packed
-  PackedWeight packed_;  ///< the panel layout, when packed
+  at::Tensor weight_;          ///< row-major [out, in], unless packed
+  PackedWeight packed_;        ///< the panel layout, when packed
+  QuantizedMatrix quantized_;  ///< kept quantized on a device, when its values are defined
   at::Tensor bias_;
 };
 

@@ -34,6 +34,9 @@ struct ModelSpec {
   /// device tensors and does no host work that depends on them, so a CUDA graph can capture it.
   bool graph_safe_decode = false;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
+  /// Bytes of every weight the model holds, its codec and encoders included, in the form held
+  /// (ResidentWeightBytes, counted by load_causal_lm; 0 for a model built otherwise).
+  int64_t weight_bytes = 0;
   // What a model can do beyond text is not said here: CausalLM::capabilities() names it once.
   // These are the data of those capabilities.
   int32_t audio_sample_rate = 0;     ///< Transcriber: the rate of the samples its streaming input takes.
@@ -71,6 +74,8 @@ class CausalLM {
  public:
   virtual ~CausalLM() = default;
   const ModelSpec& spec() const { return spec_; }
+  /// Sets spec().weight_bytes: what the load counted (load_causal_lm), known only once the model is built.
+  void set_weight_bytes(int64_t bytes) { spec_.weight_bytes = bytes; }
   /// What each layer keeps in the cache.
   virtual std::vector<LayerCacheSpec> cache_layout() const = 0;
   /// Runs the batch; returns the final-norm hidden states [T, hidden].

@@ -69,8 +69,10 @@ std::unique_ptr<CausalLM> load_causal_lm(const std::string& model_dir, std::shar
   loader.set_backend(*backend);
   loader.set_keep_bf16(backend->keeps_bf16_weights());
   loader.set_progress(options.on_progress);
+  const ResidentWeightBytes held;  // the model's weights, and those its parts load from other files
   std::unique_ptr<CausalLM> model = factory(config, loader);
   loader.finish();
+  model->set_weight_bytes(held.bytes());
   return model;
 }
 

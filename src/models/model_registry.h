@@ -22,7 +22,7 @@ std::unique_ptr<CausalLM> build_causal_lm(const HfConfig& config, WeightSource& 
 /// Loads the model in `model_dir` (config.json + safetensors) for `backend` and checks that every
 /// stored tensor was used: large matrices in the backend's weight_dtype(), the rest in its dtype(),
 /// on its device, linear weights packed for its panel_kernels(). The caller keeps `backend` alive
-/// as long as the model. `options` choose the load-time checks.
+/// as long as the model. `options` choose the load-time checks. Sets the spec's weight_bytes.
 struct ModelLoadOptions {
   bool check_finite = false;  ///< scan every tensor for NaN and Inf (WeightSource::set_check_finite)
   std::function<void(int64_t, int64_t)> on_progress;  ///< WeightLoader::set_progress

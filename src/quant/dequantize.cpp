@@ -38,12 +38,16 @@ at::Tensor dequantize(const QuantizedMatrix& m) {
     case QuantKind::Int4: {
       const at::Tensor low = at::bitwise_and(m.values, 15), high = at::__rshift__(m.values, 4);
       const at::Tensor q = at::stack({low, high}, 2).reshape({m.out, m.in}).to(at::kFloat);
-      const at::Tensor zeros = m.zeros.defined() ? per_column(m.zeros) : at::full({m.out, m.in}, 8.0f);
+      const at::Tensor zeros =
+          m.zeros.defined() ? per_column(m.zeros) : at::full({m.out, m.in}, 8.0f, m.scales.options().dtype(at::kFloat));
       w = (q - zeros) * per_column(m.scales);
       break;
     }
     case QuantKind::Fp8E4M3:
-      w = e4m3_table().index_select(0, m.values.reshape(-1).to(at::kLong)).reshape({m.out, m.in}) *
+      w = e4m3_table()
+              .to(m.values.device())
+              .index_select(0, m.values.reshape(-1).to(at::kLong))
+              .reshape({m.out, m.in}) *
           per_column(m.scales);
       break;
   }

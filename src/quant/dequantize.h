@@ -9,7 +9,8 @@
 namespace izwi {
 
 /// float32 [out, in] in the original input column order (column_order undone): one float32
-/// multiply per element, (q - zero) * scale for int4, q * scale for int8, e4m3(q) * scale for FP8.
+/// multiply per element, (q - zero) * scale for int4, q * scale for int8, e4m3(q) * scale for FP8;
+/// on the matrix's device.
 at::Tensor dequantize(const QuantizedMatrix& m);
 
 /// The float value of every e4m3fn byte (NaN for 0x7f and 0xff), float32 [256].

@@ -33,6 +33,23 @@ struct QuantizedMatrix {
   /// int64 [in] or undefined: column k of `values` multiplies input column column_order[k] (GPTQ's
   /// act-order, whose groups are contiguous only after this permutation).
   at::Tensor column_order;
+
+  /// Bytes held: values, scales, zero points and column order.
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (const at::Tensor* t : {&values, &scales, &zeros, &column_order}) {
+      if (t->defined()) total += static_cast<int64_t>(t->nbytes());
+    }
+    return total;
+  }
+  /// The same matrix with its tensors contiguous on `device` (a device's kernels read it there).
+  QuantizedMatrix to(const at::Device& device) const {
+    QuantizedMatrix moved = *this;
+    for (at::Tensor* t : {&moved.values, &moved.scales, &moved.zeros, &moved.column_order}) {
+      if (t->defined()) *t = t->to(device).contiguous();
+    }
+    return moved;
+  }
 };
 
 }  // namespace izwi

@@ -1,7 +1,21 @@
 #include "kernels/ops/linear_op.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "common/check.h"
 #include "common/op_profile.h"
 #include "kernels/cpu/linear_cpu.h"
+#include "quant/dequantize.h"
+#if IZWI_WITH_CUDA
+#include <cublasLt.h>
+#include <cuda_fp8.h>
+
+#include "kernels/cuda/bf16_data.h"
+#include "kernels/cuda/fp8_gemm_cuda.h"
+#include "kernels/cuda/int4_gemv_cuda.h"
+#include "kernels/cuda_stream.h"
+#endif
 
 namespace izwi::ops {
 
@@ -23,6 +37,107 @@ at::Tensor linear(const Backend& backend, const at::Tensor& x, const at::Tensor&
   // The CPU kernels time themselves; this times libtorch's product (cuBLAS on a GPU).
   const OpTimer timer = linear_call_timer(x.numel() / weight.size(1), weight.size(1), weight.size(0));
   return at::linear(x, weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type()), bias);
+}
+
+QuantizedKernelSupport QuantizedKernelSupport::of(const Backend& backend) {
+  return {backend.cuda_kernels() && backend.dtype() == at::kBFloat16, backend.cuda_sm_version()};
+}
+
+QuantizedProduct quantized_product(const QuantizedKernelSupport& support, QuantKind kind, int64_t in,
+                                   int64_t group_size, int64_t rows) {
+  if (!support.cuda_bf16) return QuantizedProduct::Dequantized;
+  if (kind == QuantKind::Int4 && in % 32 == 0 && group_size % 32 == 0 && rows <= kInt4GemvMaxRows) {
+    return QuantizedProduct::Int4Gemv;
+  }
+  if (kind == QuantKind::Fp8E4M3 && support.sm_version >= 90 && in % 16 == 0) return QuantizedProduct::Fp8Gemm;
+  return QuantizedProduct::Dequantized;
+}
+
+bool keeps_quantized(const QuantizedKernelSupport& support, const QuantizedMatrix& w) {
+  return quantized_product(support, w.kind, w.in, w.group_size, 1) != QuantizedProduct::Dequantized;
+}
+
+#if IZWI_WITH_CUDA
+namespace {
+
+// cuBLASLt's handle for the FP8 GEMMs: one for the process (a handle is not tied to a stream; the
+// stream goes with each call), made on first use and kept to the end.
+cublasLtHandle_t lt_handle() {
+  static const cublasLtHandle_t handle = [] {
+    cublasLtHandle_t h = nullptr;
+    if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) fail(ErrorCode::Internal, "cublasLtCreate failed");
+    return h;
+  }();
+  return handle;
+}
+
+static_assert(kInt4GemvMaxRows % kInt4GemvMaxTokens == 0, "the GEMV's row limit is whole launches");
+
+// cuBLASLt's own scratch per FP8 GEMM: enough for its Hopper algorithms to be eligible.
+constexpr int64_t kLtWorkspaceBytes = int64_t{4} << 20;
+
+at::Tensor int4_product(const at::Tensor& x, const QuantizedMatrix& w, const at::Tensor& bias) {
+  const int64_t rows = x.size(0);
+  Int4Weights weights;
+  weights.values = w.values.data_ptr<uint8_t>();
+  weights.scales = w.scales.data_ptr<float>();
+  weights.zeros = w.zeros.defined() ? w.zeros.data_ptr<uint8_t>() : nullptr;
+  weights.column_order = w.column_order.defined() ? w.column_order.data_ptr<int64_t>() : nullptr;
+  weights.out = w.out;
+  weights.in = w.in;
+  weights.group_size = w.group_size;
+  const int64_t scratch = static_cast<int64_t>(int4_linear_workspace_bytes(weights, rows) / sizeof(float));
+  const at::Tensor workspace = at::empty({std::max<int64_t>(scratch, 1)}, x.options().dtype(at::kFloat));
+  at::Tensor y = at::empty({rows, w.out}, x.options());
+  int4_linear_cuda(bf16_data(x), weights, bias.defined() ? bf16_data(bias) : nullptr, bf16_data(y), rows,
+                   workspace.data_ptr<float>(), current_cuda_stream());
+  return y;
+}
+
+at::Tensor fp8_product(const at::Tensor& x, const QuantizedMatrix& w, const at::Tensor& bias) {
+  const int64_t rows = x.size(0);
+  const cudaStream_t stream = current_cuda_stream();
+  const at::TensorOptions floats = x.options().dtype(at::kFloat);
+  const at::Tensor xq = at::empty({rows, w.in}, x.options().dtype(at::kByte));
+  // Separate allocations: cuBLASLt wants its scale pointer aligned.
+  const at::Tensor x_scale = at::empty({1}, floats), amax = at::empty({1}, floats);
+  auto* xq_data = reinterpret_cast<__nv_fp8_e4m3*>(xq.data_ptr<uint8_t>());
+  quantize_fp8_dynamic_cuda(bf16_data(x), x.numel(), xq_data, x_scale.data_ptr<float>(), amax.data_ptr<float>(),
+                            stream);
+  const at::Tensor workspace = at::empty({rows * w.out}, floats);
+  const at::Tensor lt_workspace = at::empty({kLtWorkspaceBytes}, x.options().dtype(at::kByte));
+  at::Tensor y = at::empty({rows, w.out}, x.options());
+  // FP8 scales are one per output row (a per-tensor scale is written out per row).
+  fp8_linear_cuda(lt_handle(), xq_data, x_scale.data_ptr<float>(),
+                  reinterpret_cast<const __nv_fp8_e4m3*>(w.values.data_ptr<uint8_t>()), w.scales.data_ptr<float>(),
+                  true, bias.defined() ? bf16_data(bias) : nullptr, bf16_data(y), rows, w.out, w.in,
+                  workspace.data_ptr<float>(), lt_workspace.data_ptr(), kLtWorkspaceBytes, stream);
+  return y;
+}
+
+}  // namespace
+#endif
+
+at::Tensor linear_quantized(const Backend& backend, const at::Tensor& x, const QuantizedMatrix& w,
+                            const at::Tensor& bias) {
+  IZWI_CHECK(x.size(-1) == w.in, "quantized linear: input width {} is not the matrix's {}", x.size(-1), w.in);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = w.out;
+#if IZWI_WITH_CUDA
+  const int64_t rows = x.numel() / std::max<int64_t>(w.in, 1);
+  const QuantizedProduct product =
+      quantized_product(QuantizedKernelSupport::of(backend), w.kind, w.in, w.group_size, rows);
+  if (product != QuantizedProduct::Dequantized && x.is_cuda() && x.scalar_type() == at::kBFloat16) {
+    const at::Tensor xc = x.reshape({rows, w.in}).contiguous();
+    const at::Tensor b = bias.defined() ? bias.to(at::kBFloat16).contiguous() : at::Tensor();
+    const OpTimer timer = linear_call_timer(rows, w.in, w.out);
+    const at::Tensor y = product == QuantizedProduct::Int4Gemv ? int4_product(xc, w, b) : fp8_product(xc, w, b);
+    return y.view(shape);
+  }
+#endif
+  // No quantized kernel here (a prefill's many rows, or no device kernels): one GEMM on the
+  // dequantized matrix, made for this call and freed after it.
+  return linear(backend, x, dequantize(w).to(x.scalar_type()), bias).view(shape);
 }
 
 }  // namespace izwi::ops
