@@ -10,6 +10,7 @@
 #include "io/config_fields.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 namespace {
@@ -94,7 +95,8 @@ Qwen3TtsCodecDecoder::Qwen3TtsCodecDecoder(WeightSource& weights, const Qwen3Tts
                                            const std::string& prefix)
     : StreamingCodecDecoder(weights.device()),
       config_(config),
-      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())) {
+      options_(at::TensorOptions().dtype(weights.compute_dtype()).device(weights.device())),
+      per_stream_(weights.backend().cpu_kernels()) {
   const Qwen3TtsCodecConfig& c = config_;
   quantizer_ = SplitRvq(weights, prefix + "quantizer",
                         {c.num_quantizers, 1, c.codebook_size, c.codebook_dim / 2, c.codebook_dim}, false);
@@ -178,11 +180,12 @@ at::Tensor Qwen3TtsCodecDecoder::forward(const at::Tensor& codes, const std::vec
   }
   h = decoder_in_.forward(h, state());
   // The decoder blocks multiply the samples per frame up to 1920 and make many elementwise passes
-  // (SnakeBeta, residual sums) over them: one stream at a time keeps a stream's activations in
-  // cache, where all streams' together go to memory and back on every pass. Measured at 16
-  // streams (izwi-tts-bench, docs/benchmarks.md): 1.4-1.5x faster than the batch, though each
-  // stream reads the blocks' weights again.
-  return run_blocks_per_stream(h, states, next);
+  // (SnakeBeta, residual sums) over them: on izwi's CPU kernels one stream at a time keeps a
+  // stream's activations in cache, where all streams' together go to memory and back on every
+  // pass. Measured at 16 streams (izwi-tts-bench, docs/benchmarks.md): 1.4-1.5x faster than the
+  // batch, though each stream reads the blocks' weights again. Elsewhere (a GPU, libtorch's ops)
+  // the batch runs as one: a launch per op for all streams.
+  return per_stream_ ? run_blocks_per_stream(h, states, next) : run_blocks(h, states, next);
 }
 
 at::Tensor Qwen3TtsCodecDecoder::run_block(const Block& block, at::Tensor h, std::vector<at::Tensor>& states,
@@ -196,29 +199,27 @@ at::Tensor Qwen3TtsCodecDecoder::run_block(const Block& block, at::Tensor h, std
   return h;
 }
 
+at::Tensor Qwen3TtsCodecDecoder::run_blocks(at::Tensor h, std::vector<at::Tensor>& states, size_t next) const {
+  size_t k = next;
+  for (const Block& block : blocks_) h = run_block(block, h, states, k);
+  h = decoder_out_.forward(h, states.at(k++), &final_act_).clamp(-1.0, 1.0);
+  IZWI_CHECK(k == states.size(), "used {} of {} codec states", k, states.size());
+  return h.squeeze(1);
+}
+
 at::Tensor Qwen3TtsCodecDecoder::run_blocks_per_stream(const at::Tensor& h, std::vector<at::Tensor>& states,
                                                        size_t next) const {
   const int64_t batch = h.size(0);
+  if (batch == 1) return run_blocks(h, states, next);
   std::vector<at::Tensor> waves;
   for (int64_t b = 0; b < batch; ++b) {
     // This stream's rows of the remaining states; written back in place after its pass.
     std::vector<at::Tensor> own;
-    for (size_t k = next; k < states.size(); ++k) own.push_back(batch == 1 ? states[k] : states[k].narrow(0, b, 1));
-    size_t own_next = 0;
-    at::Tensor x = batch == 1 ? h : h.narrow(0, b, 1);
-    for (const Block& block : blocks_) x = run_block(block, x, own, own_next);
-    x = decoder_out_.forward(x, own.at(own_next++), &final_act_).clamp(-1.0, 1.0);
-    IZWI_CHECK(next + own_next == states.size(), "used {} of {} codec states", next + own_next, states.size());
-    for (size_t k = 0; k < own.size(); ++k) {
-      if (batch == 1) {
-        states[next + k] = own[k];
-      } else {
-        states[next + k].narrow(0, b, 1).copy_(own[k]);
-      }
-    }
-    waves.push_back(x.squeeze(1));
+    for (size_t k = next; k < states.size(); ++k) own.push_back(states[k].narrow(0, b, 1));
+    waves.push_back(run_blocks(h.narrow(0, b, 1), own, 0));
+    for (size_t k = 0; k < own.size(); ++k) states[next + k].narrow(0, b, 1).copy_(own[k]);
   }
-  return batch == 1 ? waves[0] : at::cat(waves, 0);
+  return at::cat(waves, 0);
 }
 
 }  // namespace izwi

@@ -71,7 +71,10 @@ class Qwen3TtsCodecDecoder final : public StreamingCodecDecoder {
 
   /// One decoder block on h [B, C, T], reading and replacing states[next], states[next + 1], ...
   at::Tensor run_block(const Block& block, at::Tensor h, std::vector<at::Tensor>& states, size_t& next) const;
-  /// The decoder blocks and the output layers on h [B, C, T], one stream at a time, from states[next].
+  /// The decoder blocks and the output layers on h [B, C, T] (the B streams together), reading and
+  /// replacing states[next], ... to the last: the samples [B, T * upsampling].
+  at::Tensor run_blocks(at::Tensor h, std::vector<at::Tensor>& states, size_t next) const;
+  /// The same one stream at a time.
   at::Tensor run_blocks_per_stream(const at::Tensor& h, std::vector<at::Tensor>& states, size_t next) const;
 
   Qwen3TtsCodecConfig config_;
@@ -86,6 +89,7 @@ class Qwen3TtsCodecDecoder final : public StreamingCodecDecoder {
   SnakeBeta final_act_;
   CausalConv1d decoder_out_;
   int64_t weight_bytes_ = 0;
+  bool per_stream_ = false;  ///< run_blocks_per_stream: on izwi's CPU kernels (cache locality)
 };
 
 }  // namespace izwi

@@ -54,7 +54,9 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
   for (int64_t r = 0; r < rows; ++r) tables[static_cast<size_t>(r)] = {static_cast<int32_t>(r)};
   const std::vector<int32_t> unused_ids(2, 0);  // inputs are embeddings; ids only size the batch
 
-  std::vector<std::vector<int32_t>> codes(static_cast<size_t>(rows));
+  // Each sub-step's ids stay where they were drawn and feed the next embedding there: the frame's
+  // codebooks come back to the host in one copy at the end, not one per codebook.
+  std::vector<at::Tensor> sampled;
   // Sub-step 0 prefills two positions per row; sub-step j > 0 decodes position j + 1.
   at::Tensor x = at::stack({talker_hidden, code0_embedding}, 1).reshape({2 * rows, talker_hidden.size(1)});
   for (int32_t j = 0; j + 1 < num_code_groups_; ++j) {
@@ -72,17 +74,15 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
     at::Tensor h = project(x, ctx);
     for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, scratch[i], ctx);
     if (j == 0) h = h.view({rows, 2, -1}).select(1, 1);
-    const std::vector<int32_t> ids =
-        sampler.sample_rows(heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx), sampling, *ctx.backend);
-    std::vector<int64_t> sampled(static_cast<size_t>(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      codes[static_cast<size_t>(r)].push_back(ids[static_cast<size_t>(r)]);
-      sampled[static_cast<size_t>(r)] = ids[static_cast<size_t>(r)];
-    }
-    if (j + 2 < num_code_groups_) {
-      x = embed(j + 1, at::tensor(sampled, at::kLong).to(talker_hidden.device()), outer.dtype);
-    }
+    sampled.push_back(sampler.sample_rows_on_device(heads_[static_cast<size_t>(j)](norm_(h.contiguous(), ctx), ctx),
+                                                    sampling, *ctx.backend));
+    if (j + 2 < num_code_groups_) x = embed(j + 1, sampled.back().to(talker_hidden.device()), outer.dtype);
   }
+  const at::Tensor frame = at::stack(sampled, 1).to(at::kCPU, at::kInt).contiguous();  // [rows, G - 1]
+  std::vector<std::vector<int32_t>> codes(static_cast<size_t>(rows));
+  const int32_t* ids = frame.data_ptr<int32_t>();
+  for (int64_t r = 0; r < rows; ++r)
+    codes[static_cast<size_t>(r)].assign(ids + r * frame.size(1), ids + (r + 1) * frame.size(1));
   return codes;
 }
 

@@ -114,9 +114,8 @@ std::vector<LayerCacheSpec> Qwen3TtsForConditionalGeneration::cache_layout() con
   return layout;
 }
 
-at::Tensor Qwen3TtsForConditionalGeneration::text_track(const std::vector<int64_t>& ids,
-                                                        const ForwardContext& ctx) const {
-  const at::Tensor x = text_embedding_(index_tensor(ids, ctx.input_ids.device()), ctx.dtype);
+at::Tensor Qwen3TtsForConditionalGeneration::text_track(const at::Tensor& ids, const ForwardContext& ctx) const {
+  const at::Tensor x = text_embedding_(ids, ctx.dtype);
   return text_fc2_(ops::activation(*ctx.backend, text_fc1_(x, ctx), ops::Activation::Silu), ctx);
 }
 
@@ -153,26 +152,28 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
     }
   }
   const at::Device device = ctx.input_ids.device();
+  // Every index list of the step reaches the device in one copy.
+  std::vector<const std::vector<int64_t>*> lists = {&frame_rows,  &codec_rows, &codec_ids,
+                                                    &vector_rows, &text_rows,  &text_ids};
+  for (const std::vector<int64_t>& codes : frame_codes) lists.push_back(&codes);
+  const std::vector<at::Tensor> index = index_tensors(lists, device);
+  const auto codebook = [&](int32_t k) { return index[6 + static_cast<size_t>(k)]; };
   at::Tensor h =
       at::zeros({ctx.num_tokens, config_.talker.hidden_size}, at::TensorOptions().dtype(ctx.dtype).device(device));
   if (!frame_rows.empty()) {
-    at::Tensor frames = codec_embedding_(index_tensor(frame_codes[0], device), ctx.dtype);
-    for (int32_t k = 1; k < groups; ++k) {
-      frames.add_(code_predictor_->embed(k, index_tensor(frame_codes[static_cast<size_t>(k)], device), ctx.dtype));
-    }
-    h.index_add_(0, index_tensor(frame_rows, device), frames);
+    at::Tensor frames = codec_embedding_(codebook(0), ctx.dtype);
+    for (int32_t k = 1; k < groups; ++k) frames.add_(code_predictor_->embed(k, codebook(k), ctx.dtype));
+    h.index_add_(0, index[0], frames);
   }
-  if (!codec_rows.empty()) {
-    h.index_add_(0, index_tensor(codec_rows, device), codec_embedding_(index_tensor(codec_ids, device), ctx.dtype));
-  }
+  if (!codec_rows.empty()) h.index_add_(0, index[1], codec_embedding_(index[2], ctx.dtype));
   if (!vector_rows.empty()) {
     at::Tensor rows = at::empty({static_cast<int64_t>(vectors.size()), config_.talker.hidden_size}, at::kFloat);
     for (size_t i = 0; i < vectors.size(); ++i) {
       std::copy(vectors[i]->begin(), vectors[i]->end(), rows[static_cast<int64_t>(i)].data_ptr<float>());
     }
-    h.index_add_(0, index_tensor(vector_rows, device), rows.to(device, ctx.dtype));
+    h.index_add_(0, index[3], rows.to(device, ctx.dtype));
   }
-  if (!text_rows.empty()) h.index_add_(0, index_tensor(text_rows, device), text_track(text_ids, ctx));
+  if (!text_rows.empty()) h.index_add_(0, index[4], text_track(index[5], ctx));
   return h;
 }
 
@@ -206,10 +207,10 @@ std::vector<StepOutput> Qwen3TtsForConditionalGeneration::sample(const at::Tenso
   }
   if (frame_rows.empty()) return outputs;
   // The code predictor completes every frame of the step in one batch.
-  const at::Device device = hidden.device();
-  const at::Tensor frame_hidden = hidden.index_select(0, index_tensor(frame_rows, device));
-  const std::vector<std::vector<int32_t>> rest = code_predictor_->predict(
-      frame_hidden, codec_embedding_(index_tensor(code0, device), ctx.dtype), subtalker, sampler, cache, ctx);
+  const std::vector<at::Tensor> index = index_tensors({&frame_rows, &code0}, hidden.device());
+  const at::Tensor frame_hidden = hidden.index_select(0, index[0]);
+  const std::vector<std::vector<int32_t>> rest =
+      code_predictor_->predict(frame_hidden, codec_embedding_(index[1], ctx.dtype), subtalker, sampler, cache, ctx);
   for (size_t j = 0; j < frame_rows.size(); ++j) {
     const size_t i = static_cast<size_t>(frame_rows[j]);
     Qwen3TtsRequestState& state = tts_state(rows[i].state);

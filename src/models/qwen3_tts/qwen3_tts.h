@@ -58,8 +58,8 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM,
   /// Inputs of the batch's new positions [T, hidden]: prompt positions from their two tracks,
   /// generated positions from their frame plus the text fed at that frame.
   at::Tensor input_embeddings(const ForwardContext& ctx) const;
-  /// text_projection(text_embedding(ids)): ids [N] -> [N, hidden].
-  at::Tensor text_track(const std::vector<int64_t>& ids, const ForwardContext& ctx) const;
+  /// text_projection(text_embedding(ids)): ids [N] (int64, on the model's device) -> [N, hidden].
+  at::Tensor text_track(const at::Tensor& ids, const ForwardContext& ctx) const;
 
   Qwen3TtsConfig config_;
   Embedding codec_embedding_;

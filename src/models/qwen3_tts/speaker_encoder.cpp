@@ -87,7 +87,14 @@ MagnitudeLogMelConfig SpeakerEncoderConfig::mel() const {
 at::Tensor SpeakerEncoder::Conv::operator()(const at::Tensor& x) const {
   const int64_t total = dilation * (weight.size(2) - 1);
   const int64_t left = total / 2;
-  const at::Tensor padded = total > 0 ? at::reflection_pad1d(x, {left, total - left}) : x;
+  at::Tensor padded = x;
+  if (total > 0 && x.is_cpu() && x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble) {
+    // libtorch 1.13's CPU reflection_pad1d has no bf16 / f16; padding copies values, so float32
+    // and back is exact.
+    padded = at::reflection_pad1d(x.to(at::kFloat), {left, total - left}).to(x.scalar_type());
+  } else if (total > 0) {
+    padded = at::reflection_pad1d(x, {left, total - left});
+  }
   ops::Conv1dOptions options;
   options.dilation = dilation;
   return ops::conv1d(*backend, padded, weight, bias, options);
@@ -204,9 +211,10 @@ SpeakerEncoderConfig speaker_encoder_config(const HfConfig& hf) {
   return SpeakerEncoderConfig::parse(*section);
 }
 
-SpeakerEncoder load_speaker_encoder(const std::string& model_dir) {
+SpeakerEncoder load_speaker_encoder(const std::string& model_dir, const Backend& backend) {
   const SpeakerEncoderConfig config = speaker_encoder_config(HfConfig::load(model_dir));
-  WeightLoader weights(model_dir, at::kFloat, at::kFloat, at::kCPU);
+  WeightLoader weights(model_dir, backend.dtype(), backend.dtype(), backend.device());
+  weights.set_backend(backend);
   weights.skip_all_but("speaker_encoder.");
   SpeakerEncoder encoder(weights, "speaker_encoder.", config);
   weights.finish();

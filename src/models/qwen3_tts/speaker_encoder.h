@@ -14,6 +14,7 @@
 #include "common/json_fields.h"
 #include "io/hf_config.h"
 #include "io/weight_source.h"
+#include "kernels/backend.h"
 
 namespace izwi {
 
@@ -77,8 +78,10 @@ class SpeakerEncoder {
 SpeakerEncoderConfig speaker_encoder_config(const HfConfig& config);
 
 /// Loads the speaker encoder of the Qwen3-TTS Base folder `model_dir` (config.json's
-/// speaker_encoder_config, `speaker_encoder.*` tensors; the rest of the checkpoint is ignored).
-/// NotFound or InvalidFormat naming the file, field or tensor.
-SpeakerEncoder load_speaker_encoder(const std::string& model_dir);
+/// speaker_encoder_config, `speaker_encoder.*` tensors; the rest of the checkpoint is ignored),
+/// its weights in `backend`'s compute dtype on its device and its ops run there, as
+/// load_codec_decoder's (tools and tests outside an engine: Backend::host(); `backend` must
+/// outlive the encoder). NotFound or InvalidFormat naming the file, field or tensor.
+SpeakerEncoder load_speaker_encoder(const std::string& model_dir, const Backend& backend = Backend::host());
 
 }  // namespace izwi
