@@ -11,10 +11,12 @@
 namespace izwi::testing {
 
 ModelRunner::ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache, int32_t num_blocks,
-                         int32_t block_size, at::ScalarType kv_dtype, const std::string& weight_dtype)
+                         int32_t block_size, at::ScalarType kv_dtype, const std::string& weight_dtype,
+                         const std::string& dtype)
     : cache_(num_blocks, block_size, prefix_cache, 8) {
   BackendOptions options;
   options.device = test_device().str();
+  options.dtype = dtype;
   options.weight_dtype = weight_dtype;
   options.kv_cache_dtype = kv_dtype == at::kBFloat16 ? "bfloat16" : "float32";
   options.fast_kernels = fast_kernels;

@@ -27,9 +27,11 @@ struct FeedRequest {
 class ModelRunner {
  public:
   /// `fixture`: a tests/data folder's name, or a model folder's absolute path. `weight_dtype`:
-  /// EngineConfig::weight_dtype (int8 / int4 quantize the linear layers at load).
+  /// EngineConfig::weight_dtype (int8 / int4 quantize the linear layers at load); `dtype`:
+  /// EngineConfig::dtype (the activations').
   ModelRunner(const std::string& fixture, bool fast_kernels, bool prefix_cache = false, int32_t num_blocks = 96,
-              int32_t block_size = 16, at::ScalarType kv_dtype = at::kFloat, const std::string& weight_dtype = "auto");
+              int32_t block_size = 16, at::ScalarType kv_dtype = at::kFloat, const std::string& weight_dtype = "auto",
+              const std::string& dtype = "float32");
 
   /// One step over several sequences; returns each request's logits [count, vocab].
   std::vector<at::Tensor> feed(const std::vector<FeedRequest>& requests);

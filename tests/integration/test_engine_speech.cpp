@@ -16,6 +16,7 @@
 #include "common/error_message.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
+#include "common/test_device.h"
 #include "engine/engine_impl.h"
 #include "izwi/engine.h"
 
@@ -77,7 +78,7 @@ class EngineSpeech : public ::testing::Test {
 };
 
 TEST_F(EngineSpeech, ModelInfoDescribesTheVoice) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   const ModelInfo& info = engine.model_info();
   EXPECT_TRUE(info.produces_audio);
   EXPECT_EQ(info.output_sample_rate, 24000);
@@ -88,26 +89,33 @@ TEST_F(EngineSpeech, ModelInfoDescribesTheVoice) {
 }
 
 TEST_F(EngineSpeech, AllCasesTogetherGiveTheReleasedCodesAndTheirAudio) {
-  Engine engine(fixture_dir(kFixture));
-  std::vector<std::future<Output>> outputs;
-  for (const SpeechRequest& r : requests_) {
-    outputs.push_back(std::async(std::launch::async, [&engine, r] { return engine.synthesize(r); }));
+  // With izwi's kernels, and with libtorch's ops (the path a CUDA backend takes where it has no
+  // kernel of its own).
+  for (const bool fast : {true, false}) {
+    const char* kernels = fast ? "fast kernels" : "libtorch ops";
+    EngineConfig config = testing::test_engine_config();
+    config.use_fast_kernels = fast;
+    Engine engine(fixture_dir(kFixture), config);
+    std::vector<std::future<Output>> outputs;
+    for (const SpeechRequest& r : requests_) {
+      outputs.push_back(std::async(std::launch::async, [&engine, r] { return engine.synthesize(r); }));
+    }
+    for (size_t c = 0; c < outputs.size(); ++c) {
+      const Output out = outputs[c].get();
+      EXPECT_EQ(out.audio_codes, cases_[c].frames) << "case " << c << ", " << kernels;
+      EXPECT_EQ(out.finish_reason, FinishReason::Length);
+      EXPECT_EQ(out.sample_rate, 24000);
+      ASSERT_EQ(out.audio.size(), cases_[c].frames.size() * 1920);
+      const at::Tensor audio = at::tensor(out.audio);
+      EXPECT_LT(max_abs_diff(audio, whole_decode(cases_[c].frames)), 1e-4) << "case " << c << ", " << kernels;
+      EXPECT_GT(audio.abs().max().item<float>(), 0.01f) << "silence";
+    }
+    EXPECT_EQ(testing::check_idle(engine), "");
   }
-  for (size_t c = 0; c < outputs.size(); ++c) {
-    const Output out = outputs[c].get();
-    EXPECT_EQ(out.audio_codes, cases_[c].frames) << "case " << c;
-    EXPECT_EQ(out.finish_reason, FinishReason::Length);
-    EXPECT_EQ(out.sample_rate, 24000);
-    ASSERT_EQ(out.audio.size(), cases_[c].frames.size() * 1920);
-    const at::Tensor audio = at::tensor(out.audio);
-    EXPECT_LT(max_abs_diff(audio, whole_decode(cases_[c].frames)), 1e-4) << "case " << c;
-    EXPECT_GT(audio.abs().max().item<float>(), 0.01f) << "silence";
-  }
-  EXPECT_EQ(testing::check_idle(engine), "");
 }
 
 TEST_F(EngineSpeech, StreamedChunksConcatenateToTheWholeAudio) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   const Output whole = engine.synthesize(requests_[0]);
   for (auto [first, chunk] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 12}}) {
     SpeechRequest r = requests_[0];
@@ -134,7 +142,7 @@ TEST_F(EngineSpeech, StreamedChunksConcatenateToTheWholeAudio) {
 }
 
 TEST_F(EngineSpeech, RequestsInOneVoiceShareThePromptPrefix) {
-  EngineConfig config;
+  EngineConfig config = testing::test_engine_config();
   config.block_size = 4;  // the shared role + speaker + language prefix is 9 positions
   Engine engine(fixture_dir(kFixture), config);
   const Output first = engine.synthesize(requests_[2]);
@@ -153,7 +161,7 @@ TEST_F(EngineSpeech, RequestsInOneVoiceShareThePromptPrefix) {
 }
 
 TEST_F(EngineSpeech, AbortMidStreamFreesEverything) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   SpeechRequest r = requests_[1];
   r.id = "speaking";
   r.params.max_frames = 200;
@@ -171,7 +179,7 @@ TEST_F(EngineSpeech, AbortMidStreamFreesEverything) {
 }
 
 TEST_F(EngineSpeech, SeededSamplingIsReproducible) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   SpeechRequest r = requests_[0];
   r.params = SpeechParams{};  // the released defaults: sampled
   r.params.max_frames = 12;
@@ -187,7 +195,7 @@ TEST_F(EngineSpeech, SeededSamplingIsReproducible) {
 }
 
 TEST_F(EngineSpeech, BadRequestsNameTheProblem) {
-  Engine engine(fixture_dir(kFixture));
+  Engine engine(fixture_dir(kFixture), testing::test_engine_config());
   const auto error_of = [&](SpeechRequest r) { return testing::error_message([&] { engine.synthesize(r); }); };
   SpeechRequest r = requests_[0];
   r.speaker = "carol";
@@ -218,7 +226,7 @@ TEST_F(EngineSpeech, BadRequestsNameTheProblem) {
   r.chunk_frames = 0;
   EXPECT_NE(error_of(r).find("chunk_frames = 0 must be >= 1"), std::string::npos);
   // A text model is not a speech model, and a speech model takes no text request.
-  Engine text(fixture_dir("qwen3-tiny"));
+  Engine text(fixture_dir("qwen3-tiny"), testing::test_engine_config());
   EXPECT_NE(testing::error_message([&] { text.synthesize(requests_[0]); }).find("not a speech synthesis model"),
             std::string::npos);
   EXPECT_EQ(testing::check_idle(engine), "");
@@ -252,8 +260,8 @@ TEST_F(EngineSpeech, WidthsThatDisagreeWithTheWeightsNameTheTensor) {
 }
 
 TEST_F(EngineSpeech, TextRequestsOnAnotherEngineRunAlongside) {
-  Engine speech(fixture_dir(kFixture));
-  Engine text(fixture_dir("qwen3-tiny"));
+  Engine speech(fixture_dir(kFixture), testing::test_engine_config());
+  Engine text(fixture_dir("qwen3-tiny"), testing::test_engine_config());
   const ReferenceTensors text_ref("qwen3-tiny");
   Request greedy_text;
   greedy_text.prompt_ids = text_ref.ids("case0.prompt");

@@ -20,6 +20,7 @@
 #include "common/qwen3_tts_base_model.h"
 #include "common/reference.h"
 #include "common/temp_dir.h"
+#include "common/test_device.h"
 #include "izwi/audio.h"
 #include "izwi/engine.h"
 #include "kernels/backend.h"
@@ -59,7 +60,7 @@ class EngineVoice : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir;
     model_ = testing::make_qwen3_tts_base_model(*dir_);
-    engine_ = new Engine(model_);
+    engine_ = new Engine(model_, testing::test_engine_config());
   }
   static void TearDownTestSuite() {
     delete engine_;
@@ -98,7 +99,7 @@ Engine* EngineVoice::engine_ = nullptr;
 TEST_F(EngineVoice, ModelInfoSaysTheModelClonesVoices) {
   EXPECT_TRUE(engine_->model_info().clones_voices);
   EXPECT_TRUE(engine_->model_info().speakers.empty());
-  EXPECT_FALSE(Engine(fixture_dir("qwen3-tts-tiny")).model_info().clones_voices);
+  EXPECT_FALSE(Engine(fixture_dir("qwen3-tts-tiny"), testing::test_engine_config()).model_info().clones_voices);
 }
 
 TEST_F(EngineVoice, VoicesOfReferenceAudioAreTheReleasedXvectors) {
@@ -127,7 +128,7 @@ TEST_F(EngineVoice, AnXvectorInTheSpeakerSlotSpeaksAsTheNamedSpeakerItEquals) {
 }
 
 TEST_F(EngineVoice, RequestsInOneVoiceShareItsPromptThroughThePrefixCache) {
-  EngineConfig config;
+  EngineConfig config = testing::test_engine_config();
   config.block_size = 4;  // role (3) + think, think_bos, language, think_eos (4) + voice (1) = 2 blocks
   Engine engine(model_, config);
   const Voice voice = voice_of_case(0), other = voice_of_case(1);
@@ -187,7 +188,7 @@ TEST_F(EngineVoice, InContextVoicesContinueTheReferenceAndItsAudioIsNotInTheOutp
 }
 
 TEST_F(EngineVoice, InContextVoicesShareTheirReferencePromptThroughThePrefixCache) {
-  EngineConfig config;
+  EngineConfig config = testing::test_engine_config();
   config.block_size = 4;
   Engine engine(model_, config);
   const Voice voice = in_context_voice(voice_of_case(0));
@@ -238,10 +239,10 @@ TEST_F(EngineVoice, BadReferenceAudioIsNamed) {
   EXPECT_NE(error_of(nan, 24000).find("not finite"), std::string::npos);
   EXPECT_NE(error_of(tone, 0).find("sample_rate"), std::string::npos);
   // Models that do not clone voices.
-  Engine custom(fixture_dir("qwen3-tts-tiny"));
+  Engine custom(fixture_dir("qwen3-tts-tiny"), testing::test_engine_config());
   EXPECT_NE(testing::error_message([&] { custom.create_voice(tone, 24000); }).find("needs a Qwen3-TTS Base model"),
             std::string::npos);
-  Engine text(fixture_dir("qwen3-tiny"));
+  Engine text(fixture_dir("qwen3-tiny"), testing::test_engine_config());
   EXPECT_NE(testing::error_message([&] { text.create_voice(tone, 24000); }).find("does not clone voices"),
             std::string::npos);
 }
@@ -262,7 +263,7 @@ TEST_F(EngineVoice, VoicesThatDoNotFitTheRequestOrTheModelAreNamed) {
   SpeechRequest both = greedy(0, voice);
   both.speaker = "alice";
   EXPECT_NE(error_of(*engine_, both).find("give a speaker or a voice, not both"), std::string::npos);
-  Engine custom(fixture_dir("qwen3-tts-tiny"));
+  Engine custom(fixture_dir("qwen3-tts-tiny"), testing::test_engine_config());
   EXPECT_NE(error_of(custom, greedy(0, voice)).find("voices are for Qwen3-TTS Base models"), std::string::npos);
   Voice short_frames = in_context_voice(voice);
   short_frames.reference_codes[2].pop_back();
@@ -310,7 +311,7 @@ TEST_F(EngineVoice, CorruptVoiceFilesAreNamed) {
 TEST(EngineVoiceFromAudio, ATranscriptMakesAnInContextVoiceFromTheSpeechTokenizersEncoder) {
   testing::TempDir dir;
   const std::string model = testing::make_qwen3_tts_base_model(dir, true);
-  Engine engine(model);
+  Engine engine(model, testing::test_engine_config());
   const ReferenceTensors speaker("qwen3-tts-speaker-encoder-tiny");
   const std::vector<float> samples = to_vector(speaker.get("case0.waveform_24k"));
   const std::vector<int32_t> transcript = in_context_voice(Voice{}).reference_text_ids;
@@ -357,7 +358,7 @@ TEST(EngineVoiceFromAudio, TranscriptsThatCannotBeUsedAreNamed) {
   const ReferenceTensors speaker("qwen3-tts-speaker-encoder-tiny");
   const std::vector<float> samples = to_vector(speaker.get("case0.waveform_24k"));
   testing::TempDir with_encoder;
-  Engine engine(testing::make_qwen3_tts_base_model(with_encoder, true));
+  Engine engine(testing::make_qwen3_tts_base_model(with_encoder, true), testing::test_engine_config());
   // The tiny model folder has no tokenizer, so text cannot be tokenized; ids can.
   const std::string no_tokenizer = testing::error_message([&] {
     engine.create_voice(samples, 24000, VoiceTranscript{"Hello.", {}});
@@ -376,7 +377,7 @@ TEST(EngineVoiceFromAudio, TranscriptsThatCannotBeUsedAreNamed) {
             std::string::npos);
   // A speech tokenizer without an encoder cannot make reference codes.
   testing::TempDir decoder_only;
-  Engine plain(testing::make_qwen3_tts_base_model(decoder_only));
+  Engine plain(testing::make_qwen3_tts_base_model(decoder_only), testing::test_engine_config());
   EXPECT_EQ(testing::error_code_of([&] {
               plain.create_voice(samples, 24000, VoiceTranscript{"", {1, 2, 3, 4, 5, 6}});
             }),
