@@ -132,7 +132,8 @@ TEST(PrefillAttention, SplitHandsThePagedKernelTheOtherSequencesStagedAlike) {
   ASSERT_EQ(split.prefill.size(), 3u);
   EXPECT_EQ(split.prefill[1].start_pos, 37);
   EXPECT_EQ(split.prefill[1].offset, step.seqs[2].offset);
-  const DeviceStepArrays& paged = split.paged;
+  EXPECT_EQ(split.paged.size(), 3u);
+  const DeviceStepArrays& paged = split.paged_device;
   ASSERT_TRUE(paged.staged());
   ASSERT_EQ(paged.num_seqs, 3);
   EXPECT_EQ(paged.max_length, 10) << "the short chunk, not the long ones";
@@ -140,6 +141,7 @@ TEST(PrefillAttention, SplitHandsThePagedKernelTheOtherSequencesStagedAlike) {
   const int kept[3] = {1, 3, 5};
   for (int i = 0; i < 3; ++i) {
     const DeviceSeq &got = paged.seqs[i], &want = all.seqs[kept[i]];
+    EXPECT_EQ(split.paged[i].offset, want.offset) << i;
     EXPECT_EQ(got.offset, want.offset) << i;
     EXPECT_EQ(got.length, want.length) << i;
     EXPECT_EQ(got.start_pos, want.start_pos) << i;
@@ -156,15 +158,16 @@ TEST(PrefillAttention, SplitHandsThePagedKernelTheOtherSequencesStagedAlike) {
   const ForwardContext decode_ctx = stage_forward_inputs(decode, kBlock, at::kCPU, true);
   const ops::PrefillSplit decode_split = ops::split_prefill(decode_ctx.seqs, decode_ctx.device_seqs);
   EXPECT_TRUE(decode_split.prefill.empty());
-  EXPECT_EQ(decode_split.paged.seqs, decode_ctx.device_seqs.seqs);
-  EXPECT_EQ(decode_split.paged.num_seqs, 2);
+  EXPECT_EQ(decode_split.paged.size(), 2u);
+  EXPECT_EQ(decode_split.paged_device.seqs, decode_ctx.device_seqs.seqs);
+  EXPECT_EQ(decode_split.paged_device.num_seqs, 2);
   StepBatch prompts;
   prompts.seqs = {batch.seqs[0], batch.seqs[4]};
   const ForwardContext prompts_ctx = stage_forward_inputs(prompts, kBlock, at::kCPU, true);
   const ops::PrefillSplit prompts_split = ops::split_prefill(prompts_ctx.seqs, prompts_ctx.device_seqs);
   EXPECT_EQ(prompts_split.prefill.size(), 2u);
-  EXPECT_EQ(prompts_split.paged.num_seqs, 0);
-  EXPECT_EQ(prompts_split.paged.max_length, 0);
+  EXPECT_EQ(prompts_split.paged_device.num_seqs, 0);
+  EXPECT_EQ(prompts_split.paged_device.max_length, 0);
 }
 
 }  // namespace

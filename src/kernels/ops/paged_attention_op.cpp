@@ -1,5 +1,6 @@
 #include "kernels/ops/paged_attention_op.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/op_profile.h"
@@ -8,6 +9,7 @@
 #include "kernels/cuda/paged_attention_cuda.h"
 #include "kernels/cuda/paged_decode_attention_cuda.h"
 #include "kernels/cuda_stream.h"
+#include "kernels/ops/prefill_attention_op.h"
 #endif
 
 namespace izwi::ops {
@@ -78,6 +80,22 @@ at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at
   const bool cuda_pools = value_pool.scalar_type() == pool_type &&
                           (pool_type == at::kFloat || pool_type == at::kBFloat16 || pool_type == at::kHalf);
   if (backend.cuda_kernels() && q.is_cuda() && cuda_pools && device_seqs.staged()) {
+    // Long prefill chunks go through prefill_attention (tensor cores), the step's other sequences
+    // through the paged kernels below (this call again, with those alone), so none is computed
+    // twice. Graph-captured steps are decode-only: they never take this branch.
+    if (std::any_of(seqs.begin(), seqs.end(), takes_prefill_attention)) {
+      const PrefillSplit split = split_prefill(seqs, device_seqs);
+      at::Tensor out;
+      if (split.paged.empty()) {
+        out = at::empty_like(q);
+      } else {
+        const OpProfilePause timed_once;  // by this call's timer
+        out = paged_attention(backend, q, key_pool, value_pool, split.paged, split.paged_device, block_size, scale,
+                              sliding_window);
+      }
+      prefill_attention(q, key_pool, value_pool, split.prefill, block_size, scale, sliding_window, out);
+      return out;
+    }
     // The kernels compute in float32, as the CPU kernel does, and read and write float32 or bf16
     // activations; others (f16) go through float32.
     const bool bf16_q = q.scalar_type() == at::kBFloat16;

@@ -97,15 +97,16 @@ PrefillSplit split_prefill(const std::vector<SeqSlice>& seqs, const DeviceStepAr
     if (takes_prefill_attention(seqs[i])) {
       split.prefill.push_back(seqs[i]);
     } else {
+      split.paged.push_back(seqs[i]);
       keep.push_back(static_cast<int64_t>(i));
       max_length = std::max(max_length, seqs[i].length);
     }
   }
-  split.paged = device_seqs;
+  split.paged_device = device_seqs;
   if (split.prefill.empty()) return split;
   if (keep.empty()) {  // Nothing for the paged kernel.
-    split.paged.num_seqs = 0;
-    split.paged.max_length = 0;
+    split.paged_device.num_seqs = 0;
+    split.paged_device.max_length = 0;
     return split;
   }
   // The staged words hold the DeviceSeq array (4 words each) and the int32 block tables; the kept
@@ -126,12 +127,12 @@ PrefillSplit split_prefill(const std::vector<SeqSlice>& seqs, const DeviceStepAr
       .narrow(0, 0, kept * stride)
       .view({kept, stride})
       .copy_(tables.view({n, stride}).index_select(0, rows));
-  split.paged.words = packed;
-  split.paged.seqs = reinterpret_cast<const DeviceSeq*>(packed.data_ptr<int64_t>());
-  split.paged.block_tables = reinterpret_cast<const int32_t*>(packed.data_ptr<int64_t>() + kSeqWords * kept);
-  split.paged.num_seqs = static_cast<int32_t>(kept);
-  split.paged.table_stride = stride;
-  split.paged.max_length = max_length;
+  split.paged_device.words = packed;
+  split.paged_device.seqs = reinterpret_cast<const DeviceSeq*>(packed.data_ptr<int64_t>());
+  split.paged_device.block_tables = reinterpret_cast<const int32_t*>(packed.data_ptr<int64_t>() + kSeqWords * kept);
+  split.paged_device.num_seqs = static_cast<int32_t>(kept);
+  split.paged_device.table_stride = stride;
+  split.paged_device.max_length = max_length;
   return split;
 }
 

@@ -38,10 +38,11 @@ void prefill_attention(const at::Tensor& q, const at::Tensor& key_pool, const at
 /// A step's sequences split between prefill_attention and the paged kernel.
 struct PrefillSplit {
   std::vector<SeqSlice> prefill;  ///< The long chunks (takes_prefill_attention).
-  DeviceStepArrays paged;         ///< The others, staged as the paged kernel reads them.
+  std::vector<SeqSlice> paged;    ///< The others.
+  DeviceStepArrays paged_device;  ///< `paged` staged as the paged kernel reads them.
 };
 
-/// `device_seqs` holds `seqs` staged in the same order. Without long chunks `paged` is
+/// `device_seqs` holds `seqs` staged in the same order. Without long chunks `paged_device` is
 /// `device_seqs` itself; otherwise a compacted copy (one small host-to-device index copy and
 /// gathers on the device, no host sync) without them, its max_length theirs alone.
 PrefillSplit split_prefill(const std::vector<SeqSlice>& seqs, const DeviceStepArrays& device_seqs);
