@@ -26,6 +26,7 @@
 #include "kernels/cpu/rms_norm_cpu.h"
 #include "kernels/cpu/rope_cpu.h"
 #include "kernels/cpu/silu_mul_cpu.h"
+#include "kernels/ops/prefill_attention_op.h"
 #include "layers/packed_weight.h"
 #include "quant/quantize.h"
 #include "sampling/sampler.h"
@@ -431,7 +432,7 @@ void BM_SampleRows(benchmark::State& state) {
 // the number of layers, each with its own pools, attended in turn: beyond one, nothing of a layer's
 // pools is left in L3 when its turn comes again, as in a decode step (one layer's pools at 64 x 160
 // positions, 84 MB in float32, are partly cached between iterations).
-void paged_attention_bench(benchmark::State& state, int64_t rows) {
+void paged_attention_bench(benchmark::State& state, int64_t rows, bool sdpa = false) {
   const int64_t seqs = state.range(0), context = state.range(1);
   const bool qwen = state.range(2) == 1, bf16 = state.range(3) == 1;
   const int64_t heads = qwen ? 16 : 12, kv_heads = qwen ? 8 : 4, head_dim = qwen ? 128 : 64, block = 16;
@@ -468,7 +469,9 @@ void paged_attention_bench(benchmark::State& state, int64_t rows) {
   for (auto _ : state) {
     for (int64_t l = 0; l < layers; ++l) {
       const at::Tensor &keys = key_pools[l], &values = value_pools[l];
-      if (bf16) {
+      if (sdpa) {
+        izwi::ops::prefill_attention(q, keys, values, slices, block, scale, 0, out);
+      } else if (bf16) {
         izwi::paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(keys.data_ptr()),
                                   static_cast<const uint16_t*>(values.data_ptr()), out.data_ptr<float>(), slices, shape,
                                   scale);
@@ -489,6 +492,10 @@ void BM_PagedAttentionDecode(benchmark::State& state) { paged_attention_bench(st
 // (causal; Args as paged_attention_bench's). The rows reread their head's keys and values from
 // L2, so this is the attention's arithmetic rather than its reads.
 void BM_PagedAttentionPrefill(benchmark::State& state) { paged_attention_bench(state, state.range(1)); }
+
+// The same chunks through ops::prefill_attention (libtorch's scaled_dot_product_attention over the
+// gathered K/V; q and the output float32): whether the CPU should route long chunks there too.
+void BM_PrefillAttentionSdpa(benchmark::State& state) { paged_attention_bench(state, state.range(1), true); }
 
 // One row of logits over Qwen3's 151,936 ids (normal, standard deviation 4: a few ids carry most of
 // the mass) through the host sampler: greedy (0), temperature 0.7 (1), with top-p 0.9 (2), with
@@ -581,6 +588,7 @@ BENCHMARK(BM_PagedAttentionDecode)
     ->Args({64, 160, 1, 1, 0, 12})
     ->UseRealTime();
 BENCHMARK(BM_PagedAttentionPrefill)->ArgsProduct({{1}, {512}, {0, 1}, {0, 1}, {0}, {1}})->UseRealTime();
+BENCHMARK(BM_PrefillAttentionSdpa)->ArgsProduct({{1}, {512}, {0, 1}, {0, 1}, {0}, {1}})->UseRealTime();
 
 int main(int argc, char** argv) {
   at::set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));
