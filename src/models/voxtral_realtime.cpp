@@ -98,13 +98,20 @@ std::vector<LayerCacheSpec> VoxtralRealtimeForConditionalGeneration::cache_layou
 }
 
 at::Tensor VoxtralRealtimeForConditionalGeneration::ffn_scales(int64_t delay, const ForwardContext& ctx) const {
+  {
+    std::lock_guard<std::mutex> lock(ffn_scales_mutex_);
+    if (const auto it = ffn_scales_.find(delay); it != ffn_scales_.end()) return it->second;
+  }
   const at::Tensor angles = time_inv_freq_ * static_cast<double>(delay);
   const at::Tensor t_cond = at::cat({angles.cos(), angles.sin()}).unsqueeze(0).to(ctx.dtype);
   std::vector<at::Tensor> scales;
   for (const Layer& layer : layers_)
     scales.push_back(
         1 + layer.ada_out(ops::activation(*ctx.backend, layer.ada_in(t_cond, ctx), ops::Activation::Gelu), ctx));
-  return at::cat(scales, 0);
+  const at::Tensor all = at::cat(scales, 0);
+  std::lock_guard<std::mutex> lock(ffn_scales_mutex_);
+  if (ffn_scales_.size() < kCachedDelays) ffn_scales_.emplace(delay, all);
+  return all;
 }
 
 void VoxtralRealtimeForConditionalGeneration::encode_new_audio(const ForwardContext& ctx) const {

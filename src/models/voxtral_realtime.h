@@ -3,7 +3,9 @@
 // position is the token embedding plus one audio embedding (80 ms of speech), and whose FFN
 // inputs are scaled by (1 + ada(t_cond)), t_cond a sinusoidal embedding of the delay.
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +44,11 @@ class VoxtralRealtimeForConditionalGeneration final : public CausalLM, public Tr
     Linear ada_in, ada_out;  ///< ada_rms_norm.linear1 / linear2
     GatedMlp mlp;
   };
-  /// 1 + ada(t_cond(delay)) for every layer: [layers, hidden].
+  /// 1 + ada(t_cond(delay)) for every layer: [layers, hidden]. Fixed by the weights, so kept per
+  /// delay (up to kCachedDelays of them): a step reads them, it does not recompute them (2 products
+  /// and an activation a layer, a few hundred launches a step on a GPU).
   at::Tensor ffn_scales(int64_t delay, const ForwardContext& ctx) const;
+  static constexpr size_t kCachedDelays = 16;
   /// Encodes the audio every stream of this step newly needs, all streams in one encoder pass.
   void encode_new_audio(const ForwardContext& ctx) const;
 
@@ -56,6 +61,8 @@ class VoxtralRealtimeForConditionalGeneration final : public CausalLM, public Tr
   std::unique_ptr<VoxtralAudioEncoder> encoder_;
   at::Tensor time_inv_freq_;  ///< [hidden / 2]
   at::TensorOptions activations_;
+  mutable std::mutex ffn_scales_mutex_;
+  mutable std::map<int64_t, at::Tensor> ffn_scales_;  ///< by delay, on the device
 };
 
 }  // namespace izwi
