@@ -274,15 +274,9 @@ std::vector<std::vector<float>> Lfm2AudioForConditionalGeneration::decode_audio(
   return out;
 }
 
-at::Tensor Lfm2AudioForConditionalGeneration::frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames,
-                                                               const ForwardContext& ctx) const {
-  const int64_t vocab = config_.depthformer.vocab;
-  std::vector<int64_t> ids;
-  for (const std::vector<int32_t>* frame : frames) {
-    for (int64_t k = 0; k < config_.codebooks; ++k) ids.push_back((*frame)[static_cast<size_t>(k)] + k * vocab);
-  }
-  return at::embedding(audio_embedding_, index_tensor(ids, ctx.input_ids.device()))
-      .view({static_cast<int64_t>(frames.size()), config_.codebooks, -1})
+at::Tensor Lfm2AudioForConditionalGeneration::frame_embeddings(const at::Tensor& ids, const ForwardContext& ctx) const {
+  return at::embedding(audio_embedding_, ids)
+      .view({-1, config_.codebooks, audio_embedding_.size(1)})
       .sum(1)
       .to(ctx.dtype);
 }
@@ -326,16 +320,22 @@ at::Tensor Lfm2AudioForConditionalGeneration::input_embeddings(const ForwardCont
       }
     }
   }
-  if (!text_rows.empty()) ids.index_put_({index_tensor(text_rows, device)}, index_tensor(text_ids, device));
   // Embedding rows that are not text are overwritten below; their id only has to be in range.
   std::vector<int64_t> other_rows = audio_rows;
   other_rows.insert(other_rows.end(), frame_rows.begin(), frame_rows.end());
-  if (!other_rows.empty()) ids.index_fill_(0, index_tensor(other_rows, device), 0);
-  at::Tensor h = backbone_.embed_tokens()(ids, ctx.dtype);
-  if (!audio_rows.empty()) {
-    h.index_copy_(0, index_tensor(audio_rows, device), at::stack(audio).to(device, ctx.dtype));
+  const int64_t vocab = config_.depthformer.vocab;
+  std::vector<int64_t> frame_ids;  // audio_embedding rows: code k of a frame is row code + k * vocab
+  for (const std::vector<int32_t>* frame : frames) {
+    for (int64_t k = 0; k < config_.codebooks; ++k) frame_ids.push_back((*frame)[static_cast<size_t>(k)] + k * vocab);
   }
-  if (!frame_rows.empty()) h.index_copy_(0, index_tensor(frame_rows, device), frame_embeddings(frames, ctx));
+  // Every list of the step crosses to the device in one copy.
+  const std::vector<at::Tensor> index =
+      index_tensors({&text_rows, &text_ids, &other_rows, &audio_rows, &frame_rows, &frame_ids}, device);
+  if (!text_rows.empty()) ids.index_put_({index[0]}, index[1]);
+  if (!other_rows.empty()) ids.index_fill_(0, index[2], 0);
+  at::Tensor h = backbone_.embed_tokens()(ids, ctx.dtype);
+  if (!audio_rows.empty()) h.index_copy_(0, index[3], at::stack(audio).to(device, ctx.dtype));
+  if (!frame_rows.empty()) h.index_copy_(0, index[4], frame_embeddings(index[5], ctx));
   return h;
 }
 
@@ -357,12 +357,12 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
     auto* state = dynamic_cast<Lfm2AudioRequestState*>(rows[i].state);
     (state != nullptr && state->audio_next ? audio_rows : text_rows).push_back(static_cast<int64_t>(i));
   }
-  const at::Device device = hidden.device();
+  const std::vector<at::Tensor> index = index_tensors({&text_rows, &audio_rows}, hidden.device());
   if (!text_rows.empty()) {
     std::vector<SamplingState*> states;
     for (const int64_t i : text_rows) states.push_back(rows[static_cast<size_t>(i)].sampling);
     const std::vector<int32_t> ids =
-        sampler.sample_rows(logits(hidden.index_select(0, index_tensor(text_rows, device)), ctx), states, *ctx.backend);
+        sampler.sample_rows(logits(hidden.index_select(0, index[0]), ctx), states, *ctx.backend);
     for (size_t j = 0; j < text_rows.size(); ++j) outputs[static_cast<size_t>(text_rows[j])].token = ids[j];
   }
   if (!audio_rows.empty()) {
@@ -371,7 +371,7 @@ std::vector<StepOutput> Lfm2AudioForConditionalGeneration::sample(const at::Tens
       sampling.push_back(&dynamic_cast<Lfm2AudioRequestState*>(rows[static_cast<size_t>(i)].state)->audio_sampling);
     }
     const std::vector<std::vector<int32_t>> frames =
-        depthformer_.frames(hidden.index_select(0, index_tensor(audio_rows, device)), sampling, sampler, *ctx.backend);
+        depthformer_.frames(hidden.index_select(0, index[1]), sampling, sampler, *ctx.backend);
     for (size_t j = 0; j < audio_rows.size(); ++j) outputs[static_cast<size_t>(audio_rows[j])].codes = frames[j];
   }
   (void)cache;

@@ -61,8 +61,9 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM, public AudioCha
  private:
   /// Input embeddings [T, hidden] of the batch: token, audio-in or frame embeddings per position.
   at::Tensor input_embeddings(const ForwardContext& ctx) const;
-  /// Sum over codebooks of audio_embedding[code_k + k * 2049] for each frame -> [frames, hidden].
-  at::Tensor frame_embeddings(const std::vector<const std::vector<int32_t>*>& frames, const ForwardContext& ctx) const;
+  /// Sum over codebooks of audio_embedding[code_k + k * 2049] for each frame -> [frames, hidden];
+  /// `ids` [frames * codebooks] on the device, those indices frame by frame.
+  at::Tensor frame_embeddings(const at::Tensor& ids, const ForwardContext& ctx) const;
 
   Lfm2AudioConfig config_;
   Lfm2Backbone backbone_;
