@@ -227,8 +227,9 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
 // GFLOP of one decode token, counted from the engine's own linear products (2 x in x out a row).
 // A prompt of n tokens runs n rows through the layers and one through the output head in its one
 // step, so two prompts (2 and 3 tokens) give both parts. Prompts, not decode steps: on a GPU a
-// decode step replays a CUDA graph, whose products are not profiled.
-double linear_gflop_per_token(izwi::Engine& engine, std::mt19937& rng) {
+// decode step replays a CUDA graph, whose products are not profiled. Absent when a path's products
+// are not profiled either (the compute figures are then left out, not guessed).
+std::optional<double> linear_gflop_per_token(izwi::Engine& engine, std::mt19937& rng) {
   double flop[2] = {0, 0};
   for (int32_t n : {2, 3}) {
     izwi::take_op_profile();
@@ -239,7 +240,7 @@ double linear_gflop_per_token(izwi::Engine& engine, std::mt19937& rng) {
     flop[n - 2] = part(izwi::profile_of_steps(izwi::take_op_profile(), n), izwi::ProfiledOp::Linear).flop;
   }
   const double layers = flop[1] - flop[0], head = flop[0] - 2 * layers;
-  if (layers <= 0 || head < 0) throw std::runtime_error("the engine's linear products were not profiled");
+  if (layers <= 0 || head < 0) return std::nullopt;
   return (layers + head) / 1e9;
 }
 
@@ -341,7 +342,8 @@ int main(int argc, char** argv) {
     int64_t weight_bytes = 0, load_peak_rss = 0, kv_cache_bytes = 0;
     izwi::set_op_profiling(true);
     izwi::StepProfile prefill;
-    double prefill_ttft_ms = 0, gflop_per_token = 0;
+    double prefill_ttft_ms = 0;
+    std::optional<double> gflop_per_token;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
@@ -394,11 +396,16 @@ int main(int argc, char** argv) {
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
         "roofline {:.1f} tokens/s at batch 1\n",
         bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
-    fmt::print(
-        "{} {:.0f} GFLOP/s, {:.4g} GFLOP per token in the linear products ({:.2f} weight bytes per multiply-add) "
-        "-> compute roofline {:.1f} tokens/s\n\n",
-        device.is_cpu() ? "FMA peak" : "matrix-product peak", fma_peak, gflop_per_token,
-        static_cast<double>(weight_bytes) / (gflop_per_token * 1e9 / 2), fma_peak / gflop_per_token);
+    const char* peak_name = device.is_cpu() ? "FMA peak" : "matrix-product peak";
+    if (gflop_per_token) {
+      fmt::print(
+          "{} {:.0f} GFLOP/s, {:.4g} GFLOP per token in the linear products ({:.2f} weight bytes per multiply-add) "
+          "-> compute roofline {:.1f} tokens/s\n\n",
+          peak_name, fma_peak, *gflop_per_token, static_cast<double>(weight_bytes) / (*gflop_per_token * 1e9 / 2),
+          fma_peak / *gflop_per_token);
+    } else {
+      fmt::print("{} {:.0f} GFLOP/s; the linear products were not profiled: no FLOP figures\n\n", peak_name, fma_peak);
+    }
     // tokens/s: while every request decodes ("-" where no such window exists); decode tok/s: after
     // the last prompt, over `decode reqs` requests on average (header comment). "model": the whole
     // step's throughput in weight GFLOP at tokens/s; "linear": the linear kernels alone, over their
@@ -412,7 +419,8 @@ int main(int argc, char** argv) {
     };
     for (const RunResult& r : results) {
       std::optional<double> gflops, gflops_of_peak;
-      if (r.tokens_per_s) gflops = *r.tokens_per_s * gflop_per_token, gflops_of_peak = *gflops / fma_peak;
+      if (r.tokens_per_s && gflop_per_token)
+        gflops = *r.tokens_per_s * *gflop_per_token, gflops_of_peak = *gflops / fma_peak;
       const double linear_gflops = achieved_gflops(part(r.decode, izwi::ProfiledOp::Linear));
       fmt::print("{:>11} {} {:>16.1f} {:>13.1f} {:>11.1f} {:>12.1f} {:>12.1f} {:>12.1f} {} {} {:>14.1f} {:>14.2f}\n",
                  r.concurrency, optional_cell(r.tokens_per_s, 12, 1), r.tokens_per_s_per_request, r.decode_tokens_per_s,
@@ -477,7 +485,7 @@ int main(int argc, char** argv) {
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
-    report["gflop_per_token"] = gflop_per_token;
+    report["gflop_per_token"] = optional_json(gflop_per_token);
     report["load_peak_rss_bytes"] = load_peak_rss;
     report["kv_cache_bytes"] = kv_cache_bytes;
     if (device.is_cpu()) {
