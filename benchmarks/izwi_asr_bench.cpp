@@ -143,6 +143,8 @@ int main(int argc, char** argv) {
     const int32_t rate = engine.model_info().audio_sample_rate;
     const size_t chunk = std::max<size_t>(1, static_cast<size_t>(chunk_ms * rate / 1000.0));
     const std::vector<float> audio = synthetic_audio(static_cast<size_t>(seconds * rate), 7);
+    const int64_t resident_weight_bytes = engine.model_info().weight_bytes;  // audio encoder included
+    fmt::print("{:.1f} MB of weights held\n", resident_weight_bytes / 1e6);
 
     fmt::print("{:>8} {:>14} {:>14} {:>14} {:>14} {:>10}\n", "streams", "latency p50 ms", "latency p90 ms",
                "latency p99 ms", "end lag ms", "real time");
@@ -186,7 +188,13 @@ int main(int argc, char** argv) {
                          {"realtime", realtime}});
     }
     fmt::print("max real-time streams: {}\n", max_realtime);
-    if (json) std::cout << nlohmann::json{{"results", results}, {"max_realtime_streams", max_realtime}}.dump() << "\n";
+    if (json) {
+      std::cout << nlohmann::json{{"results", results},
+                                  {"max_realtime_streams", max_realtime},
+                                  {"resident_weight_bytes", resident_weight_bytes}}
+                       .dump()
+                << "\n";
+    }
     return 0;
   });
 }

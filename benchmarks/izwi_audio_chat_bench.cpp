@@ -136,16 +136,16 @@ int main(int argc, char** argv) {
     for (const int32_t c : levels) results.push_back(run_chat(engine, audio, c, items));
 
     const bool has_codec = engine.model_info().output_sample_rate > 0;
-    fmt::print("model {}  threads {}  recording {:.1f} s  {} items per answer  codec {}\n\n", model_dir,
-               at::get_num_threads(), audio_seconds, items, has_codec ? "yes" : "no (TTFA = first frame)");
+    const int64_t resident_weight_bytes = engine.model_info().weight_bytes;  // encoder, depthformer, codec too
+    fmt::print("model {}  threads {}  {:.1f} MB of weights held  recording {:.1f} s  {} items per answer  codec {}\n\n",
+               model_dir, at::get_num_threads(), resident_weight_bytes / 1e6, audio_seconds, items,
+               has_codec ? "yes" : "no (TTFA = first frame)");
     fmt::print("ASR (sequential, {} items): real-time factor {:.3f}\n\n", asr.tokens.size(), asr_rtf);
     fmt::print("{:>11} {:>8} {:>10} {:>9} {:>9} {:>13} {:>13}\n", "concurrency", "frames", "frames/s", "RTF p50",
                "RTF max", "TTFA p50 ms", "TTFA max ms");
-    nlohmann::json report = {{"asr_rtf", asr_rtf},
-                             {"audio_seconds", audio_seconds},
-                             {"items", items},
-                             {"threads", at::get_num_threads()},
-                             {"codec", has_codec}};
+    nlohmann::json report = {{"asr_rtf", asr_rtf}, {"audio_seconds", audio_seconds},
+                             {"items", items},     {"threads", at::get_num_threads()},
+                             {"codec", has_codec}, {"resident_weight_bytes", resident_weight_bytes}};
     for (const Level& l : results) {
       fmt::print("{:>11} {:>8} {:>10.2f} {:>9.3f} {:>9.3f} {:>13.1f} {:>13.1f}\n", l.concurrency, l.frames,
                  l.frames_per_s, l.rtf_p50, l.rtf_max, l.ttfa_p50_ms, l.ttfa_max_ms);

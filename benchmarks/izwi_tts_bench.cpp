@@ -245,13 +245,14 @@ int main(int argc, char** argv) {
     std::vector<LevelResult> results;
     std::vector<double> bandwidth_samples;
     const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
-    int64_t weight_bytes = 0;
+    int64_t weight_bytes = 0, resident_weight_bytes = 0;
     int32_t sample_rate = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       const izwi::ModelInfo& info = engine.model_info();
       if (!info.produces_audio) throw std::invalid_argument(model_dir + " is not a speech synthesis model");
       weight_bytes = info.decode_weight_bytes;
+      resident_weight_bytes = info.weight_bytes;
       sample_rate = info.output_sample_rate;
       const int32_t text_vocab = text_vocab_size(model_dir);
       Options warm = o;
@@ -273,9 +274,11 @@ int main(int argc, char** argv) {
         std::find_if(results.begin(), results.end(), [](const LevelResult& r) { return r.concurrency == 1; });
 
     nlohmann::json report;
-    fmt::print("model {}  threads {}  weight dtype {}  {} frames per stream ({:.2f} s of audio), chunks of {}\n",
-               model_dir, at::get_num_threads(), weight_dtype, o.frames,
-               static_cast<double>(results[0].samples_per_stream) / sample_rate, o.chunk_frames);
+    fmt::print(
+        "model {}  threads {}  weight dtype {} ({:.1f} MB of weights held)  {} frames per stream ({:.2f} s of "
+        "audio), chunks of {}\n",
+        model_dir, at::get_num_threads(), weight_dtype, resident_weight_bytes / 1e6, o.frames,
+        static_cast<double>(results[0].samples_per_stream) / sample_rate, o.chunk_frames);
     fmt::print(
         "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per frame -> "
         "roofline {:.2f} frames/s at concurrency 1\n",
@@ -329,6 +332,7 @@ int main(int argc, char** argv) {
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes_per_frame"] = weight_bytes;
+    report["resident_weight_bytes"] = resident_weight_bytes;  // ModelInfo::weight_bytes: codec included
     report["roofline_frames_per_s"] = roofline_fps;
     report["fma_peak_gflops"] = fma_peak;
     report["gflop_per_frame"] = gflop_per_frame;

@@ -47,6 +47,7 @@ struct VoiceResult {
   double create_voice_ms = 0, cold_ttfa_ms = 0, warm_ttfa_p50_ms = 0;
   std::vector<double> warm_ttfa_ms;
   std::vector<uint64_t> cached_positions;  ///< Prefix-cache hit positions of each request.
+  int64_t resident_weight_bytes = 0;       ///< ModelInfo::weight_bytes (speaker and codec encoders included).
 };
 
 std::vector<int32_t> random_ids(std::mt19937& rng, int32_t count, int32_t vocab) {
@@ -67,6 +68,7 @@ bool run_voice(const izwi::cli::SharedOptions& shared, bool in_context, const Op
   izwi::Engine engine(model_dir, config);
   if (!engine.model_info().clones_voices)
     throw std::invalid_argument(model_dir + " does not clone voices (not a Base model)");
+  result.resident_weight_bytes = engine.model_info().weight_bytes;
   std::mt19937 rng(1234);
   const int32_t vocab = 1000;  // small ids are in every text vocabulary
   const std::vector<float> reference = izwi::bench::synthetic_speech(o.reference_seconds, 24000);
@@ -144,8 +146,11 @@ int main(int argc, char** argv) {
       VoiceResult r;
       if (run_voice(shared, in_context, o, r)) results.push_back(r);
     }
-    fmt::print("model {}  threads {}  reference {:.1f} s  {} requests per voice, {} frames each\n\n", model_dir,
-               at::get_num_threads(), o.reference_seconds, o.requests, o.frames);
+    const int64_t resident_weight_bytes = results.empty() ? 0 : results[0].resident_weight_bytes;
+    fmt::print(
+        "model {}  threads {}  {:.1f} MB of weights held  reference {:.1f} s  {} requests per voice, {} frames "
+        "each\n\n",
+        model_dir, at::get_num_threads(), resident_weight_bytes / 1e6, o.reference_seconds, o.requests, o.frames);
     fmt::print("{:>11} {:>10} {:>15} {:>13} {:>14} {:>10} {:>14} {:>13}\n", "voice", "ref frames", "create_voice ms",
                "cold TTFA ms", "warm TTFA p50", "warm/cold", "cached (cold)", "cached (warm)");
     nlohmann::json report;
@@ -167,6 +172,7 @@ int main(int argc, char** argv) {
     report["reference_seconds"] = o.reference_seconds;
     report["requests"] = o.requests;
     report["frames"] = o.frames;
+    report["resident_weight_bytes"] = resident_weight_bytes;
     if (json) std::cout << report.dump() << "\n";
     return 0;
   });

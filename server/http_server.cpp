@@ -407,6 +407,7 @@ std::string HttpServer::models_json() const {
                             {"created", model->created},
                             {"owned_by", "izwi"},
                             {"kind", model_kind(info)}};
+    entry["weight_bytes"] = info.weight_bytes;  // ModelInfo::weight_bytes: what the model holds in memory
     if (info.produces_audio) entry["voices"] = info.speakers;
     if (info.audio_chat) entry["audio_chat"] = true;  // a realtime conversation (the playground's Talk tab)
     data.push_back(std::move(entry));

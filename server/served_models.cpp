@@ -50,11 +50,11 @@ void ServedModels::add(const ModelSpec& spec, const EngineConfig& default_config
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const ModelInfo& info = model->engine->model_info();
   server_log()->info(
-      "loaded '{}' in {:.2f} s: {} ({} model), {:.1f} MiB of weights read per decode step, KV pool {} blocks "
-      "({:.1f} MiB), process resident {:.1f} MiB",
+      "loaded '{}' in {:.2f} s: {} ({} model), {:.1f} MiB of weights held, {:.1f} MiB read per decode step, KV "
+      "pool {} blocks ({:.1f} MiB), process resident {:.1f} MiB",
       name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), info.model_type,
-      model_kind(info), info.decode_weight_bytes / kMiB, info.kv_cache_blocks, info.kv_cache_bytes / kMiB,
-      resident_bytes() / kMiB);
+      model_kind(info), info.weight_bytes / kMiB, info.decode_weight_bytes / kMiB, info.kv_cache_blocks,
+      info.kv_cache_bytes / kMiB, resident_bytes() / kMiB);
   by_name_[name] = model.get();
   models_.push_back(std::move(model));
 }

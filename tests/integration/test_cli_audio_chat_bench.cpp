@@ -31,6 +31,7 @@ TEST(CliAudioChatBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   EXPECT_GT(report.at("asr_rtf").get<double>(), 0.0);
   EXPECT_TRUE(report.at("codec").get<bool>());
+  EXPECT_GT(report.at("resident_weight_bytes").get<int64_t>(), 0);
   ASSERT_EQ(report.at("chat").size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     const nlohmann::json& level = report["chat"][i];

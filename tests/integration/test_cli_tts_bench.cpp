@@ -31,6 +31,7 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_GT(report.at("bandwidth_gbps").get<double>(), 0.0);
   EXPECT_EQ(report.at("bandwidth_samples_gbps").size(), 2u);
   EXPECT_GT(report.at("weight_bytes_per_frame").get<int64_t>(), 0);
+  EXPECT_GT(report.at("resident_weight_bytes").get<int64_t>(), 0);  // ModelInfo::weight_bytes, codec included
   EXPECT_GT(report.at("roofline_frames_per_s").get<double>(), 0.0);
   EXPECT_GT(report.at("roofline_fraction").get<double>(), 0.0);
   EXPECT_GT(report.at("codec_ms_per_frame").get<double>(), 0.0);

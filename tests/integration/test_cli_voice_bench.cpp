@@ -23,6 +23,7 @@ TEST(CliVoiceBench, ReportsColdAndWarmRequestsOfBothKindsOfVoice) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
   ASSERT_EQ(report.at("voices").size(), 2u);
+  EXPECT_GT(report.at("resident_weight_bytes").get<int64_t>(), 0);
   const nlohmann::json& xvector = report["voices"][0];
   const nlohmann::json& in_context = report["voices"][1];
   EXPECT_EQ(xvector.at("voice"), "x-vector");

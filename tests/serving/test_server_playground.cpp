@@ -70,6 +70,7 @@ TEST(ServerPlayground, PageServedWithoutKeyAndModelsCarryTheirKind) {
   ASSERT_EQ(data.size(), 2u);
   EXPECT_EQ(data[0]["kind"], "text");
   EXPECT_EQ(data[1]["kind"], "transcription");
+  for (const nlohmann::json& model : data) EXPECT_GT(model["weight_bytes"].get<int64_t>(), 0);  // ModelInfo's
 }
 
 TEST(ServerPlayground, BrowserChatsSpeaksAndTranscribes) {
