@@ -57,7 +57,8 @@ struct IZWI_API EngineConfig {
   /// output channel) and "int4" (symmetric, one scale per group of 32 columns; "int4:64" for 64)
   /// quantize every linear layer and tied output head at load, 4x / 7x fewer bytes than float32
   /// with inputs quantized per token row (docs/quantization.md); embeddings, norms and codecs stay
-  /// float, embedding tables in bf16. CPU only (device cpu, dtype float32, use_fast_kernels).
+  /// float, embedding tables in bf16. On the CPU with device cpu, dtype float32 and
+  /// use_fast_kernels; int4 also on CUDA with dtype bfloat16 (compiled, not yet run on a GPU).
   std::string weight_dtype = "auto";
   /// CPU threads; 0 = OMP_NUM_THREADS when it is set to a number in [1, 1024], else all hardware
   /// threads. Process-wide, as libtorch's intra-op pool is. The

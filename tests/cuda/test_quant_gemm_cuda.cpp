@@ -1,6 +1,7 @@
 // The quantized-weight GPU kernels against host references computed from the same quantized
 // values: the int4 weight-only GEMV (plain and act-order columns, 1-11 token rows) and the FP8
-// cuBLASLt linear (dynamic activation quantization, per-tensor and per-channel weight scales).
+// cuBLASLt linear (dynamic activation quantization, per-tensor and per-channel weight scales); and
+// the engine's path to them, a Linear holding a quantized matrix on the Cuda backend.
 // Written with the kernels on 2026-11-29 and compile-checked only: not yet run on a GPU.
 
 #include <cublasLt.h>
@@ -13,8 +14,13 @@
 
 #include "cuda/cuda_test_util.h"
 #include "cuda/low_precision_test_util.h"
+#include "kernels/backend.h"
 #include "kernels/cuda/fp8_gemm_cuda.h"
 #include "kernels/cuda/int4_gemv_cuda.h"
+#include "kernels/ops/linear_op.h"
+#include "layers/linear.h"
+#include "quant/dequantize.h"
+#include "quant/quantize.h"
 
 namespace izwi {
 namespace {
@@ -153,6 +159,58 @@ TEST(Fp8LinearCuda, MatchesTheDequantizedProduct) {
   check_fp8(1, 256, 512, true);
   check_fp8(128, 1024, 2048, true);
   check_fp8(37, 96, 64, false);
+}
+
+// The engine's path (layers/linear.h, ops::linear_quantized): a Linear holding `m` on the Cuda
+// backend in bf16 takes `expected` for `rows` token rows, and its output is the float product over
+// the dequantized weights within `tolerance` of the output's largest magnitude (bf16 rounding; for
+// FP8 also the activations' e4m3 rounding, 2^-4 relative per element).
+void check_device_linear(const QuantizedMatrix& m, int64_t rows, ops::QuantizedProduct expected, double tolerance) {
+  SCOPED_TRACE(testing::Message() << "rows " << rows << " out " << m.out << " in " << m.in);
+  BackendOptions options;
+  options.device = "cuda";
+  options.dtype = "bfloat16";
+  const Backend backend(options);
+  ASSERT_EQ(ops::quantized_product(ops::QuantizedKernelSupport::of(backend), m.kind, m.in, m.group_size, rows),
+            expected);
+  ASSERT_TRUE(ops::keeps_quantized(ops::QuantizedKernelSupport::of(backend), m));
+  const at::Tensor x = at::randn({rows, m.in}).to(at::kBFloat16), bias = at::randn({m.out}).to(at::kBFloat16);
+  const at::Tensor reference = at::linear(x.to(at::kFloat), dequantize(m), bias.to(at::kFloat));
+  const Linear linear(m.to(backend.device()), bias.to(backend.device()));
+  const at::Tensor y = linear(x.to(backend.device()), backend).to(at::kCPU, at::kFloat);
+  EXPECT_LE((y - reference).abs().max().item<double>(), tolerance * reference.abs().max().item<double>());
+}
+
+TEST(QuantizedLinearCuda, Int4LayersTakeTheGemvForDecodeAndTheDequantizedGemmForPrefill) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  at::manual_seed(3);
+  QuantizedMatrix m = quantize_int4(at::randn({200, 512}), 64);
+  m.zeros = at::randint(0, 16, {200, 512 / 64}, at::TensorOptions().dtype(at::kByte));
+  for (const int64_t rows : {int64_t{1}, int64_t{5}, ops::kInt4GemvMaxRows}) {
+    check_device_linear(m, rows, ops::QuantizedProduct::Int4Gemv, 1e-2);
+  }
+  check_device_linear(m, ops::kInt4GemvMaxRows + 8, ops::QuantizedProduct::Dequantized, 1e-2);
+  m.column_order = at::randperm(512, at::TensorOptions().dtype(at::kLong));  // GPTQ act-order
+  check_device_linear(m, 3, ops::QuantizedProduct::Int4Gemv, 1e-2);
+}
+
+TEST(QuantizedLinearCuda, Fp8LayersTakeCublasLtOnHopper) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  int major = 0;
+  cuda_test::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "compute capability");
+  if (major < 9) GTEST_SKIP() << "FP8 GEMMs need Hopper (sm_90) or newer";
+  at::manual_seed(4);
+  const int64_t out = 96, in = 256;
+  QuantizedMatrix m;
+  m.kind = QuantKind::Fp8E4M3;
+  m.out = out;
+  m.in = in;
+  m.group_size = in;
+  // Any e4m3 byte but the NaNs (0x7f, 0xff): magnitudes 0..0x7e with a random sign.
+  m.values = at::bitwise_or(at::randint(0, 0x7f, {out, in}, at::TensorOptions().dtype(at::kByte)),
+                            at::randint(0, 2, {out, in}, at::TensorOptions().dtype(at::kByte)) * 128);
+  m.scales = at::rand({out, 1}) * 1e-3 + 1e-4;
+  for (const int64_t rows : {1, 64, 300}) check_device_linear(m, rows, ops::QuantizedProduct::Fp8Gemm, 0.1);
 }
 
 }  // namespace
