@@ -27,8 +27,11 @@ at::Tensor e4m3_table() {
 
 at::Tensor dequantize(const QuantizedMatrix& m) {
   IZWI_CHECK(m.group_size > 0 && m.in % m.group_size == 0, "a QuantizedMatrix's group size must divide its rows");
+  // Each group's value over its columns; an expand, not repeat_interleave, which on a GPU reads its
+  // output size back to the host (a sync, illegal while a CUDA graph captures a decode step).
   const auto per_column = [&](const at::Tensor& per_group) {
-    return per_group.to(at::kFloat).repeat_interleave(m.group_size, 1);
+    const int64_t groups = per_group.size(1);
+    return per_group.to(at::kFloat).unsqueeze(2).expand({m.out, groups, m.group_size}).reshape({m.out, m.in});
   };
   at::Tensor w;
   switch (m.kind) {
