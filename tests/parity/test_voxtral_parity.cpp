@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "common/model_runner.h"
 #include "common/reference.h"
 #include "common/test_device.h"
@@ -95,6 +97,32 @@ TEST_P(VoxtralParity, GreedyTokensAndStepLogits) {
     tokens.push_back(generated.back());
   }
   EXPECT_EQ(generated, ref_.ids("generated"));
+}
+
+// bf16 activations, weights and K/V (what a GPU serves in) on the test device: the encoder and
+// decoder's rounding in the teacher-forced logits against the float32 reference. Measured on the
+// CPU (libtorch's bf16 ops): 0.109 (the logits reach 4.8); about 3x that allowed. Not yet measured
+// on a GPU.
+constexpr double kTeacherForcedBf16MaxAbs = 0.3;
+
+TEST(VoxtralParityBf16, TeacherForcedLogitsWithinTheBf16Tolerance) {
+  const ReferenceTensors ref("voxtral-realtime-tiny");
+  ModelRunner runner("voxtral-realtime-tiny", true, false, 96, 16, at::kBFloat16, "auto", "bfloat16");
+  const auto& model = dynamic_cast<const VoxtralRealtimeForConditionalGeneration&>(runner.model());
+  std::vector<int32_t> tokens = ref.ids("prompt");
+  const std::vector<int32_t> generated = ref.ids("generated");
+  tokens.insert(tokens.end(), generated.begin(), generated.end());
+  auto input = std::unique_ptr<VoxtralStreamingInput>(
+      static_cast<VoxtralStreamingInput*>(model.make_transcription_state({6, kPadId}).release()));
+  input->push_mel(ref.get("mel"));
+  input->finish_audio();
+  const at::Tensor logits =
+      runner.feed({testing::FeedRequest{1, &tokens, 0, static_cast<int32_t>(tokens.size()), input.get()}})[0];
+  const at::Tensor expected = ref.get("teacher_forced_logits");
+  const double diff = max_abs_diff(logits, expected);
+  std::printf("voxtral bf16 teacher-forced logits: max abs diff %.3g (reference max abs %.3g)\n", diff,
+              expected.abs().max().item<double>());
+  EXPECT_LT(diff, kTeacherForcedBf16MaxAbs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, VoxtralParity, ::testing::Bool(),
