@@ -339,7 +339,8 @@ int main(int argc, char** argv) {
     const auto probe_bandwidth = [&] {
       return device.is_cpu() ? izwi::bench::probe_bandwidth_gbps() : izwi::bench::probe_device_bandwidth_gbps(device);
     };
-    int64_t weight_bytes = 0, load_peak_rss = 0, kv_cache_bytes = 0;
+    // weight_bytes: what a decode step reads (the bandwidth roofline's); resident: every weight held.
+    int64_t weight_bytes = 0, resident_weight_bytes = 0, load_peak_rss = 0, kv_cache_bytes = 0;
     izwi::set_op_profiling(true);
     izwi::StepProfile prefill;
     double prefill_ttft_ms = 0;
@@ -347,6 +348,7 @@ int main(int argc, char** argv) {
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
       weight_bytes = engine.model_info().decode_weight_bytes;
+      resident_weight_bytes = engine.model_info().weight_bytes;
       load_peak_rss = peak_rss_bytes();  // the load's, KV pool included, before any step
       kv_cache_bytes = engine.model_info().kv_cache_bytes;
       run_concurrency(engine, 1, 16, 8, rng);  // warm-up
@@ -393,9 +395,10 @@ int main(int argc, char** argv) {
                device_name, dtype, at::get_num_threads(), config.use_fast_kernels ? "fast" : "torch", cpu_kernels,
                weight_dtype, kv_cache_dtype);
     fmt::print(
-        "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step -> "
-        "roofline {:.1f} tokens/s at batch 1\n",
-        bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, roofline_tps);
+        "read bandwidth {:.1f} GB/s (before {:.1f}, after {:.1f}), {:.1f} MB of weights per decode step (of "
+        "{:.1f} MB held) -> roofline {:.1f} tokens/s at batch 1\n",
+        bandwidth, bandwidth_samples[0], bandwidth_samples[1], weight_bytes / 1e6, resident_weight_bytes / 1e6,
+        roofline_tps);
     const char* peak_name = device.is_cpu() ? "FMA peak" : "matrix-product peak";
     if (gflop_per_token) {
       fmt::print(
@@ -485,6 +488,7 @@ int main(int argc, char** argv) {
     report["bandwidth_gbps"] = bandwidth;
     report["bandwidth_samples_gbps"] = bandwidth_samples;
     report["weight_bytes"] = weight_bytes;
+    report["resident_weight_bytes"] = resident_weight_bytes;
     report["gflop_per_token"] = optional_json(gflop_per_token);
     report["load_peak_rss_bytes"] = load_peak_rss;
     report["kv_cache_bytes"] = kv_cache_bytes;

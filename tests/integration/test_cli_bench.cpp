@@ -123,6 +123,10 @@ TEST(CliBench, FlopsFollowTheProductsAndBytesTheStoredWeights) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const nlohmann::json report = nlohmann::json::parse(testing::last_line(run.out));
     EXPECT_EQ(report.at("weight_bytes").get<int64_t>(), weights * bytes_per_weight) << checkpoint_dtype;
+    // Every weight held (ModelInfo::weight_bytes): the tied head's table once, the norms too.
+    EXPECT_GE(report.at("resident_weight_bytes").get<int64_t>(), weights * bytes_per_weight) << checkpoint_dtype;
+    EXPECT_LT(report.at("resident_weight_bytes").get<int64_t>(), (weights + 1000) * bytes_per_weight)
+        << checkpoint_dtype;
     EXPECT_NEAR(report.at("gflop_per_token").get<double>(), 2.0 * static_cast<double>(weights) / 1e9, 1e-12)
         << checkpoint_dtype;
   }
