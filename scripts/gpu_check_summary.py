@@ -97,6 +97,8 @@ def text_bench(logs, name, step):
         return bench
     roofline = report["bandwidth_gbps"] * 1e9 / report["weight_bytes"] if report.get("weight_bytes") else None
     bench.update({"bandwidth_gbps": report.get("bandwidth_gbps"), "weight_bytes": report.get("weight_bytes"),
+                  "resident_weight_bytes": report.get("resident_weight_bytes"),
+                  "gflop_per_token": report.get("gflop_per_token"),
                   "roofline_tokens_per_s": roofline, "matmul_peak_gflops": report.get("fma_peak_gflops"),
                   "transformers": baseline[0] if baseline else None, "levels": [], "op_split": report.get("op_split")})
     for level in report.get("results", []):
