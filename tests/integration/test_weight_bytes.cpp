@@ -34,14 +34,20 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Every *.safetensors under `dir` (speech_tokenizer/ and a codec beside the model included).
-// `skipped`: stored tensors the model deliberately leaves. For the text models also the bytes
-// under int8 / int4: 2-d matrices other than the token table are linear layers (packed: int8 one
-// byte a weight + a float32 scale a row; int4 half a byte + an fp16 scale per 32 columns), the
-// token table is the tied head (quantized alike) or, untied, a bf16 table; the rest float32.
+/// How a stored tensor is held when the weight dtype is int8 / int4.
+enum class Held {
+  Quantized,  ///< a linear layer (or tied head) packed: int8 one byte a weight (columns in blocks of
+              ///< 4) + a float32 scale a row; int4 half a byte a weight (columns in blocks of 8) + an
+              ///< fp16 scale per group of 32 columns (the last may be shorter)
+  Table,      ///< an embedding table, bf16
+  Float,      ///< float32 (norms, biases, convolutions, the codec)
+};
+using Classify = std::function<Held(const std::string& name, const std::vector<int64_t>& shape)>;
 using Skipped = std::function<bool(const std::string&)>;
 
-Counted count(const std::string& dir, const Skipped& skipped, bool tied) {
+// Every *.safetensors under `dir` (speech_tokenizer/ and a codec beside the model included), less
+// `skipped`: stored tensors the model deliberately leaves.
+Counted count(const std::string& dir, const Skipped& skipped, const Classify& classify) {
   Counted c;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(
            dir, std::filesystem::directory_options::follow_directory_symlink)) {
@@ -51,20 +57,44 @@ Counted count(const std::string& dir, const Skipped& skipped, bool tied) {
       if (skipped && skipped(t.name)) continue;
       c.elements += t.numel();
       c.bf16_bytes += t.numel() * (t.shape.size() == 2 ? 2 : 4);
-      const bool table = ends_with(t.name, "embed_tokens.weight");
-      if (t.shape.size() == 2 && (!table || tied)) {
-        const int64_t out = t.shape[0], in = t.shape[1];
-        c.int8_bytes += out * (in + 4);
-        c.int4_bytes += out * (in / 2 + in / 32 * 2);
-        ++c.linear_matrices;
-      } else {
-        const int64_t bytes = table ? 2 : 4;
-        c.int8_bytes += t.numel() * bytes;
-        c.int4_bytes += t.numel() * bytes;
+      switch (classify ? classify(t.name, t.shape) : Held::Float) {
+        case Held::Quantized: {
+          const int64_t out = t.shape[0], in = t.shape[1];
+          c.int8_bytes += out * ((in + 3) / 4 * 4 + 4);
+          const int64_t last = in % 32;  // a shorter last group: its columns in blocks of 8
+          c.int4_bytes += out * (in / 32 * (16 + 2) + (last > 0 ? (last + 7) / 8 * 4 + 2 : 0));
+          ++c.linear_matrices;
+          break;
+        }
+        case Held::Table:
+          c.int8_bytes += t.numel() * 2;
+          c.int4_bytes += t.numel() * 2;
+          break;
+        case Held::Float:
+          c.int8_bytes += t.numel() * 4;
+          c.int4_bytes += t.numel() * 4;
+          break;
       }
     }
   }
   return c;
+}
+
+// The text models: 2-d matrices other than the token table are linear layers; the table is the
+// tied head (quantized) or, untied, a bf16 table.
+Classify text_model(bool tied) {
+  return [tied](const std::string& name, const std::vector<int64_t>& shape) {
+    const bool table = ends_with(name, "embed_tokens.weight");
+    if (table && !tied) return Held::Table;
+    return shape.size() == 2 ? Held::Quantized : Held::Float;
+  };
+}
+
+// Qwen3-TTS: the talker's and code predictor's 2-d matrices are linear layers but for their
+// embedding tables; the codec (speech_tokenizer/, no "talker." prefix) stays float.
+Held qwen3_tts(const std::string& name, const std::vector<int64_t>& shape) {
+  if (name.rfind("talker.", 0) != 0 || shape.size() != 2) return Held::Float;
+  return name.find("embedding") != std::string::npos ? Held::Table : Held::Quantized;
 }
 
 int64_t weight_bytes(const std::string& dir, const std::string& weight_dtype) {
@@ -84,7 +114,7 @@ TEST(WeightBytes, TextModelsHoldWhatTheirCheckpointsStore) {
        {TextFixture{"llama-tiny", false}, TextFixture{"qwen3-tiny", true}, TextFixture{"lfm2-tiny", true}}) {
     SCOPED_TRACE(text.fixture);
     const std::string dir = fixture_dir(text.fixture);
-    const Counted expected = count(dir, {}, text.tied);
+    const Counted expected = count(dir, {}, text_model(text.tied));
     ASSERT_GT(expected.linear_matrices, 0);
     EXPECT_EQ(weight_bytes(dir, "float32"), expected.elements * 4);
     EXPECT_EQ(weight_bytes(dir, "bfloat16"), expected.bf16_bytes);
@@ -97,6 +127,7 @@ struct SpeechCase {
   std::string name;
   std::string dir;
   Skipped skipped;
+  Classify classify;  ///< empty: int8 and int4 only checked to shrink the bytes
 };
 
 // What the loaders leave by design: a codec decoder's quantizer input projections (the encoder's
@@ -117,7 +148,8 @@ bool lfm2_audio_skips(const std::string& name) {
 TEST(WeightBytes, SpeechModelsCountTheirCodecAndEncoders) {
   testing::TempDir base, chat;
   const std::vector<SpeechCase> cases = {
-      {"qwen3-tts-tiny (talker, code predictor, codec decoder)", fixture_dir("qwen3-tts-tiny"), codec_decoder_skips},
+      {"qwen3-tts-tiny (talker, code predictor, codec decoder)", fixture_dir("qwen3-tts-tiny"), codec_decoder_skips,
+       qwen3_tts},
       {"Qwen3-TTS Base (with the speaker encoder and the codec's encoder)",
        testing::make_qwen3_tts_base_model(base, true), codec_decoder_skips},
       {"voxtral-realtime-tiny (audio encoder, decoder)", fixture_dir("voxtral-realtime-tiny")},
@@ -126,12 +158,16 @@ TEST(WeightBytes, SpeechModelsCountTheirCodecAndEncoders) {
   };
   for (const SpeechCase& speech : cases) {
     SCOPED_TRACE(speech.name);
-    const Counted expected = count(speech.dir, speech.skipped, false);
+    const Counted expected = count(speech.dir, speech.skipped, speech.classify);
     const int64_t f32 = weight_bytes(speech.dir, "float32");
     EXPECT_EQ(f32, expected.elements * 4);
     const int64_t int8 = weight_bytes(speech.dir, "int8"), int4 = weight_bytes(speech.dir, "int4");
     EXPECT_LT(int8, f32);
     EXPECT_LT(int4, int8);
+    if (speech.classify) {  // where the test knows which matrices are linear layers, to the byte
+      EXPECT_EQ(int8, expected.int8_bytes);
+      EXPECT_EQ(int4, expected.int4_bytes);
+    }
   }
 }
 

@@ -52,6 +52,12 @@ TEST(Backend, BadOptionsAreErrorsNamingTheEngineConfigField) {
                  o.dtype = "bfloat16";
                }),
                ErrorCode::Unsupported, "EngineConfig.weight_dtype 'int8'");
+  // int4 in bf16 runs on CUDA's GEMV only, not on the CPU.
+  expect_error(with([](BackendOptions& o) {
+                 o.weight_dtype = "int4";
+                 o.dtype = "bfloat16";
+               }),
+               ErrorCode::Unsupported, "on CUDA (a CUDA build, use_fast_kernels on) int4 runs with dtype bfloat16");
   expect_error(with([](BackendOptions& o) { o.kv_cache_dtype = "int8"; }), ErrorCode::InvalidArgument,
                "EngineConfig.kv_cache_dtype 'int8'");
   expect_error(with([](BackendOptions& o) { o.cpu_kernels = "sse9"; }), ErrorCode::InvalidArgument,
