@@ -123,6 +123,15 @@ TEST(WeightBytes, TextModelsHoldWhatTheirCheckpointsStore) {
   }
 }
 
+// A bf16 checkpoint: "auto" keeps its matrices bf16 as stored (norms in the float32 compute
+// dtype), "float32" widens them all.
+TEST(WeightBytes, ABf16CheckpointStaysBf16UnderAuto) {
+  const std::string dir = fixture_dir("llama-tiny-bf16-sharded");
+  const Counted expected = count(dir, {}, text_model(false));
+  EXPECT_EQ(weight_bytes(dir, "auto"), expected.bf16_bytes);
+  EXPECT_EQ(weight_bytes(dir, "float32"), expected.elements * 4);
+}
+
 struct SpeechCase {
   std::string name;
   std::string dir;
