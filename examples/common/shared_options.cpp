@@ -39,7 +39,7 @@ CLI::Option* add_shared_options(CLI::App& app, SharedOptions& o, const SharedOpt
     app.add_option("--dtype", o.dtype, "Compute dtype: float32, bfloat16 or float16")->group(kEngineGroup);
     app.add_option("--weight-dtype", o.weight_dtype,
                    "Weight storage: auto (= dtype; a bf16 checkpoint stays bf16 on the CPU), float32, bfloat16, int8 "
-                   "or int4[:32|:64] (docs/quantization.md)")
+                   "or int4[:32|:64] (CPU in float32; int4 also on cuda in bfloat16; docs/quantization.md)")
         ->group(kEngineGroup);
   }
   if (spec.groups & kEngineOptions) {
