@@ -35,7 +35,7 @@ std::vector<Tool> tools() {
       {"examples/izwi-transcribe", true, false, {}},
       {"examples/izwi-stream-transcribe", true, false, {}},
       {"examples/izwi-codec", false, false, {"--threads"}},
-      {"examples/izwi-speaker-embed", false, false, {}},
+      {"examples/izwi-speaker-embed", false, false, {"--device", "--dtype", "--weight-dtype", "--threads"}},
       {"examples/izwi-tokenize", false, false, {}},
       {"benchmarks/izwi-bench", false, false, {"--device", "--dtype", "--weight-dtype", "--threads"}},
       {"benchmarks/izwi-tts-bench", false, false, {"--threads"}},

@@ -39,6 +39,30 @@ TEST(CliSpeakerEmbed, JsonXvectorMatchesTheReference) {
   }
 }
 
+TEST(CliSpeakerEmbed, DeviceAndDtypeAreTheEncoders) {
+  // --dtype bfloat16 runs the encoder in bf16 (SpeakerEncoderParityBf16's tolerance: 0.041-0.055
+  // measured on the CPU), --device cpu where it runs.
+  const testing::ReferenceTensors ref(kFixture);
+  testing::TempDir dir;
+  const std::string wav = dir.file("voice.wav");
+  write_wav(wav, reference_waveform(ref, 0), 24000);
+  const at::Tensor expected = ref.get("case0.xvector").to(at::kFloat);
+  double float32_diff = 0;
+  for (const std::string dtype : {"float32", "bfloat16"}) {
+    const testing::CliRun run = run_cli(kModel + " --audio " + wav + " --device cpu --dtype " + dtype + " --json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::vector<float> x = nlohmann::json::parse(run.out).at("xvector").get<std::vector<float>>();
+    const double diff = testing::max_abs_diff(at::tensor(x), expected);
+    if (dtype == "float32") {
+      float32_diff = diff;
+      EXPECT_LT(diff, 2e-4);
+    } else {
+      EXPECT_LT(diff, 0.15);
+      EXPECT_GT(diff, float32_diff);  // bf16 did run: it rounds more than float32
+    }
+  }
+}
+
 TEST(CliSpeakerEmbed, OtherRatesAreResampled) {
   // The reference clip upsampled to 48 kHz comes back to 24 kHz inside the CLI.
   const testing::ReferenceTensors ref(kFixture);
