@@ -12,8 +12,10 @@
 #include <numeric>
 #include <random>
 
+#include "common/reference.h"
 #include "cuda/cuda_test_util.h"
 #include "cuda/low_precision_test_util.h"
+#include "izwi/engine.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/fp8_gemm_cuda.h"
 #include "kernels/cuda/int4_gemv_cuda.h"
@@ -38,8 +40,8 @@ constexpr float kBf16OutputTolerance = 8e-3f;
 std::vector<float> from_bf16_device(const DeviceBuffer<uint16_t>& y) { return cuda_test::from_bf16(y.to_host()); }
 
 void check_int4(int64_t tokens, int64_t out, int64_t in, int64_t group, bool act_order, bool with_zeros) {
-  SCOPED_TRACE(testing::Message() << "tokens " << tokens << " out " << out << " in " << in << " group " << group
-                                  << (act_order ? " act-order" : "") << (with_zeros ? " zeros" : ""));
+  SCOPED_TRACE(::testing::Message() << "tokens " << tokens << " out " << out << " in " << in << " group " << group
+                                    << (act_order ? " act-order" : "") << (with_zeros ? " zeros" : ""));
   const int64_t groups = in / group;
   std::mt19937 rng(static_cast<uint32_t>(tokens * 131 + out + in + group));
   std::uniform_int_distribution<int> nibble(0, 15);
@@ -104,8 +106,8 @@ TEST(Int4GemvCuda, RefusesLayoutsItCannotRead) {
 }
 
 void check_fp8(int64_t tokens, int64_t out, int64_t in, bool per_channel) {
-  SCOPED_TRACE(testing::Message() << "tokens " << tokens << " out " << out << " in " << in
-                                  << (per_channel ? " per-channel" : " per-tensor"));
+  SCOPED_TRACE(::testing::Message() << "tokens " << tokens << " out " << out << " in " << in
+                                    << (per_channel ? " per-channel" : " per-tensor"));
   const std::vector<float> weights = random_floats(out * in, 11, -0.2f, 0.2f);
   std::vector<float> w_scale(per_channel ? out : 1, 0.0f);
   for (int64_t o = 0; o < out; ++o) {
@@ -166,7 +168,7 @@ TEST(Fp8LinearCuda, MatchesTheDequantizedProduct) {
 // the dequantized weights within `tolerance` of the output's largest magnitude (bf16 rounding; for
 // FP8 also the activations' e4m3 rounding, 2^-4 relative per element).
 void check_device_linear(const QuantizedMatrix& m, int64_t rows, ops::QuantizedProduct expected, double tolerance) {
-  SCOPED_TRACE(testing::Message() << "rows " << rows << " out " << m.out << " in " << m.in);
+  SCOPED_TRACE(::testing::Message() << "rows " << rows << " out " << m.out << " in " << m.in);
   BackendOptions options;
   options.device = "cuda";
   options.dtype = "bfloat16";
@@ -211,6 +213,35 @@ TEST(QuantizedLinearCuda, Fp8LayersTakeCublasLtOnHopper) {
                             at::randint(0, 2, {out, in}, at::TensorOptions().dtype(at::kByte)) * 128);
   m.scales = at::rand({out, 1}) * 1e-3 + 1e-4;
   for (const int64_t rows : {1, 64, 300}) check_device_linear(m, rows, ops::QuantizedProduct::Fp8Gemm, 0.1);
+}
+
+// The whole engine on the device with weight_dtype int4: the layers keep their int4 matrices on the
+// GPU (fewer bytes held than bf16), a 40-token prompt takes the dequantized GEMM, one sequence's
+// decode steps the GEMV (captured as CUDA graphs), 40 sequences' steps the dequantized GEMM again.
+TEST(QuantizedLinearCuda, AnInt4EngineGeneratesOnTheDevice) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  EngineConfig config;
+  config.device = "cuda";
+  config.dtype = "bfloat16";
+  config.num_kv_blocks = 512;
+  config.weight_dtype = "bfloat16";
+  const std::string dir = testing::fixture_dir("llama-tiny");
+  const int64_t bf16_bytes = Engine(dir, config).model_info().weight_bytes;
+  config.weight_dtype = "int4";
+  Engine engine(dir, config);
+  EXPECT_LT(engine.model_info().weight_bytes, bf16_bytes * 6 / 10);
+  Request request;
+  for (int32_t i = 0; i < 40; ++i) request.prompt_ids.push_back(1 + i * 7 % 200);
+  request.params.max_tokens = 12;
+  request.params.ignore_eos = true;
+  request.params.sampling.temperature = 0.0f;
+  EXPECT_EQ(engine.generate(request).tokens.size(), 12u);
+  request.params.n = 40;
+  request.params.sampling.temperature = 1.0f;
+  request.params.seed = 5;
+  const Output many = engine.generate(request);
+  ASSERT_EQ(many.choices.size(), 40u);
+  for (const Output& choice : many.choices) EXPECT_EQ(choice.tokens.size(), 12u);
 }
 
 }  // namespace
