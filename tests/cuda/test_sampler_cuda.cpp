@@ -3,10 +3,13 @@
 // the candidate set the CPU semantics define, a request's draws must depend only on its seed and
 // draw index, and the frequencies must follow the softmax.
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <vector>
 
 #include "cuda/cuda_test_util.h"
 #include "kernels/cuda/sampler_cuda.h"
@@ -184,6 +187,44 @@ TEST(SamplerCuda, SeededDrawsRepeatAndFollowTheSoftmax) {
     // 5 standard deviations of a binomial count.
     const double expected = probs[i] * rows, sd = std::sqrt(rows * probs[i] * (1 - probs[i]));
     EXPECT_NEAR(counts[i], expected, 5 * sd) << "id " << 10 + i;
+  }
+}
+
+// Sampler::sample_rows_on_device on the Cuda backend: the ids stay on the device (int64, no copy
+// back) and are the ids sample_rows copies back, greedy and seeded (the same seeds and draw
+// indices), with the draw counters advanced alike.
+TEST(SamplerCuda, SampleRowsOnDeviceGivesTheIdsOfSampleRows) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  BackendOptions options;
+  options.device = "cuda";
+  options.threads = at::get_num_threads();  // as the test binary has it
+  const Backend backend(options);
+  ASSERT_TRUE(backend.cuda_kernels());
+  constexpr int64_t kRows = 6, kColumns = 500;
+  const at::Tensor logits = at::randn({kRows, kColumns}, at::TensorOptions().device(at::kCUDA)) * 2;
+  std::vector<SamplingState> host(kRows), device(kRows);
+  std::vector<SamplingState*> host_rows, device_rows;
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (SamplingState* s : {&host[r], &device[r]}) {
+      s->temperature = r % 3 == 0 ? 0.0f : 0.9f;
+      s->top_k = r == 1 ? 30 : 0;
+      s->top_p = r == 2 ? 0.7f : 1.0f;
+      s->reseed(static_cast<uint64_t>(40 + r));
+    }
+    host_rows.push_back(&host[r]);
+    device_rows.push_back(&device[r]);
+  }
+  Sampler a, b;
+  for (int step = 0; step < 8; ++step) {
+    const std::vector<int32_t> expected = a.sample_rows(logits.clone(), host_rows, backend);
+    const at::Tensor ids = b.sample_rows_on_device(logits.clone(), device_rows, backend);
+    ASSERT_TRUE(ids.is_cuda());
+    ASSERT_EQ(ids.scalar_type(), at::kLong);
+    const at::Tensor back = ids.cpu();
+    for (int64_t r = 0; r < kRows; ++r) {
+      EXPECT_EQ(back[r].item<int64_t>(), expected[static_cast<size_t>(r)]) << "row " << r << ", step " << step;
+      EXPECT_EQ(device[r].draws, host[r].draws) << "row " << r;
+    }
   }
 }
 
