@@ -3,6 +3,7 @@
 #include "kernels/cuda/attention_inputs_cuda.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elements.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/rope_angles.cuh"
 
 namespace izwi {
@@ -10,12 +11,6 @@ namespace izwi {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // What one launch reads besides the heads: the norms and angles, whose dtypes are run-time flags.
 struct HeadTransform {

@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elements.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/paged_attention_cuda.h"
 
 namespace izwi {
@@ -18,18 +19,6 @@ constexpr int kTile = 64;  // keys per pass: scores of a tile stay in shared mem
 // A block holds up to this many query vectors (rows x group heads) of head_dim floats, twice (the
 // queries and the output accumulators): 64 KiB, within what sm_80 and sm_90 give one block.
 constexpr int64_t kMaxQueryFloats = 8192;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // One block per (R consecutive query rows of one sequence, kv head) holds the rows' query heads
 // that share the kv head: the group of a decode row (R = 1, as the CPU kernel's work items), or R
@@ -108,24 +97,7 @@ __global__ void paged_attention_kernel(PagedAttentionCudaArgs a, int64_t tiles_p
       }
     }
     __syncthreads();
-    for (int64_t h = warp; h < heads; h += kWarps) {
-      float* sc = scores + h * kTile;
-      float tile_max = -INFINITY;
-      for (int j = lane; j < n; j += 32) tile_max = fmaxf(tile_max, sc[j]);
-      const float new_max = fmaxf(run_max[h], warp_max(tile_max));
-      float tile_sum = 0.0f;
-      for (int j = lane; j < n; j += 32) {
-        sc[j] = expf(sc[j] - new_max);
-        tile_sum += sc[j];
-      }
-      tile_sum = warp_sum(tile_sum);
-      if (lane == 0) {
-        const float factor = expf(run_max[h] - new_max);
-        rescale[h] = factor;
-        run_sum[h] = run_sum[h] * factor + tile_sum;
-        run_max[h] = new_max;
-      }
-    }
+    online_softmax_tile<kTile, kWarps>(scores, static_cast<int>(heads), n, run_max, run_sum, rescale, warp, lane);
     __syncthreads();
     for (int64_t e = threadIdx.x; e < heads * D; e += kThreads) {
       const int64_t h = e / D, d = e % D;

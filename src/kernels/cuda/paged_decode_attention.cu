@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elements.cuh"
+#include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/paged_decode_attention_cuda.h"
 
 namespace izwi {
@@ -20,18 +21,6 @@ constexpr unsigned kFullMask = 0xffffffffu;
 /// 16-byte packs of a K/V row one thread holds: a row of kPagedDecodeMaxHeadDim over one warp.
 template <typename KV>
 constexpr int kPacksPerThread = static_cast<int>((kPagedDecodeMaxHeadDim / kPack<KV> + 31) / 32);
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
-  return v;
-}
 
 /// The packs sub, sub + tpk, ... of a row of head_dim elements, as floats (zeros past head_dim).
 template <typename KV>
@@ -156,24 +145,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     // Every key of [begin, end) is visible (causality and the window made the range): a warp per
     // head turns its scores into exp(score - running max) and updates the running sum.
-    for (int h = warp; h < heads; h += kWarps) {
-      float* sc = scores + h * kTile;
-      float tile_max = -INFINITY;
-      for (int j = lane; j < n; j += 32) tile_max = fmaxf(tile_max, sc[j]);
-      const float new_max = fmaxf(run_max[h], warp_max(tile_max));
-      float tile_sum = 0.0f;
-      for (int j = lane; j < n; j += 32) {
-        sc[j] = expf(sc[j] - new_max);
-        tile_sum += sc[j];
-      }
-      tile_sum = warp_sum(tile_sum);
-      if (lane == 0) {
-        const float factor = expf(run_max[h] - new_max);
-        rescale[h] = factor;
-        run_sum[h] = run_sum[h] * factor + tile_sum;
-        run_max[h] = new_max;
-      }
-    }
+    online_softmax_tile<kTile, kWarps>(scores, heads, n, run_max, run_sum, rescale, warp, lane);
     __syncthreads();
 #pragma unroll
     for (int h = 0; h < kHeads; ++h) {
