@@ -24,14 +24,26 @@ EngineConfig test_engine_config() {
   return config;
 }
 
+namespace {
+
+Backend backend_on_test_device(const std::string& dtype) {
+  BackendOptions options;
+  options.device = device_name();
+  options.dtype = dtype;
+  options.threads = at::get_num_threads();  // as the test binary has it
+  return Backend(options);
+}
+
+}  // namespace
+
 const Backend& test_backend() {
   if (test_device().is_cpu()) return Backend::host();
-  static const Backend backend = [] {
-    BackendOptions options;
-    options.device = device_name();
-    options.threads = at::get_num_threads();  // as the test binary has it
-    return Backend(options);
-  }();
+  static const Backend backend = backend_on_test_device("float32");
+  return backend;
+}
+
+const Backend& test_bf16_backend() {
+  static const Backend backend = backend_on_test_device("bfloat16");
   return backend;
 }
 

@@ -19,4 +19,7 @@ EngineConfig test_engine_config();
 /// encoders the suites build outside an engine.
 const Backend& test_backend();
 
+/// izwi's kernels in bf16 on test_device(), the dtype a GPU serves in: the suites' bf16 checks.
+const Backend& test_bf16_backend();
+
 }  // namespace izwi::testing

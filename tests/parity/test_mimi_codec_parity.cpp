@@ -156,13 +156,7 @@ TEST_F(MimiParity, EncodeMatchesTheReferenceCodes) {
 constexpr double kBf16Tolerance = 0.05;
 
 TEST_F(MimiParity, Bf16DecodeAndStreamingStayWithinTheBf16Tolerance) {
-  static const Backend bf16 = [] {
-    BackendOptions options;
-    options.device = testing::test_device().str();
-    options.dtype = "bfloat16";
-    options.threads = at::get_num_threads();  // as the test binary has it
-    return Backend(options);
-  }();
+  const Backend& bf16 = testing::test_bf16_backend();
   const auto decoder = load_codec_decoder(testing::fixture_dir(kFixture), bf16);
   const at::Tensor whole = decoder->decode(codes());
   EXPECT_EQ(whole.scalar_type(), at::kFloat);  // the caller's samples are float32 whatever the compute dtype

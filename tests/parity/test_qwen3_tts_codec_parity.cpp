@@ -202,13 +202,7 @@ TEST_F(CodecParity, BadCodesGiveTypedErrors) {
 constexpr double kBf16Tolerance = 0.45, kBf16RelativeRms = 0.4;
 
 TEST(CodecParityBf16, DecodeAndStreamingWithinTheBf16Tolerance) {
-  static const Backend bf16 = [] {
-    BackendOptions options;
-    options.device = testing::test_device().str();
-    options.dtype = "bfloat16";
-    options.threads = at::get_num_threads();  // as the test binary has it
-    return Backend(options);
-  }();
+  const Backend& bf16 = testing::test_bf16_backend();
   const testing::ReferenceTensors ref(kFixture);
   const at::Tensor codes = ref.get("codes"), waveform = ref.get("waveform").to(at::kFloat);
   const auto codec = load_codec_decoder(testing::fixture_dir(kFixture), bf16);

@@ -97,13 +97,7 @@ TEST(SpeakerEncoderParityLibtorchOps, XvectorMatchesTheReleasedCode) {
 constexpr double kXvectorBf16MaxAbs = 0.15;
 
 TEST(SpeakerEncoderParityBf16, XvectorWithinTheBf16Tolerance) {
-  static const Backend bf16 = [] {
-    BackendOptions options;
-    options.device = testing::test_device().str();
-    options.dtype = "bfloat16";
-    options.threads = at::get_num_threads();  // as the test binary has it
-    return Backend(options);
-  }();
+  const Backend& bf16 = testing::test_bf16_backend();
   const testing::ReferenceTensors ref(kFixture);
   const SpeakerEncoder encoder = load_speaker_encoder(testing::fixture_dir(kFixture), bf16);
   for (int c = 0; c < 3; ++c) {
