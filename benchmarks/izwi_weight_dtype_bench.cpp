@@ -6,9 +6,9 @@
 //
 // A shared VM's read bandwidth drifts by a factor of two within minutes (docs/quantization.md),
 // which is more than the effect measured: runs of one dtype after another compare the machine's
-// moods, not the dtypes. So every dtype's engine is loaded at once and the rounds interleave
-// them: each round probes the read bandwidth, then decodes --tokens tokens at batch 1 with each
-// engine in turn (the order rotated per round, so none always runs first). A round's ratio is a
+// moods, not the dtypes. So every dtype's engine is loaded at once (each in a process of its own:
+// DtypeWorker) and the rounds interleave them: each round probes the read bandwidth, then decodes --tokens tokens at
+// batch 1 with each engine in turn (the order rotated per round, so none always runs first). A round's ratio is a
 // dtype's tokens/s over the first dtype's in the same round, seconds apart; the report gives each
 // ratio's median over the rounds with its range, and each dtype's median fraction of the roofline
 // (read bandwidth / the bytes a decode step reads, ModelInfo::decode_weight_bytes, scales
@@ -19,8 +19,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <random>
@@ -74,9 +79,90 @@ std::vector<std::string> dtype_names(const std::string& list) {
   return names;
 }
 
+/// One weight dtype's engine in a child process, driven a request at a time over pipes. Engines
+/// in one process would each bring an OpenMP team; libgomp, counting more threads than cores,
+/// then puts idle workers to sleep between kernels, and every kernel of the running engine pays a
+/// futex wake-up (measured: int4 on the llama 100m shape at 200 instead of 550 tokens/s). A
+/// process per engine keeps one team per process, as a lone izwi-bench run has.
+class DtypeWorker {
+ public:
+  /// Forks before this process has started any OpenMP team (a child inherits none of its threads).
+  DtypeWorker(const std::string& model, const izwi::EngineConfig& config, int32_t prompt_len) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) throw std::runtime_error("pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench (later children hold our pipes' ends)
+      close(to_child[1]);
+      close(from_child[0]);
+      serve(model, config, prompt_len, to_child[0], from_child[1]);  // never returns
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    to_child_ = to_child[1];
+    from_child_ = from_child[0];
+    decode_weight_bytes_ = static_cast<int64_t>(reply());
+  }
+  DtypeWorker(const DtypeWorker&) = delete;
+  DtypeWorker& operator=(const DtypeWorker&) = delete;
+  ~DtypeWorker() {
+    const int32_t stop = 0;
+    (void)!write(to_child_, &stop, sizeof(stop));
+    close(to_child_);
+    close(from_child_);
+    waitpid(pid_, nullptr, 0);
+  }
+
+  int64_t decode_weight_bytes() const { return decode_weight_bytes_; }
+
+  /// decode_tokens_per_s of a new request of `tokens` decode tokens in the child.
+  double tokens_per_s(int32_t tokens) {
+    if (write(to_child_, &tokens, sizeof(tokens)) != sizeof(tokens)) throw std::runtime_error("the worker is gone");
+    return reply();
+  }
+
+ private:
+  struct Reply {
+    double value = 0;
+    char error[512] = {};  ///< Set when the child failed; value is then meaningless.
+  };
+
+  [[noreturn]] static void serve(const std::string& model, const izwi::EngineConfig& config, int32_t prompt_len, int in,
+                                 int out) {
+    Reply r;
+    try {
+      izwi::Engine engine(model, config);
+      std::mt19937 rng(1234);
+      decode_tokens_per_s(engine, prompt_len, 4, rng);  // warm-up
+      r.value = static_cast<double>(engine.model_info().decode_weight_bytes);
+      (void)!write(out, &r, sizeof(r));
+      for (int32_t tokens = 0; read(in, &tokens, sizeof(tokens)) == sizeof(tokens) && tokens > 0;) {
+        r.value = decode_tokens_per_s(engine, prompt_len, tokens, rng);
+        (void)!write(out, &r, sizeof(r));
+      }
+    } catch (const std::exception& e) {
+      std::snprintf(r.error, sizeof(r.error), "%s", e.what());
+      (void)!write(out, &r, sizeof(r));
+    }
+    _exit(0);  // no destructors of the parent's objects in the child
+  }
+
+  double reply() {
+    Reply r;
+    if (read(from_child_, &r, sizeof(r)) != sizeof(r)) throw std::runtime_error("the worker ended without a reply");
+    if (r.error[0] != '\0') throw std::runtime_error(r.error);
+    return r.value;
+  }
+
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  int64_t decode_weight_bytes_ = 0;
+};
+
 struct DtypeRuns {
   std::string weight_dtype;
-  std::unique_ptr<izwi::Engine> engine;
+  std::unique_ptr<DtypeWorker> worker;
   std::vector<double> tokens_per_s, ratio, roofline_fraction;  // one entry per round
 };
 
@@ -110,12 +196,9 @@ int main(int argc, char** argv) {
       izwi::EngineConfig config =
           izwi::bench::bench_engine_config(1, prompt_len + tokens + 1, shared.threads.value_or(0), name);
       izwi::cli::apply_shared_engine_options(shared, config);  // -v / -q's log level
-      run.engine = std::make_unique<izwi::Engine>(shared.model, config);
+      run.worker = std::make_unique<DtypeWorker>(shared.model, config, prompt_len);
       runs.push_back(std::move(run));
     }
-
-    std::mt19937 rng(1234);
-    for (DtypeRuns& run : runs) decode_tokens_per_s(*run.engine, prompt_len, 4, rng);  // warm-up
     std::vector<double> bandwidths;
     for (int32_t round = 0; round < rounds; ++round) {
       const double bandwidth = izwi::bench::probe_bandwidth_gbps();
@@ -123,10 +206,10 @@ int main(int argc, char** argv) {
       std::vector<double> tps(runs.size());
       for (size_t k = 0; k < runs.size(); ++k) {
         const size_t i = (k + static_cast<size_t>(round)) % runs.size();
-        tps[i] = decode_tokens_per_s(*runs[i].engine, prompt_len, tokens, rng);
+        tps[i] = runs[i].worker->tokens_per_s(tokens);
       }
       for (size_t i = 0; i < runs.size(); ++i) {
-        const double step_bytes = static_cast<double>(runs[i].engine->model_info().decode_weight_bytes);
+        const double step_bytes = static_cast<double>(runs[i].worker->decode_weight_bytes());
         runs[i].tokens_per_s.push_back(tps[i]);
         runs[i].ratio.push_back(tps[i] / tps[0]);
         runs[i].roofline_fraction.push_back(tps[i] * step_bytes / (bandwidth * 1e9));
@@ -142,7 +225,7 @@ int main(int argc, char** argv) {
                fmt::format("vs {} p50 (range)", runs[0].weight_dtype), "roofline frac p50");
     nlohmann::json results = nlohmann::json::array();
     for (const DtypeRuns& run : runs) {
-      const double mb = static_cast<double>(run.engine->model_info().decode_weight_bytes) / 1e6;
+      const double mb = static_cast<double>(run.worker->decode_weight_bytes()) / 1e6;
       const double ratio_min = *std::min_element(run.ratio.begin(), run.ratio.end());
       const double ratio_max = *std::max_element(run.ratio.begin(), run.ratio.end());
       const double ratio_p50 = izwi::cli::percentile(run.ratio, 0.5);
