@@ -171,13 +171,15 @@ struct CodecCost {
 };
 
 /// What the codec costs per frame to decode `codes` ([frame][codebook]) in chunks of
-/// `chunk_frames`, as the engine streams them (a second decoder, on a short-lived thread).
-CodecCost codec_cost(const std::string& model_dir, const std::vector<std::vector<int32_t>>& codes,
-                     int32_t chunk_frames) {
+/// `chunk_frames`, as the engine streams them (a second decoder on the engine's backend, on a
+/// short-lived thread).
+CodecCost codec_cost(const std::string& model_dir, const izwi::EngineConfig& config,
+                     const std::vector<std::vector<int32_t>>& codes, int32_t chunk_frames) {
   CodecCost cost;
   std::thread([&] {
     at::set_num_threads(at::get_num_threads());
-    const std::unique_ptr<izwi::CodecDecoder> codec = izwi::load_codec_decoder(model_dir, izwi::Backend::host());
+    const izwi::Backend backend(izwi::BackendOptions::from_config(config));
+    const std::unique_ptr<izwi::CodecDecoder> codec = izwi::load_codec_decoder(model_dir, backend);
     const int64_t frames = static_cast<int64_t>(codes.size()), groups = static_cast<int64_t>(codes[0].size());
     at::Tensor all = at::empty({groups, frames}, at::kLong);
     auto a = all.accessor<int64_t, 2>();
@@ -349,7 +351,7 @@ int main(int argc, char** argv) {
         }
       }
       if (!no_codec_split) {
-        const CodecCost codec = codec_cost(model_dir, single->first_stream_codes, o.chunk_frames);
+        const CodecCost codec = codec_cost(model_dir, config, single->first_stream_codes, o.chunk_frames);
         const double frame_ms = 1000.0 / single->frames_per_s;
         report["codec_ms_per_frame"] = codec.ms_per_frame;
         report["frame_ms"] = frame_ms;
