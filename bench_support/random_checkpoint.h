@@ -23,4 +23,12 @@ struct RandomCheckpointInfo {
 RandomCheckpointInfo write_random_checkpoint(const nlohmann::json& config, const std::string& out_dir,
                                              at::ScalarType dtype, uint64_t seed);
 
+/// The same with the linear layers' weights in FP8 as compressed-tensors releases them (e4m3fn
+/// `weight` with a float32 `weight_scale` per output channel, `quantization_config` in
+/// config.json), the rest in bfloat16: what an FP8 checkpoint from the Hub holds. Text models only
+/// (llama, qwen3, lfm2); the linear layers are the 2-D `*.weight` tensors other than embeddings
+/// and lm_head.
+RandomCheckpointInfo write_random_fp8_checkpoint(const nlohmann::json& config, const std::string& out_dir,
+                                                 uint64_t seed);
+
 }  // namespace izwi

@@ -31,12 +31,19 @@ const char* dtype_name(at::ScalarType dtype) {
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                        at::ScalarType dtype) {
   const char* name = dtype_name(dtype);
-  const size_t element = c10::elementSize(dtype);
+  std::vector<SafetensorsEntry> entries;
+  entries.reserve(tensors.size());
+  for (const auto& [tensor_name, t] : tensors) entries.push_back({tensor_name, t, dtype, name});
+  write_safetensors(path, entries);
+}
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& entries) {
   nlohmann::ordered_json header = {{"__metadata__", {{"format", "pt"}}}};
   uint64_t offset = 0;
-  for (const auto& [tensor_name, t] : tensors) {
-    const uint64_t bytes = static_cast<uint64_t>(t.numel()) * element;
-    header[tensor_name] = {{"dtype", name}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
+  for (const SafetensorsEntry& e : entries) {
+    const uint64_t bytes = static_cast<uint64_t>(e.tensor.numel()) * c10::elementSize(e.stored_as);
+    header[e.name] = {
+        {"dtype", e.dtype}, {"shape", e.tensor.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -48,9 +55,9 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
   for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
   out.write(reinterpret_cast<const char*>(length), 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const auto& [tensor_name, t] : tensors) {
-    const at::Tensor stored = t.to(at::kCPU, dtype).contiguous();
-    out.write(static_cast<const char*>(stored.data_ptr()), static_cast<std::streamsize>(stored.numel() * element));
+  for (const SafetensorsEntry& e : entries) {
+    const at::Tensor stored = e.tensor.to(at::kCPU, e.stored_as).contiguous();
+    out.write(static_cast<const char*>(stored.data_ptr()), static_cast<std::streamsize>(stored.nbytes()));
   }
   out.flush();
   if (!out) fail(ErrorCode::ResourceExhausted, "writing '{}' failed (disk full?)", path);

@@ -15,4 +15,16 @@ namespace izwi {
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                        at::ScalarType dtype);
 
+/// A tensor stored converted to `stored_as` (at write time, one tensor at a time) under a
+/// safetensors dtype name: "F32", "BF16", "F16", or "F8_E4M3" for uint8 (kByte) tensors holding
+/// e4m3fn bytes (libtorch 1.x has no FP8 type).
+struct SafetensorsEntry {
+  std::string name;
+  at::Tensor tensor;
+  at::ScalarType stored_as;
+  std::string dtype;
+};
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& entries);
+
 }  // namespace izwi

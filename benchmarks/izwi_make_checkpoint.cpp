@@ -1,7 +1,10 @@
 // izwi-make-checkpoint: writes a random-weight checkpoint of a real model shape, so benchmarks
 // run without downloading weights (a qwen3_tts folder also gets speech_tokenizer/, its codec).
 //
-//   izwi-make-checkpoint --arch ARCH --preset NAME --dtype f32|bf16 --out DIR [--seed S]
+//   izwi-make-checkpoint --arch ARCH --preset NAME --dtype f32|bf16|fp8 --out DIR [--seed S]
+//
+// fp8: the linear layers' weights in FP8 (e4m3, a scale per output channel) as compressed-tensors
+// releases them, the rest in bf16 (text models).
 //   izwi-make-checkpoint --list
 
 #include <CLI/CLI.hpp>
@@ -22,7 +25,7 @@ int main(int argc, char** argv) {
   bool list = false;
   app.add_option("--arch", arch, "llama, qwen3, lfm2, voxtral_realtime or qwen3_tts");
   app.add_option("--preset", preset, "Shape preset (see --list)");
-  app.add_option("--dtype", dtype, "f32 or bf16")->capture_default_str();
+  app.add_option("--dtype", dtype, "f32, bf16, or fp8 (linear layers in FP8, the rest bf16)")->capture_default_str();
   app.add_option("--out", out, "Output folder");
   app.add_option("--seed", seed, "Random seed")->capture_default_str();
   app.add_flag("--list", list, "List the presets");
@@ -35,10 +38,15 @@ int main(int argc, char** argv) {
     if (arch.empty() || preset.empty() || out.empty()) {
       throw izwi::Error(izwi::ErrorCode::InvalidArgument, "--arch, --preset and --out are required");
     }
-    const at::ScalarType scalar = izwi::parse_dtype(dtype, "--dtype");
-    if (scalar == at::kHalf) throw izwi::Error(izwi::ErrorCode::InvalidArgument, "--dtype must be f32 or bf16");
-    const izwi::RandomCheckpointInfo info =
-        izwi::write_random_checkpoint(izwi::checkpoint_preset(arch, preset), out, scalar, seed);
+    const nlohmann::json config = izwi::checkpoint_preset(arch, preset);
+    izwi::RandomCheckpointInfo info;
+    if (dtype == "fp8") {
+      info = izwi::write_random_fp8_checkpoint(config, out, seed);
+    } else {
+      const at::ScalarType scalar = izwi::parse_dtype(dtype, "--dtype");
+      if (scalar == at::kHalf) throw izwi::Error(izwi::ErrorCode::InvalidArgument, "--dtype must be f32, bf16 or fp8");
+      info = izwi::write_random_checkpoint(config, out, scalar, seed);
+    }
     std::cout << "wrote " << out << ": " << info.parameters << " parameters, " << info.file_bytes << " bytes\n";
     return 0;
   });
