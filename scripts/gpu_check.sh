@@ -15,7 +15,9 @@
 #    and speech parity), side by side;
 # 4. the text targets of the GPU text-speed issue: izwi-bench on the llama-3.2-1b shape (batch 1
 #    against the roofline, 16 and 128 requests, a 4,096-token prompt, a cached 1,024-token prefix),
-#    256 requests of 512 prompt / 256 generated tokens, qwen3-0.6b and lfm2-1.2b at batch 1;
+#    256 requests of 512 prompt / 256 generated tokens, qwen3-0.6b and lfm2-1.2b at batch 1, and
+#    an FP8 llama-3.2-1b at 1 and 128 requests (its tokens/s over the bf16 run's: issue 40's Hopper
+#    FP8 ratio, read off the two benches' figures);
 # 5. the speech targets of the speech-on-the-GPU issue: izwi-tts-bench (Qwen3-TTS 0.6B),
 #    izwi-asr-bench (Voxtral Realtime 4B), izwi-audio-chat-bench (LFM2-Audio 1.5B), bf16;
 # 6. the llama text work in transformers (scripts/transformers_baseline.py) when it imports;
@@ -52,11 +54,13 @@ GPU_SUITES=(
   "lfm2_audio_parity izwi_parity_tests *Lfm2Audio*:*Mimi*:*LogMel*"
   "engine_speech izwi_integration_tests *EngineSpeech*:*EngineTranscription*:*EngineAudioChat*:*EngineVoice*"
 )
-# The random bf16 checkpoints, in the order the benches use them: folder name, arch and preset.
+# The random checkpoints, in the order the benches use them: folder name, arch, preset and
+# izwi-make-checkpoint's --dtype (bf16 unless given; fp8: the linear layers in FP8, issue 40).
 CHECKPOINTS=(
   "llama-3.2-1b llama llama-3.2-1b"
   "qwen3-0.6b qwen3 qwen3-0.6b"
   "lfm2-1.2b lfm2 lfm2-1.2b"
+  "llama-3.2-1b-fp8 llama llama-3.2-1b fp8"
   "qwen3-tts-0.6b qwen3_tts qwen3-tts-0.6b"
   "lfm2-audio-1.5b lfm2_audio lfm2-audio-1.5b"
   "voxtral-realtime-4b voxtral_realtime voxtral-mini-4b-realtime"
@@ -68,6 +72,7 @@ TEXT_BENCHES=(
   "llama-3.2-1b-256 llama-3.2-1b --concurrency 256 --prompt-len 512 --gen 256 --shared-prefix 0 --prefill-len 0"
   "qwen3-0.6b qwen3-0.6b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
   "lfm2-1.2b lfm2-1.2b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
+  "llama-3.2-1b-fp8 llama-3.2-1b-fp8 --concurrency 1,128 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
 )
 # The speech benchmarks: step name (= checkpoint), binary and arguments; each level up to the
 # issue's target count of streams.
@@ -139,13 +144,14 @@ export LD_LIBRARY_PATH="$root/.device-prefix/usr/lib/x86_64-linux-gnu${LD_LIBRAR
 tests="$build/tests"
 bin="$build/benchmarks"
 
-# The checkpoints, random bf16 weights, written on the CPU while the GPU runs the suites; each
+# The checkpoints, random weights, written on the CPU while the GPU runs the suites; each
 # folder appears (renamed from .partial) once complete.
 (for checkpoint in "${CHECKPOINTS[@]}"; do
-  read -r name arch_name preset <<<"$checkpoint"
+  read -r name arch_name preset dtype <<<"$checkpoint"
   if [ ! -x "$bin/izwi-make-checkpoint" ] || [ -e "$work/stop" ]; then break; fi
   begin=$(date +%s)
-  "$bin/izwi-make-checkpoint" --arch "$arch_name" --preset "$preset" --dtype bf16 --out "$models/$name.partial" &&
+  "$bin/izwi-make-checkpoint" --arch "$arch_name" --preset "$preset" --dtype "${dtype:-bf16}" \
+    --out "$models/$name.partial" &&
     mv "$models/$name.partial" "$models/$name" && echo "$name: $(($(date +%s) - begin)) s"
 done) >"$logs/checkpoints.log" 2>&1 &
 writer=$!
