@@ -22,7 +22,8 @@
 #    izwi-asr-bench (Voxtral Realtime 4B), izwi-audio-chat-bench (LFM2-Audio 1.5B), bf16;
 # 6. the llama text work in transformers (scripts/transformers_baseline.py) when it imports;
 # 7. writes OUT_DIR/summary.json (commit, GPU, each step's exit status and time, each suite's
-#    counts, each benchmark's figures and every target of both issues with its measured value),
+#    counts, each benchmark's figures, every target of issues 38 and 39 and issue 40's FP8 ratio
+#    with its measured value),
 #    OUT_DIR/summary.txt (the same as tables), OUT_DIR/steps.log (what ran, when, with which exit
 #    status) and OUT_DIR/logs.tar.gz (every step's output): four files.
 # A step with no time left is skipped and says so (in steps.log, and as "skipped" in the summary's

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The summary of a scripts/gpu_check.sh run: reads the folder of its step logs (status.tsv, the
 gtest XML files, the benchmarks' JSON lines, machine.log) and writes summary.json and summary.txt
-into --out, with every target of the GPU text-speed and speech-on-the-GPU issues beside its
-measured value (TARGETS below): met, missed, or not measured and why (the step was skipped for
+into --out, with every target of the GPU text-speed and speech-on-the-GPU issues (and the
+quantized-weights issue's Hopper FP8 ratio) beside its measured value (TARGETS below): met, missed, or not measured and why (the step was skipped for
 time, failed, or found no checkpoint).
 
   gpu_check_summary.py --logs DIR --out DIR
@@ -146,8 +146,9 @@ def figure(value, note=""):
     return value, note
 
 
-# Each target of the two issues: issue, model, measure, the step whose log has the figure, the
-# function from that step's figures to (value, note), the comparison, the target and its unit.
+# Each target of the issues: issue, model, measure, the step whose log has the figure (or a tuple
+# of steps, whose figures the function takes in that order), the function from the figures to
+# (value, note), the comparison, the target and its unit.
 # Text steps are given the summary's processed benchmark (text_bench), speech steps the bench's
 # own JSON report.
 def llama_prefill(bench):
@@ -205,6 +206,14 @@ def streams(levels_key, count_key, keeps_up, what):
     return value
 
 
+def fp8_over_bf16_at_128(fp8, bf16):
+    fp8_tps = (at_level(fp8.get("levels"), 128) or {}).get("tokens_per_s")
+    bf16_tps = (at_level(bf16.get("levels"), 128) or {}).get("tokens_per_s")
+    if not fp8_tps or not bf16_tps:
+        return figure(None, "no 128-request decode figure in both benches")
+    return figure(fp8_tps / bf16_tps, f"FP8 {fp8_tps:,.0f} vs bf16 {bf16_tps:,.0f} tokens/s")
+
+
 def chat_first_audio(report):
     level = at_level(report.get("chat"), 1) or {}
     note = "" if report.get("codec", True) else "first frame: the random checkpoint has no codec"
@@ -238,6 +247,8 @@ TARGETS = [
     ("39", "LFM2-Audio 1.5B", "chat: streams in real time", "speech_lfm2-audio-1.5b",
      streams("chat", "concurrency", lambda level: level["rtf_max"] < 1, "every stream's RTF < 1"), ">=", 32,
      "streams"),
+    ("40", "llama-3.2-1b", "FP8 weights vs bf16, 128 requests, decode tokens/s", ("bench_llama-3.2-1b-fp8",
+     "bench_llama-3.2-1b"), fp8_over_bf16_at_128, ">=", 1.6, "x"),
 ]
 
 
@@ -258,15 +269,17 @@ def why_missing(step):
 def targets_of(steps, benches, speech):
     rows = []
     for issue, model, measure, step_name, value_of, comparison, target, unit in TARGETS:
-        figures = (benches.get(step_name[len("bench_"):]) if step_name.startswith("bench_")
-                   else (speech.get(step_name[len("speech_"):]) or {}).get("report"))
+        names = step_name if isinstance(step_name, tuple) else (step_name,)
+        figures = [benches.get(name[len("bench_"):]) if name.startswith("bench_")
+                   else (speech.get(name[len("speech_"):]) or {}).get("report") for name in names]
         try:
-            value, note = value_of(figures) if figures else (None, "")
+            value, note = value_of(*figures) if all(figures) else (None, "")
         except (KeyError, TypeError, ValueError) as error:  # a log of another format: say so, go on
             value, note = None, f"unreadable figures ({error!r})"
         if value is None:
             met = None
-            note = note or why_missing(steps.get(step_name))
+            missing = next((name for name, f in zip(names, figures) if not f), names[0])
+            note = note or why_missing(steps.get(missing))
         elif comparison == "runs":
             met = True
         else:
@@ -326,8 +339,8 @@ def main():
                     f"{s.get('skipped', '-'):>8} {s['seconds']:>8}{extra}")
     for name in sorted(expected - set(suites)):
         text.append(f"{name:<18} {'not run':>7}")
-    text += ["", "targets (issue 38: GPU text speed, issue 39: speech on the GPU; bf16, random weights at the "
-             "released shapes)",
+    text += ["", "targets (issue 38: GPU text speed, issue 39: speech on the GPU, issue 40: FP8 weights; random "
+             "weights at the released shapes, bf16 unless FP8)",
              f"{'iss':<3} {'model: measure':<74} {'measured':>16} {'target':>14}  status"]
     text += [target_text(row) for row in targets]
     met = sum(row["met"] is True for row in targets)

@@ -76,7 +76,8 @@ class GpuCheckTargets(unittest.TestCase):
     def setUpClass(cls):
         logs = os.path.join(tempfile.mkdtemp(), "logs")
         shutil.copytree(LOGS, logs)
-        steps = [("bench_llama-3.2-1b-256", "0", 40), ("bench_qwen3-0.6b", "skipped", 0),
+        steps = [("bench_llama-3.2-1b-256", "0", 40), ("bench_llama-3.2-1b-fp8", "0", 30),
+                 ("bench_qwen3-0.6b", "skipped", 0),
                  ("bench_lfm2-1.2b", "no checkpoint", 0), ("speech_qwen3-tts-0.6b", "0", 50),
                  ("speech_voxtral-realtime-4b", "0", 30), ("speech_lfm2-audio-1.5b", "124", 120)]
         with open(os.path.join(logs, "status.tsv"), "a") as f:
@@ -95,6 +96,8 @@ class GpuCheckTargets(unittest.TestCase):
                 "bandwidth_gbps": 4000.0, "weight_bytes": 2471559168, "results": [
                     {"concurrency": 256, "tokens_per_s": None, "decode_tokens_per_s": 30000.0,
                      "decode_requests_mean": 120.0, "wall_tokens_per_s": 20000.0, "ttft_p50_ms": 900.0}]},
+            "bench_llama-3.2-1b-fp8": {"bandwidth_gbps": 4000.0, "weight_bytes": 1300000000, "results": [
+                {"concurrency": 128, "tokens_per_s": 30000.0, "wall_tokens_per_s": 20000.0, "ttft_p50_ms": 50.0}]},
             "speech_qwen3-tts-0.6b": {"results": [
                 {"concurrency": 1, "rtf_p50": 0.04, "rtf_max": 0.04, "ttfa_p50_ms": 90.0},
                 {"concurrency": 16, "rtf_p50": 0.3, "rtf_max": 0.5, "ttfa_p50_ms": 150.0},
@@ -114,9 +117,38 @@ class GpuCheckTargets(unittest.TestCase):
         self.assertEqual(len(rows), 1, (model, measure_start))
         return rows[0]
 
-    def test_every_target_of_both_issues_has_a_row(self):
-        self.assertEqual(len(self.summary["targets"]), 13)
-        self.assertEqual({row["issue"] for row in self.summary["targets"]}, {"38", "39"})
+    def test_every_target_of_the_issues_has_a_row(self):
+        self.assertEqual(len(self.summary["targets"]), 14)
+        self.assertEqual({row["issue"] for row in self.summary["targets"]}, {"38", "39", "40"})
+
+    def test_the_fp8_ratio_needs_both_benches_at_128_requests(self):
+        # The FP8 bench ran, the bf16 log (a CPU run) has no 128-request level.
+        fp8 = self.target("llama-3.2-1b", "FP8 weights vs bf16")
+        self.assertIsNone(fp8["met"])
+        self.assertEqual(fp8["note"], "no 128-request decode figure in both benches")
+        # Both at 128 requests: their ratio against 1.6x.
+        logs = os.path.join(tempfile.mkdtemp(), "logs")
+        shutil.copytree(LOGS, logs)
+        for name, tokens_per_s in (("bench_llama-3.2-1b", 20000.0), ("bench_llama-3.2-1b-fp8", 36000.0)):
+            report = {"bandwidth_gbps": 4000.0, "weight_bytes": 2471559168, "results": [
+                {"concurrency": 128, "tokens_per_s": tokens_per_s, "wall_tokens_per_s": 1.0, "ttft_p50_ms": 1.0}]}
+            with open(os.path.join(logs, name + ".log"), "w") as f:
+                f.write(json.dumps(report) + "\n")
+        with open(os.path.join(logs, "status.tsv"), "a") as f:
+            f.write("bench_llama-3.2-1b-fp8\t0\t30\n")
+        summary, _ = run_summary(logs)
+        row = next(row for row in summary["targets"] if row["measure"].startswith("FP8 weights"))
+        self.assertAlmostEqual(row["value"], 1.8)
+        self.assertIs(row["met"], True)
+        # Without the FP8 bench's step: not run.
+        os.remove(os.path.join(logs, "bench_llama-3.2-1b-fp8.log"))
+        with open(os.path.join(logs, "status.tsv")) as f:
+            kept = [line for line in f if not line.startswith("bench_llama-3.2-1b-fp8")]
+        with open(os.path.join(logs, "status.tsv"), "w") as f:
+            f.writelines(kept)
+        summary, _ = run_summary(logs)
+        row = next(row for row in summary["targets"] if row["measure"].startswith("FP8 weights"))
+        self.assertEqual((row["met"], row["note"]), (None, "not run"))
 
     def test_met_and_missed_come_from_the_figures(self):
         roofline = self.target("llama-3.2-1b", "batch-1 decode")
@@ -147,7 +179,7 @@ class GpuCheckTargets(unittest.TestCase):
         self.assertFalse(self.summary["suites"]["voxtral_parity"]["passed_all"])  # no test matched its filter
         self.assertRegex(self.table, r"tts_parity +not run")
         self.assertIn("Voxtral Realtime 4B: live streams keeping up", self.table)
-        self.assertRegex(self.table, r"3 of 13 targets met, 3 missed, 7 not measured")
+        self.assertRegex(self.table, r"3 of 14 targets met, 3 missed, 8 not measured")
 
 
 if __name__ == "__main__":
