@@ -4,6 +4,7 @@ if(IZWI_WITH_CUDA)
   include(IzwiCudaArchitectures)  # before torch's config, which reads TORCH_CUDA_ARCH_LIST
 endif()
 find_package(Torch REQUIRED)
+include(IzwiCxxStandard)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
