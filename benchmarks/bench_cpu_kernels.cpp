@@ -470,7 +470,7 @@ void paged_attention_bench(benchmark::State& state, int64_t rows, bool sdpa = fa
     for (int64_t l = 0; l < layers; ++l) {
       const at::Tensor &keys = key_pools[l], &values = value_pools[l];
       if (sdpa) {
-        izwi::ops::prefill_attention(q, keys, values, slices, block, scale, 0, out);
+        izwi::ops::prefill_attention(q, keys, values, slices, block, scale, 0, 0, out);
       } else if (bf16) {
         izwi::paged_attention_cpu(q.data_ptr<float>(), static_cast<const uint16_t*>(keys.data_ptr()),
                                   static_cast<const uint16_t*>(values.data_ptr()), out.data_ptr<float>(), slices, shape,

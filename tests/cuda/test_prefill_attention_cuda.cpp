@@ -83,7 +83,7 @@ void run_case(const Case& c) {
           .to(at::kCPU, at::kFloat);
   // prefill_attention alone, on every sequence (the decode rows too: any chunk is valid input).
   at::Tensor direct = at::zeros_like(dq);
-  ops::prefill_attention(dq, dk, dv, ctx.seqs, kBlock, scale, c.sliding_window, direct);
+  ops::prefill_attention(dq, dk, dv, ctx.seqs, kBlock, scale, c.sliding_window, backend.cuda_sm_version(), direct);
   const at::Tensor direct_host = direct.to(at::kCPU, at::kFloat);
 
   // bf16: q.k and p.v from bf16 operands on tensor cores (float32 accumulation), p rounded to bf16.

@@ -75,7 +75,7 @@ TEST(PrefillAttention, MatchesThePagedKernelWithPrefixesGroupsAndWindows) {
 
         const float untouched = 7.0f;
         at::Tensor out = at::full({step.rows(), heads, head_dim}, untouched, at::TensorOptions().dtype(dtype));
-        ops::prefill_attention(q, key_pool, value_pool, step.long_chunks(), kBlock, scale, window, out);
+        ops::prefill_attention(q, key_pool, value_pool, step.long_chunks(), kBlock, scale, window, 0, out);
 
         // bf16: scores, probabilities and sums rounded to bf16 in the math kernel.
         const double tolerance = dtype == at::kFloat ? 2e-5 : 3e-2;
@@ -101,7 +101,7 @@ TEST(PrefillAttention, WritesIntoOutputsOfAnotherDtype) {
   const at::Tensor q = at::randn({step.rows(), 4, 32});
   // The Cuda dispatch's output is float32 whatever the pools; q float32 takes the pools' values widened.
   at::Tensor out = at::zeros_like(q);
-  ops::prefill_attention(q, key_pool, value_pool, step.long_chunks(), kBlock, 0.2, 0, out);
+  ops::prefill_attention(q, key_pool, value_pool, step.long_chunks(), kBlock, 0.2, 0, 0, out);
   const at::Tensor expected =
       ops::paged_attention(Backend::host(), q, key_pool, value_pool, step.seqs, DeviceStepArrays{}, kBlock, 0.2, 0);
   const SeqSlice& first = step.seqs.front();

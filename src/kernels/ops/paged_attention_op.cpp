@@ -93,7 +93,8 @@ at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at
         out = paged_attention(backend, q, key_pool, value_pool, split.paged, split.paged_device, block_size, scale,
                               sliding_window);
       }
-      prefill_attention(q, key_pool, value_pool, split.prefill, block_size, scale, sliding_window, out);
+      prefill_attention(q, key_pool, value_pool, split.prefill, block_size, scale, sliding_window,
+                        backend.cuda_sm_version(), out);
       return out;
     }
     // The kernels compute in float32, as the CPU kernel does, and read and write float32 or bf16

@@ -22,14 +22,32 @@ at::Tensor to_device(const std::vector<int64_t>& values, const at::Device& devic
   return device.is_cpu() ? host : host.to(device, at::kLong, /*non_blocking=*/true);
 }
 
+// Whether a bottom-right causal chunk (rows after a cached prefix, no window) can run
+// FlashAttention directly: libtorch 2.x's flash kernel (sm80+, bf16 / f16, head_dim a multiple
+// of 8 up to 256) aligns its causal diagonal bottom-right when rows < context, so it needs no mask.
+bool lower_right_flash(const at::Tensor& q, int32_t cuda_sm_version) {
+#if IZWI_PUBLIC_SDPA
+  const int64_t D = q.size(-1);
+  return q.is_cuda() && cuda_sm_version >= 80 && (q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf) &&
+         D % 8 == 0 && D <= 256;
+#else
+  return false;
+#endif
+}
+
 // q [1, H, L, D], k / v [1, H, S, D]; `visible` [L, S] boolean (true = attends), or undefined
-// for top-left causal (L == S here).
+// for causal attention aligned bottom-right (top-left is the same where L == S).
 at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& visible,
                 double scale) {
   const bool causal = !visible.defined();
 #if IZWI_PUBLIC_SDPA
   // libtorch 2.x (the CUDA wheels): picks FlashAttention, memory-efficient or cuDNN attention by
-  // dtype, device and mask.
+  // dtype, device and mask. Its is_causal is top-left; a causal call with L < S is the flash
+  // kernel's own (bottom-right), which callers reach only where lower_right_flash holds.
+  if (causal && q.size(2) < k.size(2)) {
+    return std::get<0>(at::_scaled_dot_product_flash_attention(q, k, v, 0.0, /*is_causal=*/true,
+                                                               /*return_debug_mask=*/false, scale));
+  }
   return causal ? at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale)
                 : at::scaled_dot_product_attention(q, k, v, visible, 0.0, /*is_causal=*/false, scale);
 #else
@@ -45,8 +63,9 @@ at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, c
 
 void prefill_attention(const at::Tensor& q, const at::Tensor& key_pool, const at::Tensor& value_pool,
                        const std::vector<SeqSlice>& seqs, int64_t block_size, double scale, int64_t sliding_window,
-                       at::Tensor& out) {
+                       int32_t cuda_sm_version, at::Tensor& out) {
   if (seqs.empty()) return;
+  const bool flash_after_prefix = sliding_window <= 0 && lower_right_flash(q, cuda_sm_version);
   const int64_t H = q.size(1), D = q.size(2), KVH = key_pool.size(2), BS = block_size;
   const int64_t group = H / KVH;
   // Every sequence's block ids in one copy to the device.
@@ -76,7 +95,7 @@ void prefill_attention(const at::Tensor& q, const at::Tensor& key_pool, const at
     };
     const at::Tensor qs = q.narrow(0, s.offset, s.length).permute({1, 0, 2}).unsqueeze(0);
     at::Tensor visible;
-    if (s.start_pos > 0 || sliding_window > 0) {
+    if ((s.start_pos > 0 && !flash_after_prefix) || sliding_window > 0) {
       // Row i stands at start_pos + i: the causal diagonal is bottom-right aligned, which
       // is_causal (top-left when rows != context) does not express.
       const at::Tensor query_pos = at::arange(s.start_pos, context, long_options).unsqueeze(1);

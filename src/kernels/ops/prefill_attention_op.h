@@ -28,12 +28,13 @@ inline bool takes_prefill_attention(const SeqSlice& s) { return s.length >= kPre
 /// q [T, heads, head_dim]; pools [blocks, block_size, kv_heads, head_dim], K/V taken in q's dtype.
 /// Per sequence: its blocks gathered (one index_select per pool), each KV head repeated for its
 /// query heads, then scaled_dot_product_attention on [1, heads, rows, context] views: causal
-/// (FlashAttention on bf16 / f16 CUDA tensors) for a chunk from position 0 without a window,
-/// otherwise with a boolean mask (bottom-right causal: a cached prefix; the sliding window).
-/// Device-agnostic: the same code runs on CPU tensors.
+/// (FlashAttention on bf16 / f16 CUDA tensors) for a chunk from position 0 without a window;
+/// after a cached prefix FlashAttention's own bottom-right causal kernel where libtorch 2.x has it
+/// and the device runs it (`cuda_sm_version` >= 80, Backend::cuda_sm_version; 0 off CUDA), else a
+/// boolean mask, as under a sliding window. Device-agnostic: the same code runs on CPU tensors.
 void prefill_attention(const at::Tensor& q, const at::Tensor& key_pool, const at::Tensor& value_pool,
                        const std::vector<SeqSlice>& seqs, int64_t block_size, double scale, int64_t sliding_window,
-                       at::Tensor& out);
+                       int32_t cuda_sm_version, at::Tensor& out);
 
 /// A step's sequences split between prefill_attention and the paged kernel.
 struct PrefillSplit {
