@@ -1,19 +1,84 @@
-#if IZWI_WITH_CUDA
-
 #include "sampling/device_sampler.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "common/check.h"
+#include "sampling/token_constraint.h"
+
+#if IZWI_WITH_CUDA
 #include "kernels/cuda/sampler_cuda.h"
 #include "kernels/cuda_stream.h"
-#include "sampling/token_constraint.h"
+#endif
 
 namespace izwi {
 
-at::Tensor DeviceSampler::sample(const at::Tensor& logits, const std::vector<SamplingState*>& states) {
+SamplingParamsCuda device_sampling_controls(const SamplingState& s) {
+  SamplingParamsCuda p;
+  p.temperature = s.temperature;
+  p.top_k = s.top_k;
+  p.top_p = s.top_p;
+  p.repetition_penalty = s.repetition_penalty;
+  // A complete document that nothing may follow ends here, min_tokens or not.
+  p.min_tokens = s.constraint != nullptr && s.constraint->must_end() ? 0 : s.min_tokens;
+  p.num_generated = s.num_generated;
+  p.seed = s.seed;
+  p.draw = s.draws;
+  return p;
+}
+
+bool chain_controls_stage(const std::vector<SamplingState*>& states) {
+  std::vector<const SamplingState*> distinct(states.begin(), states.end());
+  std::sort(distinct.begin(), distinct.end());
+  if (std::adjacent_find(distinct.begin(), distinct.end()) != distinct.end()) return false;
+  return std::all_of(states.begin(), states.end(), [](const SamplingState* s) {
+    const bool penalty = s->repetition_penalty != 1.0f && s->history != nullptr;
+    return !penalty && s->suppressed.empty() && s->suppressed_below_min.empty() && s->constraint == nullptr &&
+           s->logprobs < 0;
+  });
+}
+
+std::vector<SamplingParamsCuda> chain_sampling_controls(const std::vector<SamplingState*>& states, int32_t steps,
+                                                        int32_t bucket) {
+  const int32_t rows = static_cast<int32_t>(states.size());
+  IZWI_CHECK(rows <= bucket, "{} rows do not fit a bucket of {}", rows, bucket);
+  std::vector<SamplingParamsCuda> params(static_cast<size_t>(steps) * static_cast<size_t>(bucket));
+  for (int32_t r = 0; r < rows; ++r) {
+    const SamplingParamsCuda first = device_sampling_controls(*states[static_cast<size_t>(r)]);
+    for (int32_t j = 0; j < steps; ++j) {
+      SamplingParamsCuda& p = params[static_cast<size_t>(j) * static_cast<size_t>(bucket) + static_cast<size_t>(r)];
+      p = first;
+      p.draw = first.draw + static_cast<uint64_t>(j);
+    }
+  }
+  return params;
+}
+
+#if IZWI_WITH_CUDA
+
+at::Tensor DeviceSampler::launch(const at::Tensor& logits, const SamplingParamsCuda* params, const int32_t* id_lists,
+                                 uint32_t* workspace) {
   const at::Tensor rows_logits = logits.to(at::kFloat).contiguous();
-  const int32_t rows = static_cast<int32_t>(rows_logits.size(0)), vocab = static_cast<int32_t>(rows_logits.size(1));
+  at::Tensor sampled = at::empty({rows_logits.size(0)}, at::TensorOptions().dtype(at::kInt).device(logits.device()));
+  SamplerCudaArgs args{};
+  args.logits = rows_logits.data_ptr<float>();
+  args.rows = static_cast<int32_t>(rows_logits.size(0));
+  args.vocab = static_cast<int32_t>(rows_logits.size(1));
+  args.params = params;
+  args.id_lists = id_lists;
+  args.workspace = workspace;
+  args.ids = sampled.data_ptr<int32_t>();
+  sample_cuda(args, current_cuda_stream());
+  return sampled.to(at::kLong);
+}
+
+at::Tensor DeviceSampler::sample_staged(const at::Tensor& logits, const SamplingParamsCuda* params,
+                                        uint32_t* workspace) {
+  return launch(logits, params, nullptr, workspace);
+}
+
+at::Tensor DeviceSampler::sample(const at::Tensor& logits, const std::vector<SamplingState*>& states) {
+  const int32_t rows = static_cast<int32_t>(logits.size(0)), vocab = static_cast<int32_t>(logits.size(1));
   if (rows == 0) return at::empty({0}, at::TensorOptions().dtype(at::kLong).device(logits.device()));
 
   // Each row's controls, then the id lists they point into, in one staged buffer.
@@ -22,15 +87,7 @@ at::Tensor DeviceSampler::sample(const at::Tensor& logits, const std::vector<Sam
   for (int32_t r = 0; r < rows; ++r) {
     const SamplingState& s = *states[static_cast<size_t>(r)];
     SamplingParamsCuda& p = params[static_cast<size_t>(r)];
-    p.temperature = s.temperature;
-    p.top_k = s.top_k;
-    p.top_p = s.top_p;
-    p.repetition_penalty = s.repetition_penalty;
-    // A complete document that nothing may follow ends here, min_tokens or not.
-    p.min_tokens = s.constraint != nullptr && s.constraint->must_end() ? 0 : s.min_tokens;
-    p.num_generated = s.num_generated;
-    p.seed = s.seed;
-    p.draw = s.draws;
+    p = device_sampling_controls(s);
     p.history_offset = static_cast<int64_t>(ids.size());
     if (s.repetition_penalty != 1.0f && s.history != nullptr) {
       ids.insert(ids.end(),
@@ -57,21 +114,13 @@ at::Tensor DeviceSampler::sample(const at::Tensor& logits, const std::vector<Sam
   if (!workspace_.defined() || workspace_.numel() < workspace_bytes || workspace_.device() != logits.device()) {
     workspace_ = at::zeros({workspace_bytes}, at::TensorOptions().dtype(at::kByte).device(logits.device()));
   }
-  at::Tensor sampled = at::empty({rows}, at::TensorOptions().dtype(at::kInt).device(logits.device()));
-  SamplerCudaArgs args{};
-  args.logits = rows_logits.data_ptr<float>();
-  args.rows = rows;
-  args.vocab = vocab;
-  args.params = reinterpret_cast<const SamplingParamsCuda*>(staged.data_ptr<uint8_t>());
-  args.id_lists = reinterpret_cast<const int32_t*>(staged.data_ptr<uint8_t>() + params_bytes);
-  args.workspace = reinterpret_cast<uint32_t*>(workspace_.data_ptr<uint8_t>());
-  args.ids = sampled.data_ptr<int32_t>();
-  sample_cuda(args, current_cuda_stream());
-
+  const at::Tensor sampled = launch(logits, reinterpret_cast<const SamplingParamsCuda*>(staged.data_ptr<uint8_t>()),
+                                    reinterpret_cast<const int32_t*>(staged.data_ptr<uint8_t>() + params_bytes),
+                                    reinterpret_cast<uint32_t*>(workspace_.data_ptr<uint8_t>()));
   for (SamplingState* s : states) ++s->draws;
-  return sampled.to(at::kLong);
+  return sampled;
 }
 
-}  // namespace izwi
-
 #endif  // IZWI_WITH_CUDA
+
+}  // namespace izwi

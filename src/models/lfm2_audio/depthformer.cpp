@@ -92,11 +92,8 @@ at::Tensor Depthformer::step(at::Tensor x, int64_t step, std::vector<at::Tensor>
   return x;
 }
 
-std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
-                                                      const std::vector<SamplingState*>& sampling, Sampler& sampler,
-                                                      const Backend& backend) const {
+at::Tensor Depthformer::chain(const at::Tensor& hidden, const Backend& backend, const ChainSample& sample) const {
   const int64_t batch = hidden.size(0), d = config_.dim;
-  IZWI_CHECK(static_cast<int64_t>(sampling.size()) == batch, "{} sampling states for {} rows", sampling.size(), batch);
   const at::Tensor inputs = depth_linear_(hidden, backend).view({batch, config_.codebooks, d});
   std::vector<at::Tensor> keys(layers_.size()), values(layers_.size());
   // Each codebook's ids stay where they were drawn and give the next step's input there; the
@@ -106,19 +103,33 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
   for (int64_t k = 0; k < config_.codebooks; ++k) {
     const at::Tensor x = step(inputs.select(1, k) + previous, k, keys, values, backend);
     const Head& head = heads_[static_cast<size_t>(k)];
-    sampled.push_back(sampler.sample_rows_on_device(
-        head.to_logits(ops::rms_norm(backend, x, head.norm, config_.norm_eps), backend), sampling, backend));
+    sampled.push_back(sample(static_cast<int32_t>(k),
+                             head.to_logits(ops::rms_norm(backend, x, head.norm, config_.norm_eps), backend)));
     if (k + 1 < config_.codebooks) {
       previous = head.embedding(sampled.back().to(inputs.device()), inputs.scalar_type());
     }
   }
-  const at::Tensor frame = at::stack(sampled, 1).to(at::kCPU, at::kInt).contiguous();  // [batch, codebooks]
-  const int32_t* ids = frame.data_ptr<int32_t>();
-  std::vector<std::vector<int32_t>> out(static_cast<size_t>(batch));
-  for (int64_t b = 0; b < batch; ++b) {
-    out[static_cast<size_t>(b)].assign(ids + b * config_.codebooks, ids + (b + 1) * config_.codebooks);
+  return at::stack(sampled, 1);  // [batch, codebooks]
+}
+
+std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
+                                                      const std::vector<SamplingState*>& sampling, Sampler& sampler,
+                                                      const Backend& backend) const {
+  IZWI_CHECK(static_cast<int64_t>(sampling.size()) == hidden.size(0), "{} sampling states for {} rows", sampling.size(),
+             hidden.size(0));
+  FrameChainGraphs* graphs = frame_chain_graphs(
+      graphs_,
+      FrameChainSettings{&backend, static_cast<int32_t>(config_.codebooks), config_.vocab, backend.max_graph_batch()});
+  if (graphs != nullptr && graphs->replays(sampling)) {
+    // The chain's K/V are the step's own tensors (grown by concatenation), so a bucket's graph
+    // needs nothing beyond its input buffer.
+    return frame_codes(graphs->run(hidden, sampling, [this, &backend](int32_t) -> FrameChain {
+      return [this, &backend](const at::Tensor& in, const ChainSample& sample) { return chain(in, backend, sample); };
+    }));
   }
-  return out;
+  return frame_codes(chain(hidden, backend, [&](int32_t, const at::Tensor& logits) {
+    return sampler.sample_rows_on_device(logits, sampling, backend);
+  }));
 }
 
 }  // namespace izwi

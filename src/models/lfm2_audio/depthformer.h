@@ -10,9 +10,12 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "executor/frame_chain_graphs.h"
 #include "kernels/backend.h"
 #include "layers/embedding.h"
 #include "layers/linear.h"
@@ -43,7 +46,10 @@ class Depthformer {
   Depthformer(WeightSource& weights, const DepthformerConfig& config);
 
   /// hidden [B, input_dim] -> one frame of `codebooks` codes per row, sampled with
-  /// `sampling[b]` (each codebook's logits in turn), with `backend`'s ops.
+  /// `sampling[b]` (each codebook's logits in turn), with `backend`'s ops. On a backend that
+  /// captures CUDA graphs (Backend::max_graph_batch() > 0) the frame replays its row bucket's
+  /// graph of the chain when the rows' sampling stages (frame_chain_replays); otherwise it runs
+  /// eagerly.
   std::vector<std::vector<int32_t>> frames(const at::Tensor& hidden, const std::vector<SamplingState*>& sampling,
                                            Sampler& sampler, const Backend& backend) const;
   int64_t weight_bytes() const;
@@ -58,6 +64,9 @@ class Depthformer {
     at::Tensor norm;
     Linear to_logits;
   };
+  /// hidden [B, input_dim] -> ids [B, codebooks] where drawn, codebook k's logits drawn by
+  /// `sample(k, ...)`. What the eager frame runs and the CUDA graph captures.
+  at::Tensor chain(const at::Tensor& hidden, const Backend& backend, const ChainSample& sample) const;
   /// x [B, dim] at step `step`; `keys` / `values` [B, kv_heads, step, head_dim] per layer, appended.
   at::Tensor step(at::Tensor x, int64_t step, std::vector<at::Tensor>& keys, std::vector<at::Tensor>& values,
                   const Backend& backend) const;
@@ -69,7 +78,8 @@ class Depthformer {
   Linear depth_linear_;
   std::vector<Layer> layers_;
   std::vector<Head> heads_;
-  at::Tensor cos_, sin_;  ///< [codebooks, head_dim / 2]
+  at::Tensor cos_, sin_;                                             ///< [codebooks, head_dim / 2]
+  mutable std::optional<std::unique_ptr<FrameChainGraphs>> graphs_;  ///< made on the first frame
 };
 
 }  // namespace izwi

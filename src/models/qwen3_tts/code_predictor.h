@@ -7,9 +7,12 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "executor/frame_chain_graphs.h"
 #include "io/weight_source.h"
 #include "layers/decoder_layer.h"
 #include "layers/embedding.h"
@@ -33,7 +36,9 @@ class Qwen3TtsCodePredictor {
 
   /// Completes R frames: `talker_hidden` [R, talker_hidden] (final-norm hidden states that
   /// produced codebook 0) and `code0_embedding` [R, talker_hidden]. Returns codebooks 1.. per
-  /// row, sampled with `sampling[r]`.
+  /// row, sampled with `sampling[r]`. On a backend that captures CUDA graphs
+  /// (Backend::max_graph_batch() > 0) the frame replays its row bucket's graph of the chain when
+  /// the rows' sampling stages (frame_chain_replays); otherwise it runs eagerly.
   std::vector<std::vector<int32_t>> predict(const at::Tensor& talker_hidden, const at::Tensor& code0_embedding,
                                             const std::vector<SamplingState*>& sampling, Sampler& sampler,
                                             CacheBuffers& cache, const ForwardContext& outer) const;
@@ -43,7 +48,15 @@ class Qwen3TtsCodePredictor {
   int64_t weight_bytes_per_frame() const;
 
  private:
+  struct ChainContexts;
+
   at::Tensor project(const at::Tensor& x, const ForwardContext& ctx) const;
+  std::vector<LayerCacheSpec> cache_layout() const;
+  /// The chain: inputs [rows, 2, talker_hidden] (talker hidden, codebook-0 embedding) -> ids
+  /// [rows, G - 1] where drawn, sub-step j's logits drawn by `sample(j, ...)`; the K/V of row r in
+  /// block r of `scratch`. What the eager frame runs and the CUDA graph captures.
+  at::Tensor chain(const at::Tensor& inputs, const ChainContexts& contexts, std::vector<LayerCache>& scratch,
+                   const ChainSample& sample) const;
 
   LlamaConfig config_;
   int32_t num_code_groups_;
@@ -54,6 +67,7 @@ class Qwen3TtsCodePredictor {
   Linear projection_;                  ///< small_to_mtp_projection, or undefined (identity)
   bool has_projection_ = false;
   std::unique_ptr<RotaryEmbedding> rope_;
+  mutable std::optional<std::unique_ptr<FrameChainGraphs>> graphs_;  ///< made on the first frame
 };
 
 }  // namespace izwi
