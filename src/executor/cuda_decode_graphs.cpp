@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <utility>
 
 #include "common/check.h"
 #include "common/op_profile.h"
@@ -23,7 +24,7 @@ void check_cuda(cudaError_t error, const char* call) {
 struct Graph {
   at::cuda::CUDAGraph graph;
   at::Tensor words;   ///< The fixed input buffer the graph reads (the capture batch's staged words).
-  at::Tensor output;  ///< The hidden states the graph writes, [bucket, hidden].
+  at::Tensor logits;  ///< The float32 logits the graph writes, [bucket, vocab]: its bucket's buffer.
 };
 
 class CudaDecodeGraphs final : public DecodeGraphs {
@@ -43,6 +44,13 @@ class CudaDecodeGraphs final : public DecodeGraphs {
   DecodeGraphSettings settings_;
   DecodeBatchPadder padder_;
   std::map<Shape, std::unique_ptr<Graph>> graphs_;
+  /// One logits buffer per bucket, allocated outside the captures, which its widths' graphs share.
+  std::map<int32_t, at::Tensor> logits_;
+  /// The memory pool every graph captures into (the first capture's; vLLM shares one the same
+  /// way): graphs replay one at a time on one stream and keep nothing alive in it (the warm-up
+  /// pass, outside it, makes what a layer keeps), so their scratch (a bucket's logits before the
+  /// cast, [bucket, vocab]) is held once, not once per graph.
+  decltype(std::declval<at::cuda::CUDAGraph&>().pool()) pool_{0, 0};
 };
 
 ForwardContext CudaDecodeGraphs::stage(const StepBatch& batch, const Shape& shape) {
@@ -62,11 +70,16 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
   {
     const c10::cuda::CUDAStreamGuard guard(stream);
     const OpProfilePause pause;  // no step's work, and a capture allows no device wait
-    model.forward(ctx, cache);   // warm-up: cuBLAS handles and workspaces exist before the capture
+    // Warm-up: cuBLAS handles and workspaces exist before the capture.
+    const at::Tensor warm = model.logits(model.forward(ctx, cache), ctx);
+    at::Tensor& logits = logits_[shape.first];
+    if (!logits.defined()) logits = at::empty(warm.sizes(), warm.options().dtype(at::kFloat));
+    g->logits = logits;
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
-    g->graph.capture_begin();
-    g->output = model.forward(ctx, cache);
+    g->graph.capture_begin(pool_);
+    g->logits.copy_(model.logits(model.forward(ctx, cache), ctx));  // the head and the cast, in the graph
     g->graph.capture_end();
+    pool_ = g->graph.pool();
   }
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return g;
@@ -85,7 +98,7 @@ std::pair<ForwardContext, at::Tensor> CudaDecodeGraphs::run(const StepBatch& bat
              ctx.device_seqs.words.numel(), g.words.numel());
   g.words.copy_(ctx.device_seqs.words, /*non_blocking=*/true);  // same stream as the replay
   g.graph.replay();
-  return {std::move(ctx), g.output};
+  return {std::move(ctx), g.logits};
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // then replayed for every decode step that fits it. A step's inputs are staged as always
 // (make_forward_context) and copied into the graph's fixed input buffer, whose layout is the same
 // for every batch of the shape (its rows, sequences and block-table width are fixed), so one graph
-// launch replaces the step's hundreds of kernel launches.
+// launch replaces the step's hundreds of kernel launches. The graph runs the output head too
+// (logits() and the cast to float32), so a step only samples after the replay, with no host wait.
 
 #include <ATen/ATen.h>
 
@@ -36,8 +37,8 @@ class DecodeGraphs {
   virtual bool replays(const StepBatch& batch) const = 0;
 
   /// Runs a replayable `batch` through its bucket's graph, capturing the graph first if it is new.
-  /// Returns the padded batch's context (for the output head) and its hidden states, whose first
-  /// rows are `batch`'s sequences; they stay valid until the next call.
+  /// Returns the padded batch's context and its logits, float32 [bucket, vocab], whose first rows
+  /// are `batch`'s sequences (one row each); they stay valid until the next call.
   virtual std::pair<ForwardContext, at::Tensor> run(const StepBatch& batch, const CausalLM& model,
                                                     CacheBuffers& cache) = 0;
 };

@@ -6,6 +6,7 @@
 #include "common/check.h"
 #include "common/op_profile.h"
 #include "executor/cuda_decode_graphs.h"
+#include "layers/index_tensor.h"
 
 namespace izwi {
 
@@ -43,25 +44,24 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
 #endif
 }
 
-std::pair<ForwardContext, at::Tensor> TorchExecutor::forward(const StepBatch& batch) {
+TorchExecutor::Forwarded TorchExecutor::forward(const StepBatch& batch) {
   IZWI_CHECK(cache_ != nullptr, "allocate_cache() must run before execute()");
   for (const BlockCopy& copy : batch.block_copies) cache_->copy_block(copy.src, copy.dst);
   const OpTimer timer(ProfiledOp::Forward, batch.num_tokens());
 #if IZWI_WITH_CUDA
   if (graphs_ != nullptr && graphs_->replays(batch)) {
     const OpTimer replay(ProfiledOp::GraphReplay, batch.num_tokens());
-    return graphs_->run(batch, *model_, *cache_);
+    auto [ctx, logits] = graphs_->run(batch, *model_, *cache_);
+    return {std::move(ctx), at::Tensor(), std::move(logits)};
   }
 #endif
   ForwardContext ctx = make_forward_context(batch, cache_->block_size(), *backend_);
   at::Tensor hidden = model_->forward(ctx, *cache_);
-  return {std::move(ctx), std::move(hidden)};
+  return {std::move(ctx), std::move(hidden), at::Tensor()};
 }
 
-void TorchExecutor::score_prompts(const StepBatch& batch, const ForwardContext& ctx, const at::Tensor& hidden) {
-  std::vector<int64_t> rows;
-  std::vector<int32_t> targets, top;
-  std::vector<SamplingState*> owners;
+TorchExecutor::PromptScores TorchExecutor::prompt_scores(const StepBatch& batch) {
+  PromptScores scores;
   int64_t offset = 0;
   for (const StepSequence& s : batch.seqs) {
     if (s.scoring != nullptr) {
@@ -73,25 +73,43 @@ void TorchExecutor::score_prompts(const StepBatch& batch, const ForwardContext& 
         if (p < next || p + 1 >= s.prompt_len) continue;
         IZWI_CHECK(p == next, "prompt logprobs: position {} computed before position {}", p, next);
         ++next;
-        rows.push_back(offset + i);
-        targets.push_back(s.token_ids[i + 1]);
-        top.push_back(s.scoring->prompt_logprobs);
-        owners.push_back(s.scoring);
+        scores.rows.push_back(offset + i);
+        scores.targets.push_back(s.token_ids[i + 1]);
+        scores.top.push_back(s.scoring->prompt_logprobs);
+        scores.owners.push_back(s.scoring);
       }
     }
     offset += s.num_tokens;
   }
-  if (rows.empty()) return;
-  const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(backend_->device());
-  std::vector<TokenLogprob> records =
-      pick_logprobs(log_softmax_rows(model_->logits(hidden.index_select(0, index), ctx)), targets, top);
-  for (size_t i = 0; i < records.size(); ++i) owners[i]->prompt_logprobs_out.push_back(std::move(records[i]));
+  return scores;
+}
+
+namespace {
+
+// Rows 0..n-1 are a narrow of the step's output, which needs no index on the device.
+bool leading_rows(const std::vector<int64_t>& rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// The first `count` rows of `out`, or those `index` names.
+at::Tensor pick_rows(const at::Tensor& out, int64_t count, const at::Tensor& index) {
+  return index.defined() ? out.index_select(0, index) : out.narrow(0, 0, count);
+}
+
+}  // namespace
+
+at::Tensor TorchExecutor::logits_of(const Forwarded& step, int64_t count, const at::Tensor& index) const {
+  if (step.logits.defined()) return pick_rows(step.logits, count, index);
+  return model_->logits(pick_rows(step.hidden, count, index), step.ctx);
 }
 
 std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
   c10::InferenceMode guard;
-  const auto [ctx, hidden] = forward(batch);
-  score_prompts(batch, ctx, hidden);
+  const Forwarded step = forward(batch);
+  const PromptScores scores = prompt_scores(batch);
   std::vector<int64_t> last_rows;
   std::vector<SampleRow> rows;
   int64_t offset = 0;
@@ -101,17 +119,36 @@ std::vector<StepOutput> TorchExecutor::execute(const StepBatch& batch) {
     last_rows.push_back(offset - 1);
     rows.push_back(SampleRow{s.sampling, s.state});
   }
+  // The row indices the head needs go up in one pinned copy that does not wait for the device
+  // (none for a decode step, whose rows are leading: a narrow).
+  const bool score_leading = leading_rows(scores.rows), sample_leading = leading_rows(last_rows);
+  std::vector<const std::vector<int64_t>*> lists;
+  if (!score_leading) lists.push_back(&scores.rows);
+  if (!sample_leading) lists.push_back(&last_rows);
+  const std::vector<at::Tensor> uploaded =
+      lists.empty() ? std::vector<at::Tensor>{} : index_tensors(lists, backend_->device());
+  const at::Tensor score_index = score_leading ? at::Tensor() : uploaded.front();
+  const at::Tensor sample_index = sample_leading ? at::Tensor() : uploaded.back();
+  if (!scores.rows.empty()) {
+    std::vector<TokenLogprob> records =
+        pick_logprobs(log_softmax_rows(logits_of(step, static_cast<int64_t>(scores.rows.size()), score_index)),
+                      scores.targets, scores.top);
+    for (size_t i = 0; i < records.size(); ++i) scores.owners[i]->prompt_logprobs_out.push_back(std::move(records[i]));
+  }
   if (rows.empty()) return {};
   const OpTimer timer(ProfiledOp::Sample, static_cast<int64_t>(rows.size()));
-  at::Tensor index = at::tensor(last_rows, at::TensorOptions().dtype(at::kLong)).to(backend_->device());
-  return model_->sample(hidden.index_select(0, index), rows, ctx, *cache_, sampler_);
+  const int64_t count = static_cast<int64_t>(rows.size());
+  // A graph ran the default head's logits (spec().graph_safe_decode): only its draw is left.
+  if (step.logits.defined())
+    return sample_tokens(pick_rows(step.logits, count, sample_index), rows, *backend_, sampler_);
+  return model_->sample(pick_rows(step.hidden, count, sample_index), rows, step.ctx, *cache_, sampler_);
 }
 
 at::Tensor TorchExecutor::execute_logits(const StepBatch& batch) {
   c10::InferenceMode guard;
-  const auto [ctx, hidden] = forward(batch);
-  // A graph's hidden states hold padding rows after the batch's own.
-  return model_->logits(hidden.narrow(0, 0, batch.num_tokens()), ctx).to(at::kCPU, at::kFloat).contiguous();
+  const Forwarded step = forward(batch);
+  // A graph's logits hold padding rows after the batch's own.
+  return logits_of(step, batch.num_tokens(), at::Tensor()).to(at::kCPU, at::kFloat).contiguous();
 }
 
 }  // namespace izwi

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "executor/model_executor.h"
 #include "kernels/backend.h"
@@ -30,11 +31,28 @@ class TorchExecutor final : public ModelExecutor {
   at::Tensor execute_logits(const StepBatch& batch) override;
 
  private:
-  /// Applies the step's block copies and runs the model: the context the output head needs and
-  /// the hidden states of every new position (of a padded batch when a CUDA graph ran it).
-  std::pair<ForwardContext, at::Tensor> forward(const StepBatch& batch);
-  /// Appends the prompt logprobs of the batch's sequences that ask for them (StepSequence::scoring).
-  void score_prompts(const StepBatch& batch, const ForwardContext& ctx, const at::Tensor& hidden);
+  /// A step's forward pass: the context the output head needs and either the hidden states of
+  /// every new position or, when a CUDA graph ran it with the head, the float32 logits of the
+  /// padded batch (one row per sequence, the batch's own first).
+  struct Forwarded {
+    ForwardContext ctx;
+    at::Tensor hidden;
+    at::Tensor logits;
+  };
+  /// The prompt positions a step scores (StepSequence::scoring): their rows, the token each
+  /// predicts, the top-k asked and the state each record goes to.
+  struct PromptScores {
+    std::vector<int64_t> rows;
+    std::vector<int32_t> targets, top;
+    std::vector<SamplingState*> owners;
+  };
+
+  /// Applies the step's block copies and runs the model.
+  Forwarded forward(const StepBatch& batch);
+  static PromptScores prompt_scores(const StepBatch& batch);
+  /// The logits of `count` of the step's new positions: those `index` (on the device) names, or
+  /// the first `count` when it is undefined; the graph's rows, or the head over those hidden states.
+  at::Tensor logits_of(const Forwarded& step, int64_t count, const at::Tensor& index) const;
 
   std::shared_ptr<const Backend> backend_;  ///< Declared first: the model's parts may refer to it.
   std::unique_ptr<CausalLM> model_;

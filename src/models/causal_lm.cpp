@@ -22,14 +22,19 @@ ModelSpec base_spec(const HfConfig& hf, const JsonFields& config, int64_t vocab_
   return spec;
 }
 
-std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
-                                         const ForwardContext& ctx, CacheBuffers&, Sampler& sampler) const {
+std::vector<StepOutput> sample_tokens(const at::Tensor& logits, const std::vector<SampleRow>& rows,
+                                      const Backend& backend, Sampler& sampler) {
   std::vector<SamplingState*> states;
   for (const SampleRow& row : rows) states.push_back(row.sampling);
-  const std::vector<int32_t> ids = sampler.sample_rows(logits(hidden, ctx), states, *ctx.backend);
+  const std::vector<int32_t> ids = sampler.sample_rows(logits, states, backend);
   std::vector<StepOutput> outputs(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) outputs[i].token = ids[i];
   return outputs;
+}
+
+std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
+                                         const ForwardContext& ctx, CacheBuffers&, Sampler& sampler) const {
+  return sample_tokens(logits(hidden, ctx), rows, *ctx.backend, sampler);
 }
 
 }  // namespace izwi

@@ -31,7 +31,8 @@ struct ModelSpec {
   std::optional<int32_t> bos_token_id;
   bool needs_state_slots = false;  ///< Has recurrent per-sequence state (e.g. LFM2 conv layers).
   /// Its forward pass over a decode-only batch reads the step only through ForwardContext's
-  /// device tensors and does no host work that depends on them, so a CUDA graph can capture it.
+  /// device tensors and does no host work that depends on them, and its output head is the default
+  /// one (logits(), then sample_tokens), so a CUDA graph can capture the pass and the logits.
   bool graph_safe_decode = false;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
   /// Bytes of every weight the model holds, its codec and encoders included, in the form held
@@ -60,6 +61,13 @@ struct SampleRow {
 };
 
 class HfConfig;
+
+/// The default output head's draw: one token per row of `logits` [rows, vocab] (any device and
+/// float dtype), row r sampled with rows[r]'s state (constraints and logprobs as
+/// Sampler::sample_rows applies them). CausalLM::sample's default, and the head of a step whose
+/// logits a CUDA graph computed.
+std::vector<StepOutput> sample_tokens(const at::Tensor& logits, const std::vector<SampleRow>& rows,
+                                      const Backend& backend, Sampler& sampler);
 
 /// The spec fields every model reads the same way: its type, its sizes, EOS/BOS ids from `config`
 /// (config.json or the section of it that holds them), and each head's default sampling from the

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <future>
+#include <string>
+#include <vector>
+
 #include "common/engine_checks.h"
 #include "common/reference.h"
 #include "common/test_device.h"
@@ -105,6 +110,66 @@ TEST_P(EngineParity, SharedPrefixIsServedFromTheCache) {
   EXPECT_GE(second.prefix_cache_hit_tokens, 32);
   EXPECT_GT(engine.metrics().prefix_cache_hit_rate, 0.0);
   EXPECT_EQ(testing::check_idle(engine), "");
+}
+
+// On a GPU (IZWI_TEST_DEVICE=cuda) decode steps replay CUDA graphs that run the output head too
+// (executor/cuda_decode_graphs.h); batches of 1 to 7 requests are padded to buckets of 1 to 8.
+// Graphs on and off give the same greedy tokens, logprobs and prompt logprobs. On the CPU, which has
+// no graphs, both runs take the same path and this checks the logprobs' head alone.
+void expect_same_logprobs(const std::vector<TokenLogprob>& got, const std::vector<TokenLogprob>& want,
+                          const std::string& what) {
+  constexpr float kTolerance = 1e-3f;  // graph and eager GEMMs may sum in another order
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].id, want[k].id) << what << " " << k;
+    EXPECT_NEAR(got[k].logprob, want[k].logprob, kTolerance) << what << " " << k;
+    ASSERT_EQ(got[k].top.size(), want[k].top.size()) << what << " " << k;
+    for (size_t j = 0; j < got[k].top.size(); ++j) {
+      EXPECT_NEAR(got[k].top[j].second, want[k].top[j].second, kTolerance) << what << " " << k << " top " << j;
+      // Alternatives within the tolerance of a neighbour may come in either order.
+      const float value = want[k].top[j].second;
+      const bool tied = (j > 0 && value > want[k].top[j - 1].second - kTolerance) ||
+                        (j + 1 < want[k].top.size() && value < want[k].top[j + 1].second + kTolerance);
+      if (!tied) EXPECT_EQ(got[k].top[j].first, want[k].top[j].first) << what << " " << k << " top " << j;
+    }
+  }
+}
+
+TEST_P(EngineParity, CudaGraphsOnAndOffGiveTheSameTokensAndLogprobs) {
+  const std::vector<Case> cases = load_cases(GetParam());
+  std::vector<Request> requests;
+  for (const Case& c : cases) {
+    Request r = greedy_request(c);
+    r.params.logprobs = 3;
+    requests.push_back(r);
+  }
+  requests.front().params.prompt_logprobs = 2;
+  const auto run = [&](bool graphs, size_t count) {
+    EngineConfig config = testing::test_engine_config();
+    config.use_cuda_graphs = graphs;
+    Engine engine(testing::fixture_dir(GetParam()), config);
+    std::vector<std::future<Output>> futures;
+    for (size_t i = 0; i < count; ++i) {
+      futures.push_back(
+          std::async(std::launch::async, [&engine, &requests, i] { return engine.generate(requests[i]); }));
+    }
+    std::vector<Output> outputs;
+    for (std::future<Output>& f : futures) outputs.push_back(f.get());
+    EXPECT_EQ(testing::check_idle(engine), "");
+    return outputs;
+  };
+  for (size_t count : {size_t{1}, std::min<size_t>(3, cases.size()), cases.size()}) {
+    const std::vector<Output> on = run(true, count), off = run(false, count);
+    for (size_t i = 0; i < count; ++i) {
+      const std::string what = "case " + std::to_string(i) + " of " + std::to_string(count);
+      EXPECT_EQ(on[i].tokens, off[i].tokens) << what;
+      EXPECT_EQ(on[i].tokens, cases[i].generated) << what;
+      expect_same_logprobs(on[i].logprobs, off[i].logprobs, what + " logprobs");
+      expect_same_logprobs(on[i].prompt_logprobs, off[i].prompt_logprobs, what + " prompt logprobs");
+      EXPECT_EQ(on[i].logprobs.size(), on[i].tokens.size()) << what;
+    }
+    ASSERT_FALSE(on[0].prompt_logprobs.empty());
+  }
 }
 
 // The bf16 fixture's weights are exactly representable in bf16, so keeping them bf16 in memory
