@@ -87,13 +87,12 @@ int64_t cuda_free_bytes(int index) {
 }
 
 // index -1: the current device.
-int32_t cuda_compute_capability(int index) {
+int32_t cuda_device_attribute(cudaDeviceAttr attribute, int index) {
   int device = index;
   if (device < 0) check(cudaGetDevice(&device), "cudaGetDevice");
-  int major = 0, minor = 0;
-  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-  return major * 10 + minor;
+  int value = 0;
+  check(cudaDeviceGetAttribute(&value, attribute, device), "cudaDeviceGetAttribute");
+  return value;
 }
 #endif
 
@@ -154,7 +153,10 @@ Backend::Backend(const BackendOptions& options) {
   if (cuda_kernels()) {
     max_graph_batch_ = std::max(0, options.max_graph_batch);
 #if IZWI_WITH_CUDA
-    cuda_sm_version_ = cuda_compute_capability(device_.has_index() ? device_.index() : -1);
+    const int index = device_.has_index() ? device_.index() : -1;
+    cuda_sm_version_ = cuda_device_attribute(cudaDevAttrComputeCapabilityMajor, index) * 10 +
+                       cuda_device_attribute(cudaDevAttrComputeCapabilityMinor, index);
+    cuda_multiprocessors_ = cuda_device_attribute(cudaDevAttrMultiProcessorCount, index);
 #endif
   }
   // Where the quantized kernels are: the CPU's take int8 and int4 in float32; on CUDA the int4

@@ -70,6 +70,9 @@ class Backend {
   const PanelKernels* panel_kernels() const { return panel_kernels_; }
   /// The CUDA device's compute capability, major * 10 + minor (90: Hopper); 0 off CUDA.
   int32_t cuda_sm_version() const { return cuda_sm_version_; }
+  /// The CUDA device's multiprocessor count (read once: split-K decode attention plans by it each
+  /// layer of each step); 0 off CUDA.
+  int32_t cuda_multiprocessors() const { return cuda_multiprocessors_; }
   /// Decode steps of up to this many sequences may be captured as CUDA graphs; 0 unless the CUDA
   /// kernels run.
   int32_t max_graph_batch() const { return max_graph_batch_; }
@@ -96,6 +99,7 @@ class Backend {
   const PanelKernels* panel_kernels_ = nullptr;
   int32_t max_graph_batch_ = 0;
   int32_t cuda_sm_version_ = 0;
+  int32_t cuda_multiprocessors_ = 0;
 };
 
 /// Parses a dtype name ("float32", "bfloat16", "float16"); InvalidArgument naming `field` otherwise.

@@ -19,6 +19,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "cuda/low_precision_test_util.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/paged_attention_cpu.h"
 #include "kernels/cuda/paged_attention_cuda.h"
 #include "kernels/cuda/paged_decode_attention_cuda.h"
@@ -267,6 +268,18 @@ TEST(PagedDecodeAttentionCuda, LargestPartitions) {
   // Contexts within one partition of 512 keys: the kernel writes the output itself, no reduce.
   run_decode({7, 4, 128, KvDtype::BFloat16, true, 0, 1}, {1, 17, 255, 256, 257});
   run_decode({7, 4, 64, KvDtype::Float32, false, 100, 1}, {1, 17, 255, 256, 257});
+}
+
+// ops::paged_attention plans split-K by the Backend's count, read once, not by a query per call.
+TEST(PagedDecodeAttentionCuda, BackendHoldsTheDevicesMultiprocessorCount) {
+  if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  BackendOptions options;
+  options.device = "cuda";
+  const Backend backend(options);
+  ASSERT_TRUE(backend.cuda_kernels());
+  EXPECT_GT(backend.cuda_multiprocessors(), 0);
+  EXPECT_EQ(backend.cuda_multiprocessors(), cuda_multiprocessor_count());
+  EXPECT_EQ(Backend::host().cuda_multiprocessors(), 0);
 }
 
 TEST(PagedDecodeAttentionCuda, RejectsChunkedPrefillSteps) {

@@ -125,7 +125,7 @@ at::Tensor paged_attention(const Backend& backend, const at::Tensor& q, const at
     if (paged_decode_attention_applies(args)) {
       // Decode-only steps: split-K, its workspace from libtorch's allocator (a graph's pool when
       // captured), sized by the step's arguments alone.
-      const PagedDecodePlan plan = plan_paged_decode_attention(args, cuda_multiprocessor_count());
+      const PagedDecodePlan plan = plan_paged_decode_attention(args, backend.cuda_multiprocessors());
       const at::Tensor workspace = at::empty({plan.workspace_floats}, q.options().dtype(at::kFloat));
       paged_decode_attention_cuda(args, plan, workspace.data_ptr<float>(), current_cuda_stream());
     } else {
