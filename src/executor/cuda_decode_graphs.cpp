@@ -63,18 +63,21 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
   const ForwardContext ctx = stage(StepBatch{}, shape);
   auto g = std::make_unique<Graph>();
   g->words = ctx.device_seqs.words;
+  // On the step stream, outside any capture: the sampler reads it there after each replay.
+  at::Tensor& logits = logits_[shape.first];
+  if (!logits.defined()) {
+    logits = at::empty({shape.first, model.spec().vocab_size},
+                       at::TensorOptions().dtype(at::kFloat).device(settings_.backend->device()));
+  }
+  g->logits = logits;
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   // Capture needs a stream other than the legacy default one; izwi's kernels launch on libtorch's
   // current stream (kernels/cuda_stream.h), so the guard moves them there too.
   const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, settings_.backend->device().index());
   {
     const c10::cuda::CUDAStreamGuard guard(stream);
-    const OpProfilePause pause;  // no step's work, and a capture allows no device wait
-    // Warm-up: cuBLAS handles and workspaces exist before the capture.
-    const at::Tensor warm = model.logits(model.forward(ctx, cache), ctx);
-    at::Tensor& logits = logits_[shape.first];
-    if (!logits.defined()) logits = at::empty(warm.sizes(), warm.options().dtype(at::kFloat));
-    g->logits = logits;
+    const OpProfilePause pause;                    // no step's work, and a capture allows no device wait
+    model.logits(model.forward(ctx, cache), ctx);  // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
     g->graph.capture_begin(pool_);
     g->logits.copy_(model.logits(model.forward(ctx, cache), ctx));  // the head and the cast, in the graph
