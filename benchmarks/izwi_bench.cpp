@@ -224,24 +224,19 @@ RunResult run_concurrency(izwi::Engine& engine, int32_t concurrency, int32_t pro
   return result;
 }
 
-// GFLOP of one decode token, counted from the engine's own linear products (2 x in x out a row).
-// A prompt of n tokens runs n rows through the layers and one through the output head in its one
-// step, so two prompts (2 and 3 tokens) give both parts. Prompts, not decode steps: on a GPU a
-// decode step replays a CUDA graph, whose products are not profiled. Absent when a path's products
-// are not profiled either (the compute figures are then left out, not guessed).
+// GFLOP of one decode token (izwi::bench::gflop_per_output): prompts of 2 and 3 tokens, one token
+// generated.
 std::optional<double> linear_gflop_per_token(izwi::Engine& engine, std::mt19937& rng) {
-  double flop[2] = {0, 0};
+  izwi::bench::PromptStep steps[2];
   for (int32_t n : {2, 3}) {
     izwi::take_op_profile();
     izwi::Request r;
     r.prompt_ids = random_prompt(rng, n, engine.model_info().vocab_size);
     r.params.max_tokens = 1;
     engine.generate(r);
-    flop[n - 2] = part(izwi::profile_of_steps(izwi::take_op_profile(), n), izwi::ProfiledOp::Linear).flop;
+    steps[n - 2] = izwi::bench::prompt_step(izwi::take_op_profile());
   }
-  const double layers = flop[1] - flop[0], head = flop[0] - 2 * layers;
-  if (layers <= 0 || head < 0) return std::nullopt;
-  return (layers + head) / 1e9;
+  return izwi::bench::gflop_per_output(steps[0], steps[1]);
 }
 
 // The plain libtorch path runs this bench again in a child process with OMP_WAIT_POLICY=PASSIVE,

@@ -26,7 +26,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "bench_engine_config.h"
@@ -208,6 +210,40 @@ CodecCost codec_cost(const std::string& model_dir, const izwi::EngineConfig& con
   return cost;
 }
 
+// GFLOP of one frame in the talker and the code predictor (izwi::bench::gflop_per_output): texts of
+// 2 and 3 ids given whole in the prompt, one frame generated. The step that makes the frame also
+// decodes it (the request ends there), so the codec's products for that one frame from a fresh
+// state, counted alone, are taken out. Leaves op profiling off.
+double linear_gflop_per_frame(izwi::Engine& engine, const std::string& model_dir, const izwi::EngineConfig& config,
+                              int32_t text_vocab, std::mt19937& rng) {
+  const izwi::ModelInfo& info = engine.model_info();
+  izwi::bench::PromptStep steps[2];
+  std::vector<std::vector<int32_t>> frame;
+  izwi::set_op_profiling(true);
+  for (int32_t n : {2, 3}) {
+    izwi::SpeechRequest r;
+    // The released chat framing's positions (3 ids before, 5 after) around n random ids.
+    for (int32_t k = 0; k < n + 8; ++k) r.text_ids.push_back(static_cast<int32_t>(rng() % std::max(text_vocab, 16)));
+    r.text_mode = izwi::SpeechTextMode::Full;
+    if (!info.speakers.empty()) r.speaker = info.speakers[0];
+    r.params.min_frames = 1;
+    r.params.max_frames = 1;
+    izwi::take_op_profile();
+    const izwi::Output out = engine.synthesize(r);
+    steps[n - 2] = izwi::bench::prompt_step(izwi::take_op_profile());
+    frame = out.audio_codes;
+  }
+  const std::optional<double> with_codec = izwi::bench::gflop_per_output(steps[0], steps[1]);
+  const double codec = frame.size() == 1 ? codec_cost(model_dir, config, frame, 1).linear_gflop_per_frame : 0;
+  izwi::set_op_profiling(false);
+  if (!with_codec || frame.size() != 1 || *with_codec <= codec) {
+    throw std::runtime_error(
+        "the FLOPs of a frame could not be counted from the linear products (a one-frame request did not run in "
+        "one profiled step)");
+  }
+  return *with_codec - codec;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -248,6 +284,7 @@ int main(int argc, char** argv) {
     std::vector<double> bandwidth_samples;
     const double fma_peak = izwi::bench::probe_fma_peak_gflops(threads);
     int64_t weight_bytes = 0, resident_weight_bytes = 0;
+    double gflop_per_frame = 0;
     int32_t sample_rate = 0;
     {
       izwi::Engine engine(model_dir, config);  // sets the thread count before measuring bandwidth
@@ -260,6 +297,7 @@ int main(int argc, char** argv) {
       Options warm = o;
       warm.frames = std::min(o.frames, 2 * o.chunk_frames + 2);
       run_level(engine, 1, warm, text_vocab, rng);  // warm-up
+      gflop_per_frame = linear_gflop_per_frame(engine, model_dir, config, text_vocab, rng);
       izwi::set_op_profiling(true);
       for (int32_t c : levels) {
         const bool bracket = c == 1 || bandwidth_samples.empty();
@@ -271,7 +309,6 @@ int main(int argc, char** argv) {
     }
     const double bandwidth = (bandwidth_samples[0] + bandwidth_samples[1]) / 2;
     const double roofline_fps = bandwidth * 1e9 / static_cast<double>(weight_bytes);
-    const double gflop_per_frame = izwi::bench::gflop_per_step(weight_bytes, weight_dtype);
     const auto single =
         std::find_if(results.begin(), results.end(), [](const LevelResult& r) { return r.concurrency == 1; });
 

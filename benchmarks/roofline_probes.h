@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "bench_support/fma_peak.h"
 #include "bench_support/memory_bandwidth.h"
+#include "common/op_profile.h"
 
 namespace izwi::bench {
 
@@ -27,16 +29,40 @@ inline double probe_bandwidth_gbps() {
   return gbps;
 }
 
-/// GFLOP of one decode step (per sequence) through weights of `weight_bytes` stored as
-/// `weight_dtype` ("bfloat16", "float16", else float32): one multiply-add per weight.
-inline double gflop_per_step(int64_t weight_bytes, const std::string& weight_dtype) {
-  // int8 / int4 also read their scales (kernels/cpu/quant_kernels.h): 1 + 4 / in and 0.5 + 2 / 32
-  // bytes per weight; their nominal sizes slightly overcount the FLOPs.
-  const double bytes_per_weight = weight_dtype == "bfloat16" || weight_dtype == "float16" ? 2.0
-                                  : weight_dtype == "int8"                                ? 1.0
-                                  : weight_dtype.rfind("int4", 0) == 0                    ? 0.5
-                                                                                          : 4.0;
-  return 2.0 * static_cast<double>(weight_bytes) / bytes_per_weight / 1e9;
+/// A one-output request's prompt step as the op profile filed it: the rows it ran and the FLOPs
+/// of its linear products (2 x in x out a row; common/op_profile.h).
+struct PromptStep {
+  int64_t rows = 0;
+  double linear_flop = 0;
+};
+
+/// The one step in `profile` (the profile of one request that ran in one step); rows 0 when it
+/// holds no step or several.
+inline PromptStep prompt_step(const izwi::OpProfile& profile) {
+  PromptStep step;
+  for (const auto& [key, entry] : profile) {
+    if (key.first != izwi::ProfiledOp::Step) continue;
+    if (step.rows != 0 || entry.calls != 1) return {};
+    step.rows = key.second;
+  }
+  const auto linear = profile.find({izwi::ProfiledOp::Linear, step.rows});
+  if (linear != profile.end()) step.linear_flop = linear->second.flop;
+  return step;
+}
+
+/// GFLOP of one decoded output (a token, a speech frame), counted from the engine's own linear
+/// products, from the prompt steps of two one-output requests of different lengths: each ran its
+/// rows through the layers and one row through what makes an output (the head; a speech model's
+/// per-frame decoder too), so their difference gives the layers' FLOPs a row and the rest follows.
+/// Prompts, not decode steps: on a GPU a decode step replays a CUDA graph, whose products are not
+/// profiled. Absent when the products were not profiled (the compute figures are then left out,
+/// not guessed).
+inline std::optional<double> gflop_per_output(const PromptStep& a, const PromptStep& b) {
+  if (a.rows <= 0 || b.rows <= a.rows) return std::nullopt;
+  const double layers = (b.linear_flop - a.linear_flop) / static_cast<double>(b.rows - a.rows);
+  const double rest = a.linear_flop - static_cast<double>(a.rows) * layers;
+  if (layers <= 0 || rest < 0) return std::nullopt;
+  return (layers + rest) / 1e9;
 }
 
 /// measure_fma_peak_gflops with `threads` threads (0 = all hardware threads) on a short-lived

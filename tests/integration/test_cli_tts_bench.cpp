@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "common/cli_run.h"
 #include "common/temp_dir.h"
@@ -71,6 +73,37 @@ TEST(CliTtsBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   }
   EXPECT_GT(report.at("codec_linear_gflop_per_frame").get<double>(), 0.0);
   EXPECT_GT(report.at("compute_ceiling_frames_per_s").get<double>(), 0.0);
+}
+
+// The FLOPs of a frame come from the engine's linear products (talker and code predictor, the
+// codec's taken out), not from the weight bytes: a bf16 checkpoint that "auto" keeps bf16 reads
+// half the bytes of its float32 twin for the same FLOPs. Each matrix a frame reads is used once
+// (one row), so the float32 bytes / 4 are about the multiply-adds; the figure the bench reported
+// before (bytes over an assumed 4 a weight) was half of it for bf16.
+TEST(CliTtsBench, FlopsFollowTheProductsNotTheWeightBytes) {
+  testing::TempDir dir;
+  std::map<std::string, nlohmann::json> reports;
+  for (const std::string dtype : {"f32", "bf16"}) {
+    const std::string model = dir.path() + "/qwen3-tts-tiny-" + dtype;
+    const testing::CliRun made =
+        testing::run_built("benchmarks/izwi-make-checkpoint",
+                           "--arch qwen3_tts --preset tiny --dtype " + dtype + " --seed 3 --out " + model);
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const testing::CliRun run =
+        testing::run_built("benchmarks/izwi-tts-bench",
+                           "--model " + model + " --concurrency 1 --frames 6 --chunk-frames 2 --threads 1 --json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    reports[dtype] = nlohmann::json::parse(testing::last_line(run.out));
+  }
+  const double f32 = reports["f32"].at("gflop_per_frame").get<double>();
+  const double bf16 = reports["bf16"].at("gflop_per_frame").get<double>();
+  const int64_t f32_bytes = reports["f32"].at("weight_bytes_per_frame").get<int64_t>();
+  EXPECT_EQ(reports["bf16"].at("weight_bytes_per_frame").get<int64_t>() * 2, f32_bytes);
+  EXPECT_NEAR(bf16, f32, 1e-12);
+  const double from_f32_bytes = 2.0 * static_cast<double>(f32_bytes) / 4 / 1e9;
+  EXPECT_NEAR(f32, from_f32_bytes, 0.05 * from_f32_bytes);
+  // The codec's products are its own figure, not part of the frame's.
+  EXPECT_GT(reports["f32"].at("codec_linear_gflop_per_frame").get<double>(), 0.0);
 }
 
 TEST(CliTtsBench, BadArgumentsAreNamed) {
