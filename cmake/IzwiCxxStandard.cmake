@@ -14,3 +14,13 @@ foreach(_izwi_dir ${TORCH_INCLUDE_DIRS})
 endforeach()
 set(CMAKE_CXX_STANDARD ${IZWI_CXX_STANDARD})
 message(STATUS "Compiling as C++${IZWI_CXX_STANDARD} (libtorch ${Torch_VERSION})")
+
+# websocketpp 0.8.2 (Debian 12) does not compile as C++20 (constructors and destructors named with
+# template arguments). The sources that include it include no libtorch, so under C++20 they compile
+# as C++17, without the precompiled header (which holds libtorch, compiled as C++20). Call from the
+# CMakeLists.txt of the directory whose target compiles them.
+function(izwi_websocketpp_sources)
+  if(IZWI_CXX_STANDARD GREATER 17)
+    set_source_files_properties(${ARGN} PROPERTIES SKIP_PRECOMPILE_HEADERS ON COMPILE_OPTIONS -std=c++17)
+  endif()
+endfunction()

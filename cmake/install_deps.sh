@@ -27,6 +27,7 @@ packages=(
   libwebsocketpp-dev libasio-dev  # izwi-server: the live-transcription WebSocket
   chromium              # tests: the playground page driven headless by puppeteer-core
   doxygen               # the API reference from include/izwi/ (target docs; a test fails on its warnings)
+  curl                  # tests: a recent libtorch-dev the CUDA branches are also checked against
 )
 
 missing=()
