@@ -67,9 +67,10 @@ CHECKPOINTS=(
   "voxtral-realtime-4b voxtral_realtime voxtral-mini-4b-realtime"
 )
 # The text benchmarks: step name (gpu_check_summary.py reads the targets off these names),
-# checkpoint and izwi-bench arguments.
+# checkpoint and izwi-bench arguments. The llama run's step budget takes the 4,096-token prompt in
+# one step, as transformers' baseline does (a GPU serving budget; the engine's default is 512).
 TEXT_BENCHES=(
-  "llama-3.2-1b llama-3.2-1b --concurrency 1,16,128 --prompt-len 128 --gen 128 --shared-prefix 1024 --prefill-len 4096"
+  "llama-3.2-1b llama-3.2-1b --concurrency 1,16,128 --prompt-len 128 --gen 128 --shared-prefix 1024 --prefill-len 4096 --max-tokens-per-step 4096"
   "llama-3.2-1b-256 llama-3.2-1b --concurrency 256 --prompt-len 512 --gen 256 --shared-prefix 0 --prefill-len 0"
   "qwen3-0.6b qwen3-0.6b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"
   "lfm2-1.2b lfm2-1.2b --concurrency 1 --prompt-len 128 --gen 128 --shared-prefix 0 --prefill-len 0"

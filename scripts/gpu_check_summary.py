@@ -156,7 +156,12 @@ def llama_prefill(bench):
     if prefill.get("prompt_tokens") != 4096:
         return figure(None)
     hf = prefill.get("transformers_ttft_ms")
-    return figure(prefill["ttft_ms"], f"transformers (sdpa) {hf:.1f} ms in the same run" if hf else "")
+    notes = []
+    if "steps" in prefill:
+        notes.append(f"{prefill['steps']} steps of up to {prefill['max_tokens_per_step']} tokens")
+    if hf:
+        notes.append(f"transformers (sdpa) {hf:.1f} ms in the same run")
+    return figure(prefill["ttft_ms"], "; ".join(notes))
 
 
 def llama_cached_prefix(bench):

@@ -68,6 +68,8 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
   EXPECT_EQ(report.at("shared_prefix").at("cached_tokens").get<int>(), 32);
   // The tiny preset holds 512 positions: the 512-token default prefill is cut to 511.
   EXPECT_EQ(report.at("prefill").at("prompt_tokens").get<int>(), 511);
+  EXPECT_EQ(report.at("prefill").at("max_tokens_per_step").get<int>(), 512);
+  EXPECT_EQ(report.at("prefill").at("steps").get<int>(), 1);
   EXPECT_GT(report.at("prefill").at("ttft_ms").get<double>(), 0.0);
   EXPECT_GT(report.at("prefill").at("linear_gflop_per_s").get<double>(), 0.0);
   EXPECT_GT(report.at("prefill").at("compute_fraction").get<double>(), 0.0);
@@ -102,6 +104,29 @@ TEST(CliBench, OverlappingPrefillAndDecodeReportsDecodeThroughput) {
   EXPECT_LT(level.at("decode_requests_mean").get<double>(), 48.0);
   EXPECT_GT(level.at("wall_tokens_per_s").get<double>(), 0.0);
   EXPECT_GE(level.at("ttft_p99_ms").get<double>(), level.at("ttft_p50_ms").get<double>());
+}
+
+// --max-tokens-per-step is the engine's step budget: a longer prompt is prefilled in chunks of it.
+TEST(CliBench, StepBudgetChunksThePrefill) {
+  testing::TempDir dir;
+  const std::string model = dir.path() + "/llama-tiny-random";
+  ASSERT_EQ(testing::run_built("benchmarks/izwi-make-checkpoint",
+                               "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model)
+                .exit_code,
+            0);
+  const testing::CliRun run = testing::run_built(
+      "benchmarks/izwi-bench", "--model " + model +
+                                   " --concurrency 1 --prompt-len 8 --gen 8 --shared-prefix 0 --prefill-len 300 "
+                                   "--max-tokens-per-step 128 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json prefill = nlohmann::json::parse(testing::last_line(run.out)).at("prefill");
+  EXPECT_EQ(prefill.at("prompt_tokens").get<int>(), 300);
+  EXPECT_EQ(prefill.at("max_tokens_per_step").get<int>(), 128);
+  EXPECT_EQ(prefill.at("steps").get<int>(), 3);  // 128 + 128 + 44
+  const testing::CliRun negative =
+      testing::run_built("benchmarks/izwi-bench", "--model " + model + " --max-tokens-per-step -1");
+  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_NE(negative.err.find("--max-tokens-per-step"), std::string::npos) << negative.err;
 }
 
 // The FLOPs of a token come from the engine's linear products, not from the weight bytes: a bf16

@@ -150,6 +150,18 @@ class GpuCheckTargets(unittest.TestCase):
         row = next(row for row in summary["targets"] if row["measure"].startswith("FP8 weights"))
         self.assertEqual((row["met"], row["note"]), (None, "not run"))
 
+    def test_the_prefill_row_says_how_the_prompt_was_chunked(self):
+        logs = os.path.join(tempfile.mkdtemp(), "logs")
+        shutil.copytree(LOGS, logs)
+        report = {"bandwidth_gbps": 4000.0, "weight_bytes": 2471559168, "results": [],
+                  "prefill": {"prompt_tokens": 4096, "max_tokens_per_step": 4096, "steps": 1, "ttft_ms": 20.0}}
+        with open(os.path.join(logs, "bench_llama-3.2-1b.log"), "w") as f:
+            f.write(json.dumps(report) + "\n")
+        summary, _ = run_summary(logs)
+        row = next(row for row in summary["targets"] if row["measure"].startswith("4,096-token prompt"))
+        self.assertEqual((row["value"], row["met"]), (20.0, True))
+        self.assertTrue(row["note"].startswith("1 steps of up to 4096 tokens"), row["note"])
+
     def test_met_and_missed_come_from_the_figures(self):
         roofline = self.target("llama-3.2-1b", "batch-1 decode")
         self.assertAlmostEqual(roofline["value"], self.summary["text_benchmarks"]["llama-3.2-1b"]["levels"][0]
