@@ -14,12 +14,18 @@
 namespace izwi {
 namespace {
 
-TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
-  testing::TempDir dir;
+// The tiny llama preset's random float32 checkpoint (seed 3) in `dir`; its folder.
+std::string make_tiny_llama(const testing::TempDir& dir) {
   const std::string model = dir.path() + "/llama-tiny-random";
   const testing::CliRun made = testing::run_built("benchmarks/izwi-make-checkpoint",
                                                   "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model);
-  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  return model;
+}
+
+TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
+  testing::TempDir dir;
+  const std::string model = make_tiny_llama(dir);
   EXPECT_TRUE(std::filesystem::exists(model + "/config.json"));
   EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
 
@@ -84,11 +90,7 @@ TEST(CliBench, MakeCheckpointThenBenchReportsEveryContractKey) {
 // bench still reports the decode throughput after the last prompt.
 TEST(CliBench, OverlappingPrefillAndDecodeReportsDecodeThroughput) {
   testing::TempDir dir;
-  const std::string model = dir.path() + "/llama-tiny-random";
-  ASSERT_EQ(testing::run_built("benchmarks/izwi-make-checkpoint",
-                               "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model)
-                .exit_code,
-            0);
+  const std::string model = make_tiny_llama(dir);
   const testing::CliRun run =
       testing::run_built("benchmarks/izwi-bench", "--model " + model +
                                                       " --concurrency 48 --prompt-len 400 --gen 8 --shared-prefix 0 "
@@ -109,11 +111,7 @@ TEST(CliBench, OverlappingPrefillAndDecodeReportsDecodeThroughput) {
 // --max-tokens-per-step is the engine's step budget: a longer prompt is prefilled in chunks of it.
 TEST(CliBench, StepBudgetChunksThePrefill) {
   testing::TempDir dir;
-  const std::string model = dir.path() + "/llama-tiny-random";
-  ASSERT_EQ(testing::run_built("benchmarks/izwi-make-checkpoint",
-                               "--arch llama --preset tiny --dtype f32 --seed 3 --out " + model)
-                .exit_code,
-            0);
+  const std::string model = make_tiny_llama(dir);
   const testing::CliRun run = testing::run_built(
       "benchmarks/izwi-bench", "--model " + model +
                                    " --concurrency 1 --prompt-len 8 --gen 8 --shared-prefix 0 --prefill-len 300 "
