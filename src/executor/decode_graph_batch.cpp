@@ -31,6 +31,33 @@ bool replayable_decode_step(const StepBatch& batch, int32_t max_bucket) {
   return true;
 }
 
+ForwardContext leading_sequences(const ForwardContext& padded, size_t count) {
+  IZWI_CHECK(count <= padded.seqs.size() && padded.states.size() == padded.seqs.size(),
+             "{} leading sequences of a context of {} ({} states)", count, padded.seqs.size(), padded.states.size());
+  ForwardContext ctx = padded;
+  ctx.seqs.resize(count);
+  ctx.states.resize(count);
+  ctx.num_tokens = count == 0 ? 0 : ctx.seqs.back().offset + ctx.seqs.back().length;
+  ctx.input_ids = padded.input_ids.narrow(0, 0, ctx.num_tokens);
+  ctx.positions = padded.positions.narrow(0, 0, ctx.num_tokens);
+  ctx.slot_mapping = padded.slot_mapping.narrow(0, 0, ctx.num_tokens);
+  ctx.device_seqs = DeviceStepArrays{};
+  return ctx;
+}
+
+ForwardContext write_input_embeddings(const CausalLM& model, const ForwardContext& padded, size_t count,
+                                      at::Tensor& inputs) {
+  ForwardContext own = leading_sequences(padded, count);
+  const at::Tensor h = model.input_embeddings(own);
+  IZWI_CHECK(h.dim() == 2 && inputs.dim() == 2, "input embeddings of {} dimensions for a buffer of {}", h.dim(),
+             inputs.dim());
+  IZWI_CHECK(h.size(0) == own.num_tokens && own.num_tokens <= inputs.size(0) && h.size(1) == inputs.size(1),
+             "input embeddings [{}, {}] for {} rows of a [{}, {}] buffer", h.size(0), h.size(1), own.num_tokens,
+             inputs.size(0), inputs.size(1));
+  inputs.narrow(0, 0, own.num_tokens).copy_(h, /*non_blocking=*/true);
+  return own;
+}
+
 DecodeBatchPadder::DecodeBatchPadder(const DecodeGraphPadding& padding) : padding_(padding), table_{padding.block} {
   IZWI_CHECK(padding.block >= 0, "decode graphs need a padding block");
 }

@@ -1,13 +1,15 @@
 #pragma once
 // The batches a captured decode step (executor/cuda_decode_graphs.h) replays: decode-only steps of
 // up to a bucket's size (1, 2, 4, ...), padded to it with one-position sequences that write only
-// to a KV block and a state slot the engine never hands out. Plain StepBatch logic, so the CPU
-// build tests it.
+// to a KV block and a state slot the engine never hands out. Plain StepBatch logic, and the host
+// side of a step of a graph from embeddings, so the CPU build tests them.
 
 #include <cstdint>
 #include <vector>
 
+#include "layers/step/forward_context.h"
 #include "layers/step/step_batch.h"
+#include "models/causal_lm.h"
 
 namespace izwi {
 
@@ -29,6 +31,19 @@ int64_t decode_graph_table_stride(const StepBatch& batch, int64_t block_size, in
 /// A step a graph can replay: one new position per sequence, no state to initialise, no more
 /// sequences than the largest bucket.
 bool replayable_decode_step(const StepBatch& batch, int32_t max_bucket);
+
+/// The first `count` sequences of a padded step's context: their host slices and states, the
+/// leading rows of its ids, positions and slots (views), and no device arrays (those describe the
+/// padded batch). What the per-row host work of an embeddings graph's step reads
+/// (CausalLM::input_embeddings), so padding sequences feed no request's state.
+ForwardContext leading_sequences(const ForwardContext& padded, size_t count);
+
+/// An embeddings graph's host side of a step: the input embeddings of the first `count` sequences
+/// of `padded` (model.input_embeddings over leading_sequences) copied into rows 0..n-1 of `inputs`
+/// [bucket, hidden] on its device (no wait; the other rows are left as they are). Returns the
+/// leading context.
+ForwardContext write_input_embeddings(const CausalLM& model, const ForwardContext& padded, size_t count,
+                                      at::Tensor& inputs);
 
 /// Pads batches to a bucket's size. Padding sequence: token 0 at position 0 of the padding block,
 /// the padding state slot, nothing sampled.

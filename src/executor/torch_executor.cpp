@@ -20,7 +20,10 @@ TorchExecutor::~TorchExecutor() = default;
 void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32_t num_state_slots) {
   // CUDA graphs pad their batches with sequences that write one block and one state slot beyond
   // what the engine manages.
-  const bool graphs = backend_->max_graph_batch() > 0 && spec().graph_safe_decode;
+  IZWI_CHECK(!(spec().graph_safe_decode && spec().graph_safe_decode_from_embeddings),
+             "{}: a spec is graph-safe from its tokens or from its embeddings, not both", spec().model_type);
+  const bool graphs =
+      backend_->max_graph_batch() > 0 && (spec().graph_safe_decode || spec().graph_safe_decode_from_embeddings);
   const int32_t extra = graphs ? 1 : 0;
   graphs_.reset();
   try {
@@ -39,6 +42,7 @@ void TorchExecutor::allocate_cache(int32_t num_blocks, int32_t block_size, int32
     settings.max_table_stride = (spec().max_positions + block_size - 1) / block_size;
     settings.max_bucket = backend_->max_graph_batch();
     settings.padding = DecodeGraphPadding{num_blocks, num_state_slots > 0 ? num_state_slots : -1};
+    settings.from_embeddings = spec().graph_safe_decode_from_embeddings;
     graphs_ = make_cuda_decode_graphs(settings);
   }
 #endif
@@ -51,8 +55,10 @@ TorchExecutor::Forwarded TorchExecutor::forward(const StepBatch& batch) {
 #if IZWI_WITH_CUDA
   if (graphs_ != nullptr && graphs_->replays(batch)) {
     const OpTimer replay(ProfiledOp::GraphReplay, batch.num_tokens());
-    auto [ctx, logits] = graphs_->run(batch, *model_, *cache_);
-    return {std::move(ctx), at::Tensor(), std::move(logits)};
+    auto [ctx, out] = graphs_->run(batch, *model_, *cache_);
+    // From embeddings the graph ends at the hidden states: the model's own head samples them.
+    if (spec().graph_safe_decode_from_embeddings) return {std::move(ctx), std::move(out), at::Tensor()};
+    return {std::move(ctx), at::Tensor(), std::move(out)};
   }
 #endif
   ForwardContext ctx = make_forward_context(batch, cache_->block_size(), *backend_);

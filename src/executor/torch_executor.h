@@ -20,7 +20,7 @@ class TorchExecutor final : public ModelExecutor {
  public:
   /// Runs `model` (loaded for `backend`) with `backend`'s ops; decode steps of up to
   /// backend->max_graph_batch() sequences replay CUDA graphs when the model's spec is
-  /// graph_safe_decode (CUDA builds).
+  /// graph_safe_decode or graph_safe_decode_from_embeddings (CUDA builds).
   TorchExecutor(std::unique_ptr<CausalLM> model, std::shared_ptr<const Backend> backend);
   ~TorchExecutor() override;
 
@@ -32,8 +32,9 @@ class TorchExecutor final : public ModelExecutor {
 
  private:
   /// A step's forward pass: the context the output head needs and either the hidden states of
-  /// every new position or, when a CUDA graph ran it with the head, the float32 logits of the
-  /// padded batch (one row per sequence, the batch's own first).
+  /// every new position (from a graph from embeddings: of the padded batch, the batch's own rows
+  /// first) or, when a CUDA graph ran it with the head, the float32 logits of the padded batch
+  /// (one row per sequence, the batch's own first).
   struct Forwarded {
     ForwardContext ctx;
     at::Tensor hidden;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/check.h"
 #include "io/hf_config.h"
 
 namespace izwi {
@@ -30,6 +31,18 @@ std::vector<StepOutput> sample_tokens(const at::Tensor& logits, const std::vecto
   std::vector<StepOutput> outputs(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) outputs[i].token = ids[i];
   return outputs;
+}
+
+at::Tensor CausalLM::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
+  return forward_embeddings(input_embeddings(ctx), ctx, cache);
+}
+
+at::Tensor CausalLM::input_embeddings(const ForwardContext&) const {
+  fail(ErrorCode::Internal, "{} does not split its forward pass: it has no input_embeddings", spec_.model_type);
+}
+
+at::Tensor CausalLM::forward_embeddings(at::Tensor, const ForwardContext&, CacheBuffers&) const {
+  fail(ErrorCode::Internal, "{} does not split its forward pass: it has no forward_embeddings", spec_.model_type);
 }
 
 std::vector<StepOutput> CausalLM::sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,

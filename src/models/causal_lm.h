@@ -34,6 +34,12 @@ struct ModelSpec {
   /// device tensors and does no host work that depends on them, and its output head is the default
   /// one (logits(), then sample_tokens), so a CUDA graph can capture the pass and the logits.
   bool graph_safe_decode = false;
+  /// Its decode pass splits in two (CausalLM::input_embeddings, then forward_embeddings): the
+  /// input embeddings are built eagerly from per-step host state (request states, index lists),
+  /// and forward_embeddings over a decode-only batch is graph-safe as above. A CUDA graph then
+  /// captures forward_embeddings from a fixed [bucket, hidden] input buffer to the final hidden
+  /// states; the output head (sample()) stays the model's own and eager. Not with graph_safe_decode.
+  bool graph_safe_decode_from_embeddings = false;
   int64_t decode_weight_bytes = 0;  ///< Weight bytes a decode step reads (every matrix but untied embeddings).
   /// Bytes of every weight the model holds, its codec and encoders included, in the form held
   /// (ResidentWeightBytes, counted by load_causal_lm; 0 for a model built otherwise).
@@ -86,8 +92,16 @@ class CausalLM {
   void set_weight_bytes(int64_t bytes) { spec_.weight_bytes = bytes; }
   /// What each layer keeps in the cache.
   virtual std::vector<LayerCacheSpec> cache_layout() const = 0;
-  /// Runs the batch; returns the final-norm hidden states [T, hidden].
-  virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const = 0;
+  /// Runs the batch; returns the final-norm hidden states [T, hidden]. The default is
+  /// forward_embeddings(input_embeddings(ctx)), the one path of the models that split their pass
+  /// (graph_safe_decode_from_embeddings); the others override it.
+  virtual at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const;
+  /// The batch's input embeddings [T, hidden] in ctx.dtype: the per-step work that reads the
+  /// host (request states, index lists), run eagerly. Models that do not split their pass fail.
+  virtual at::Tensor input_embeddings(const ForwardContext& ctx) const;
+  /// The rest of forward(): input embeddings `h` [T, hidden] (consumed: may be updated in place)
+  /// -> final-norm hidden states [T, hidden]. Reads the step only through ctx's device tensors.
+  virtual at::Tensor forward_embeddings(at::Tensor h, const ForwardContext& ctx, CacheBuffers& cache) const;
   /// hidden [N, hidden] -> logits [N, vocab]
   virtual at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const = 0;
   /// The output head: one StepOutput per row of `hidden` (the final-norm hidden state of each

@@ -1,14 +1,20 @@
 // The speech models' per-frame chains captured as CUDA graphs (executor/frame_chain_graphs.h)
 // against the same chains run eagerly on the device: the helper over a small chain of draws
 // (seeded and greedy, several frames, buckets 1 and 4 with a padded row), and the Qwen3-TTS code
-// predictor and LFM2-Audio depthformer through the engine with use_cuda_graphs on and off.
+// predictor and LFM2-Audio depthformer through the engine with use_cuda_graphs on and off. With
+// graphs on, the engine's decode steps also replay the speech backbones (the talker, LFM2-Audio's
+// LFM2) from their input embeddings (executor/cuda_decode_graphs.h); the engine tests check that
+// they did, one request and three together (buckets 1 and 2 or 4).
 // Written on 2026-11-29 and compile-checked only: not yet run on a GPU.
 
 #include <ATen/Parallel.h>
 
 #include <future>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "common/op_profile.h"
 #include "common/reference.h"
 #include "cuda/cuda_test_util.h"
 #include "executor/frame_chain_graphs.h"
@@ -118,6 +124,29 @@ EngineConfig cuda_config(bool graphs) {
   return config;
 }
 
+/// The decode steps `run` replayed from a CUDA graph, by their rows (the op profile's GraphReplay
+/// entries: only the executor's decode graphs file them, not the frame chains).
+template <typename Run>
+std::map<int64_t, int64_t> replayed_steps(const Run& run) {
+  take_op_profile();
+  set_op_profiling(true);
+  run();
+  set_op_profiling(false);
+  std::map<int64_t, int64_t> replays;
+  for (const auto& [key, entry] : take_op_profile()) {
+    if (key.first == ProfiledOp::GraphReplay) replays[key.second] += entry.calls;
+  }
+  return replays;
+}
+
+/// The backbone's decode steps replayed, and with `together` requests some with more than one row.
+void expect_backbone_replays(const std::map<int64_t, int64_t>& replays, size_t together) {
+  EXPECT_FALSE(replays.empty()) << "no decode step replayed the backbone's graph";
+  if (together > 1) {
+    EXPECT_TRUE(replays.rbegin()->first > 1) << "no replayed step had more than one row: the requests did not overlap";
+  }
+}
+
 SpeechRequest speech_request(size_t c, bool seeded) {
   const testing::ReferenceTensors ref("qwen3-tts-tiny");
   SpeechRequest r;
@@ -151,7 +180,9 @@ TEST(FrameChainGraphsCuda, Qwen3TtsFramesWithAndWithoutGraphsAreEqual) {
         for (std::future<Output>& o : outputs) codes.push_back(o.get().audio_codes);
         return codes;
       };
-      const auto expected = run(eager), got = run(graphs);
+      const auto expected = run(eager);
+      std::vector<std::vector<std::vector<int32_t>>> got;
+      expect_backbone_replays(replayed_steps([&] { got = run(graphs); }), together);
       ASSERT_EQ(got.size(), expected.size());
       for (size_t c = 0; c < got.size(); ++c) {
         EXPECT_GE(got[c].size(), 2u);
@@ -192,16 +223,21 @@ TEST(FrameChainGraphsCuda, Lfm2AudioFramesWithAndWithoutGraphsAreEqual) {
           outputs.push_back(
               std::async(std::launch::async, [&engine, seeded] { return engine.audio_chat(chat_request(seeded)); }));
         }
-        std::vector<std::vector<std::vector<int32_t>>> codes;
-        for (std::future<Output>& o : outputs) codes.push_back(o.get().audio_codes);
-        return codes;
+        std::vector<Output> chats;
+        for (std::future<Output>& o : outputs) chats.push_back(o.get());
+        return chats;
       };
-      const auto expected = run(eager), got = run(graphs);
+      const std::vector<Output> expected = run(eager);
+      std::vector<Output> got;
+      expect_backbone_replays(replayed_steps([&] { got = run(graphs); }), together);
       ASSERT_EQ(got.size(), expected.size());
       for (size_t c = 0; c < got.size(); ++c) {
-        EXPECT_FALSE(got[c].empty()) << "no audio frame";
-        EXPECT_EQ(got[c], expected[c]) << (seeded ? "seeded" : "greedy") << ", " << together << " together, request "
-                                       << c;
+        const std::string what = std::string(seeded ? "seeded" : "greedy") + ", " + std::to_string(together) +
+                                 " together, request " + std::to_string(c);
+        EXPECT_FALSE(got[c].audio_codes.empty()) << "no audio frame";
+        EXPECT_EQ(got[c].audio_codes, expected[c].audio_codes) << what;
+        // Text items too: the text head samples the replayed backbone's hidden states.
+        EXPECT_EQ(got[c].tokens, expected[c].tokens) << what;
       }
     }
   }

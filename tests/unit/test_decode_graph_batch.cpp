@@ -104,5 +104,35 @@ TEST(DecodeGraphBatch, EveryBatchOfABucketStagesTheSameLayout) {
   }
 }
 
+TEST(DecodeGraphBatch, LeadingSequencesAreTheBatchsOwnContext) {
+  // A graph from embeddings builds its inputs from the batch's sequences alone: the padded
+  // context cut to them must be what the unpadded batch stages, with no padding row or state.
+  Sequences three(3);
+  RequestState a, b, c;
+  RequestState* states[] = {&a, &b, &c};
+  for (size_t i = 0; i < 3; ++i) three.batch.seqs[i].state = states[i];
+  DecodeBatchPadder padder(DecodeGraphPadding{99, 7});
+  const ForwardContext padded =
+      stage_forward_inputs(padder.pad(three.batch, 8), 16, at::kCPU, /*device_arrays=*/true, 32);
+  const ForwardContext own = leading_sequences(padded, 3);
+  const ForwardContext expected = stage_forward_inputs(three.batch, 16, at::kCPU, /*device_arrays=*/false);
+  EXPECT_EQ(own.num_tokens, 3);
+  EXPECT_TRUE(own.input_ids.equal(expected.input_ids));
+  EXPECT_TRUE(own.positions.equal(expected.positions));
+  EXPECT_TRUE(own.slot_mapping.equal(expected.slot_mapping));
+  ASSERT_EQ(own.seqs.size(), 3u);
+  ASSERT_EQ(own.states, (std::vector<RequestState*>{&a, &b, &c}));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(own.seqs[i].offset, expected.seqs[i].offset);
+    EXPECT_EQ(own.seqs[i].start_pos, expected.seqs[i].start_pos);
+    EXPECT_EQ(own.seqs[i].block_table, expected.seqs[i].block_table);
+  }
+  EXPECT_FALSE(own.device_seqs.staged()) << "the device arrays describe the padded batch";
+  EXPECT_TRUE(padded.device_seqs.staged());
+  EXPECT_EQ(padded.num_tokens, 8) << "the padded context is left as it was";
+  EXPECT_EQ(leading_sequences(padded, 0).num_tokens, 0);
+  EXPECT_THROW(leading_sequences(padded, 9), Error);
+}
+
 }  // namespace
 }  // namespace izwi

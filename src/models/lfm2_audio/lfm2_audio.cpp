@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "audio/sample_checks.h"
 #include "codec/codec_checkpoint.h"
@@ -43,6 +44,7 @@ Lfm2AudioForConditionalGeneration::Lfm2AudioForConditionalGeneration(const HfCon
   spec_ = base_spec(hf, *hf.fields().object("lfm"), c.vocab_size, c.hidden_size, c.max_positions,
                     GenerationDefaultsRule::Lfm2Audio);
   spec_.needs_state_slots = true;
+  spec_.graph_safe_decode_from_embeddings = true;  // the backbone; the head (text or depthformer) is sample()
   spec_.audio_sample_rate = static_cast<int32_t>(config_.mel.sample_rate);
   // The text head is the token embedding (liquid-audio ties them).
   text_head_ = backbone_.embed_tokens().tie_output_head(source.cpu_kernels(), source.backend().weight_quantization());
@@ -339,8 +341,9 @@ at::Tensor Lfm2AudioForConditionalGeneration::input_embeddings(const ForwardCont
   return h;
 }
 
-at::Tensor Lfm2AudioForConditionalGeneration::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
-  return backbone_.forward(input_embeddings(ctx), ctx, cache);
+at::Tensor Lfm2AudioForConditionalGeneration::forward_embeddings(at::Tensor h, const ForwardContext& ctx,
+                                                                 CacheBuffers& cache) const {
+  return backbone_.forward(std::move(h), ctx, cache);
 }
 
 at::Tensor Lfm2AudioForConditionalGeneration::logits(const at::Tensor& hidden, const ForwardContext& ctx) const {

@@ -31,7 +31,11 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM, public AudioCha
   Lfm2AudioForConditionalGeneration(const HfConfig& hf, WeightSource& source);
 
   std::vector<LayerCacheSpec> cache_layout() const override { return backbone_.cache_layout(); }
-  at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
+  /// Input embeddings [T, hidden] of the batch: token, audio-in or frame embeddings per
+  /// position, as each request's state says.
+  at::Tensor input_embeddings(const ForwardContext& ctx) const override;
+  /// The LFM2 backbone (graph-safe: a decode step's CUDA graph captures it).
+  at::Tensor forward_embeddings(at::Tensor h, const ForwardContext& ctx, CacheBuffers& cache) const override;
   /// Text logits (the head is the tied token embedding).
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
   /// Per row: a text token, or a frame from the depthformer (all audio rows at once), as the
@@ -59,8 +63,6 @@ class Lfm2AudioForConditionalGeneration final : public CausalLM, public AudioCha
                                                const std::vector<int32_t>& num_frames) const override;
 
  private:
-  /// Input embeddings [T, hidden] of the batch: token, audio-in or frame embeddings per position.
-  at::Tensor input_embeddings(const ForwardContext& ctx) const;
   /// Sum over codebooks of audio_embedding[code_k + k * 2049] for each frame -> [frames, hidden];
   /// `ids` [frames * codebooks] on the device, those indices frame by frame.
   at::Tensor frame_embeddings(const at::Tensor& ids, const ForwardContext& ctx) const;

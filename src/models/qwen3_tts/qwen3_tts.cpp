@@ -51,6 +51,7 @@ Qwen3TtsForConditionalGeneration::Qwen3TtsForConditionalGeneration(const HfConfi
   spec_ = base_spec(hf, hf.fields(), t.vocab_size, t.hidden_size, t.max_positions, GenerationDefaultsRule::Qwen3Tts);
   spec_.eos_token_ids = {c.codec_eos};
   spec_.bos_token_id.reset();
+  spec_.graph_safe_decode_from_embeddings = true;  // the talker's layers; the frame's head is sample()
 
   codec_embedding_ = Embedding(source, "talker.model.codec_embedding.weight", t.vocab_size, t.hidden_size);
   text_embedding_ = Embedding(source, "talker.model.text_embedding.weight", c.text_vocab_size, c.text_hidden_size);
@@ -177,8 +178,8 @@ at::Tensor Qwen3TtsForConditionalGeneration::input_embeddings(const ForwardConte
   return h;
 }
 
-at::Tensor Qwen3TtsForConditionalGeneration::forward(const ForwardContext& ctx, CacheBuffers& cache) const {
-  at::Tensor h = input_embeddings(ctx);
+at::Tensor Qwen3TtsForConditionalGeneration::forward_embeddings(at::Tensor h, const ForwardContext& ctx,
+                                                                CacheBuffers& cache) const {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i](h, *rope_, cache.layer(i), ctx);
   return norm_(h, ctx);
 }

@@ -39,7 +39,11 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM,
   Qwen3TtsForConditionalGeneration(const HfConfig& config, WeightSource& source);
 
   std::vector<LayerCacheSpec> cache_layout() const override;
-  at::Tensor forward(const ForwardContext& ctx, CacheBuffers& cache) const override;
+  /// Inputs of the batch's new positions [T, hidden]: prompt positions from their two tracks,
+  /// generated positions from their frame plus the text fed at that frame (read from the states).
+  at::Tensor input_embeddings(const ForwardContext& ctx) const override;
+  /// The talker's layers and final norm (graph-safe: a decode step's CUDA graph captures them).
+  at::Tensor forward_embeddings(at::Tensor h, const ForwardContext& ctx, CacheBuffers& cache) const override;
   at::Tensor logits(const at::Tensor& hidden, const ForwardContext& ctx) const override;
   std::vector<StepOutput> sample(const at::Tensor& hidden, const std::vector<SampleRow>& rows,
                                  const ForwardContext& ctx, CacheBuffers& cache, Sampler& sampler) const override;
@@ -55,9 +59,6 @@ class Qwen3TtsForConditionalGeneration final : public CausalLM,
   const CodecDecoder& codec() const { return *codec_; }
 
  private:
-  /// Inputs of the batch's new positions [T, hidden]: prompt positions from their two tracks,
-  /// generated positions from their frame plus the text fed at that frame.
-  at::Tensor input_embeddings(const ForwardContext& ctx) const;
   /// text_projection(text_embedding(ids)): ids [N] (int64, on the model's device) -> [N, hidden].
   at::Tensor text_track(const at::Tensor& ids, const ForwardContext& ctx) const;
 
