@@ -76,9 +76,12 @@ struct IZWI_API EngineConfig {
   /// it multiplies them by inputs rounded to bf16, as bf16 inference in transformers and llama.cpp
   /// does (about twice the FLOPs per cycle). "avx512" keeps float32 arithmetic for them.
   std::string cpu_kernels = "auto";
-  /// On a CUDA device with use_fast_kernels (text models; builds with IZWI_WITH_CUDA): decode
-  /// steps of up to min(max_batch_size, 256) sequences are captured as CUDA graphs, one per
-  /// power-of-two batch size, and replayed; false runs every step op by op.
+  /// On a CUDA device with use_fast_kernels (builds with IZWI_WITH_CUDA): decode steps of up to
+  /// min(max_batch_size, 256) sequences are captured as CUDA graphs, one per power-of-two batch
+  /// size, and replayed: a text model's whole step with its output head, a speech model's backbone
+  /// (Qwen3-TTS's talker, LFM2-Audio's LFM2) from the step's input embeddings; and so are the
+  /// speech models' per-frame chains (the Qwen3-TTS code predictor, LFM2-Audio's depthformer), one
+  /// per power-of-two row count. false runs every step and frame op by op.
   bool use_cuda_graphs = true;
   /// Keep the memory each step frees for the next one instead of handing it back to the kernel
   /// (process-wide: glibc's malloc thresholds, and libtorch's CPU allocator wrapped to keep blocks
