@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bench_support/checkpoint_presets.h"
 #include "bench_support/random_checkpoint.h"
@@ -21,18 +22,23 @@
 namespace izwi {
 namespace {
 
+// The checkpoint in `dir` loads and generates the 4 tokens asked for.
+void expect_generates(const std::string& dir, const std::string& arch) {
+  Engine engine(dir);
+  Request r;
+  r.prompt_ids = {1, 5, 9};
+  r.params.max_tokens = 4;
+  r.params.min_tokens = 4;
+  EXPECT_EQ(engine.generate(r).tokens.size(), 4u) << arch;
+}
+
 TEST(RandomCheckpoint, TinyPresetsOfEveryArchitectureLoadAndGenerate) {
   for (const char* arch : {"llama", "qwen3", "lfm2", "voxtral_realtime"}) {
     for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
       testing::TempDir dir;
       const RandomCheckpointInfo info = write_random_checkpoint(checkpoint_preset(arch, "tiny"), dir.path(), dtype, 7);
       EXPECT_GT(info.parameters, 0);
-      Engine engine(dir.path());
-      Request r;
-      r.prompt_ids = {1, 5, 9};
-      r.params.max_tokens = 4;
-      r.params.min_tokens = 4;
-      EXPECT_EQ(engine.generate(r).tokens.size(), 4u) << arch;
+      expect_generates(dir.path(), arch);
     }
   }
 }
@@ -99,12 +105,7 @@ TEST(RandomCheckpoint, Fp8CheckpointHoldsTheBf16SourcesLinearLayersRoundedToE4m3
       }
     }
     EXPECT_GT(fp8_layers, 0) << arch;
-    Engine engine(fp8_dir.path());
-    Request r;
-    r.prompt_ids = {1, 5, 9};
-    r.params.max_tokens = 4;
-    r.params.min_tokens = 4;
-    EXPECT_EQ(engine.generate(r).tokens.size(), 4u) << arch;
+    expect_generates(fp8_dir.path(), arch);
   }
   EXPECT_THROW(write_random_fp8_checkpoint(checkpoint_preset("voxtral_realtime", "tiny"), testing::TempDir().path(), 9),
                Error);
