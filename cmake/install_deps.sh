@@ -28,6 +28,7 @@ packages=(
   chromium              # tests: the playground page driven headless by puppeteer-core
   doxygen               # the API reference from include/izwi/ (target docs; a test fails on its warnings)
   curl                  # tests: a recent libtorch-dev the CUDA branches are also checked against
+  libboost-context-dev  # tests: the CUDA emulator's fibers (a thread block's threads, tests/cuda_emu)
 )
 
 missing=()

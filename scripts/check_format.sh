@@ -3,7 +3,7 @@
 # makes of it; prints the files. `scripts/check_format.sh --fix` formats them in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.cu')
+mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh')
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda/cuda_test_util.h"
 #include "kernels/cpu/bf16.h"
 
 namespace izwi::cuda_test {
@@ -66,5 +67,10 @@ inline void expect_within_ulps(const std::vector<float>& actual, const std::vect
 
 constexpr int kBf16Mantissa = 7;
 constexpr int kF16Mantissa = 10;
+
+/// bf16 outputs of float32 sums: a bf16 rounding (2^-8 relative) plus the sums' order.
+constexpr float kBf16OutputTolerance = 8e-3f;
+
+inline std::vector<float> from_bf16_device(const DeviceBuffer<uint16_t>& y) { return from_bf16(y.to_host()); }
 
 }  // namespace izwi::cuda_test

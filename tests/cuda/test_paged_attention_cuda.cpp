@@ -273,6 +273,7 @@ TEST(PagedDecodeAttentionCuda, LargestPartitions) {
 // ops::paged_attention plans split-K by the Backend's count, read once, not by a query per call.
 TEST(PagedDecodeAttentionCuda, BackendHoldsTheDevicesMultiprocessorCount) {
   if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  if (!at::hasCUDA()) GTEST_SKIP() << "libtorch without CUDA (the CUDA emulator runs the kernels alone)";
   BackendOptions options;
   options.device = "cuda";
   const Backend backend(options);

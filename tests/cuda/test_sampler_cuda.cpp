@@ -195,6 +195,7 @@ TEST(SamplerCuda, SeededDrawsRepeatAndFollowTheSoftmax) {
 // indices), with the draw counters advanced alike.
 TEST(SamplerCuda, SampleRowsOnDeviceGivesTheIdsOfSampleRows) {
   if (!cuda_test::has_device()) GTEST_SKIP() << "no CUDA device";
+  if (!at::hasCUDA()) GTEST_SKIP() << "libtorch without CUDA (the CUDA emulator runs the kernels alone)";
   BackendOptions options;
   options.device = "cuda";
   options.threads = at::get_num_threads();  // as the test binary has it

@@ -1,50 +1,18 @@
-#include <algorithm>
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fp8_gemm_cuda.h"
+#include "kernels/cuda/launch_grid.h"
 
 namespace izwi {
 
 namespace {
-
-constexpr float kE4m3Max = 448.0f;
 
 void check_lt(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(std::string("fp8_linear_cuda: ") + what + ": cuBLASLt status " +
                              std::to_string(static_cast<int>(status)));
   }
-}
-
-// max |x| over the tensor: a grid-stride max per thread, a warp reduction, one atomic per warp
-// (non-negative floats order as their bits do, so an integer atomicMax works).
-__global__ void amax_kernel(const __nv_bfloat16* __restrict__ x, int64_t n, float* amax) {
-  float m = 0.0f;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    m = fmaxf(m, fabsf(__bfloat162float(x[i])));
-  }
-  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-  if ((threadIdx.x & 31) == 0) atomicMax(reinterpret_cast<int*>(amax), __float_as_int(m));
-}
-
-__global__ void scale_from_amax_kernel(const float* amax, float* scale) {
-  *scale = *amax > 0.0f ? *amax / kE4m3Max : 1.0f;
-}
-
-__global__ void quantize_kernel(const __nv_bfloat16* __restrict__ x, int64_t n, const float* scale,
-                                __nv_fp8_e4m3* __restrict__ out) {
-  const float inverse = 1.0f / *scale;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    // __nv_fp8_e4m3's constructor rounds to nearest even and saturates (__NV_SATFINITE).
-    out[i] = __nv_fp8_e4m3(__bfloat162float(x[i]) * inverse);
-  }
-}
-
-unsigned grid_for(int64_t n, int threads) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + threads - 1) / threads, 4096)));
 }
 
 // y[t, o] = acc[t, o] * w_scale[o or 0] + bias[o], rounded once to bf16.
@@ -78,29 +46,6 @@ struct LtMatmul {
 };
 
 }  // namespace
-
-void quantize_fp8_dynamic_cuda(const __nv_bfloat16* x, int64_t n, __nv_fp8_e4m3* out, float* scale, float* amax_scratch,
-                               cudaStream_t stream) {
-  require(n >= 0, "quantize_fp8_dynamic_cuda", "negative element count");
-  check_cuda(cudaMemsetAsync(amax_scratch, 0, sizeof(float), stream), "quantize_fp8_dynamic_cuda: zero amax");
-  constexpr int kThreads = 256;
-  if (n > 0) {
-    amax_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n, amax_scratch);
-    check_launch("amax_kernel");
-  }
-  scale_from_amax_kernel<<<1, 1, 0, stream>>>(amax_scratch, scale);
-  check_launch("scale_from_amax_kernel");
-  quantize_fp8_static_cuda(x, n, scale, out, stream);
-}
-
-void quantize_fp8_static_cuda(const __nv_bfloat16* x, int64_t n, const float* scale, __nv_fp8_e4m3* out,
-                              cudaStream_t stream) {
-  require(n >= 0, "quantize_fp8_static_cuda", "negative element count");
-  if (n == 0) return;
-  constexpr int kThreads = 256;
-  quantize_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n, scale, out);
-  check_launch("quantize_kernel");
-}
 
 void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const float* x_scale, const __nv_fp8_e4m3* w,
                      const float* w_scale, bool w_scale_per_channel, const __nv_bfloat16* bias, __nv_bfloat16* y,
@@ -139,7 +84,7 @@ void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const floa
                           &heuristic.algo, lt_workspace, lt_workspace_bytes, stream),
            "matmul");
   constexpr int kThreads = 256;
-  scale_columns_kernel<<<grid_for(tokens * out, kThreads), kThreads, 0, stream>>>(
+  scale_columns_kernel<<<grid_stride_blocks(tokens * out, kThreads), kThreads, 0, stream>>>(
       workspace, w_scale, w_scale_per_channel, bias, y, tokens, out);
   check_launch("scale_columns_kernel");
 }

@@ -1,6 +1,7 @@
 #pragma once
 // FP8 (e4m3) linear layers on Hopper through cuBLASLt: y [tokens, out] = x W^T with both operands
-// float8_e4m3fn, as FP8 checkpoints store W (quant/fp8_reader.h) and x quantized per step.
+// float8_e4m3fn, as FP8 checkpoints store W (quant/fp8_reader.h) and x quantized per step
+// (fp8_quantize_cuda.h).
 // Compile-checked only (scripts/cuda_kernels_compile.sh): never run on a GPU yet (docs/quantization.md).
 
 #include <cublasLt.h>
@@ -12,15 +13,6 @@
 #include <cstdint>
 
 namespace izwi {
-
-/// x (bf16, n elements) -> e4m3 with one scale for the whole tensor: *scale = max |x| / 448 (the
-/// dynamic activation scheme; 1 when x is all zeros), out = e4m3(x / *scale) rounded to nearest,
-/// saturated at +-448. `scale` is a device float; `amax_scratch` a device float the call zeroes.
-void quantize_fp8_dynamic_cuda(const __nv_bfloat16* x, int64_t n, __nv_fp8_e4m3* out, float* scale, float* amax_scratch,
-                               cudaStream_t stream);
-/// The same with a given device scale (the static scheme's input_scale).
-void quantize_fp8_static_cuda(const __nv_bfloat16* x, int64_t n, const float* scale, __nv_fp8_e4m3* out,
-                              cudaStream_t stream);
 
 /// Bytes of the float32 product fp8_linear_cuda stages before scaling it per output channel.
 inline size_t fp8_linear_workspace_bytes(int64_t tokens, int64_t out) {

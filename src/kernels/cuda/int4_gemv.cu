@@ -3,6 +3,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elements.cuh"
 #include "kernels/cuda/int4_gemv_cuda.h"
+#include "kernels/cuda/launch_grid.h"
 
 namespace izwi {
 
@@ -125,8 +126,8 @@ void int4_linear_cuda(const __nv_bfloat16* x, const Int4Weights& w, const __nv_b
       continue;
     }
     constexpr int kThreads = 256;
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((n * w.in + kThreads - 1) / kThreads, 4096));
-    gather_columns_kernel<<<blocks, kThreads, 0, stream>>>(xs, w.column_order, workspace, n, w.in);
+    gather_columns_kernel<<<grid_stride_blocks(n * w.in, kThreads), kThreads, 0, stream>>>(xs, w.column_order,
+                                                                                           workspace, n, w.in);
     check_launch("gather_columns_kernel");
     launch(static_cast<const float*>(workspace), w, bias, ys, n, stream);
   }

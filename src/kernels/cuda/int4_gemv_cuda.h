@@ -2,7 +2,7 @@
 // Int4 weight-only linear layers for small batches (decode) on the GPU: the weights stay packed as
 // QuantizedMatrix holds them (GPTQ / AWQ checkpoints and quantize-at-load, quant/quantized_matrix.h),
 // each read once per step for all the batch's rows; activations stay bf16, sums float32.
-// Compile-checked only (scripts/cuda_kernels_compile.sh): never run on a GPU yet (docs/quantization.md).
+// Runs on the CPU through the CUDA emulator (tests/cuda_emu); never run on a GPU yet (docs/quantization.md).
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>

@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/bf16_data.h"
 #include "kernels/cuda/fp8_gemm_cuda.h"
+#include "kernels/cuda/fp8_quantize_cuda.h"
 #include "kernels/cuda/int4_gemv_cuda.h"
 #include "kernels/cuda_stream.h"
 #endif
