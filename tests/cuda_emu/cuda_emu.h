@@ -4,8 +4,8 @@
 // declarations, then this header stands in for the device built-ins). A launch runs its blocks one
 // after another; a block's threads are fibers (Boost.Context) that switch only at
 // __syncthreads() and warp shuffles, so barriers and shuffles keep their CUDA meaning: a
-// barrier some live thread never reaches, or a full-mask shuffle with a lane that has exited, is
-// reported as the launch's error instead of hanging. Shared and dynamic shared memory are filled
+// barrier some live thread never reaches, two barriers waited at by one block, or a full-mask
+// shuffle with a lane that has exited, is reported as the launch's error instead of hanging. Shared and dynamic shared memory are filled
 // with 0xff bytes (NaN, -1) at every block's start, so a read before a write shows.
 // It checks the kernels' logic (indexing, reductions, partitions, rounding), not their speed, and
 // not what the CUDA memory model leaves undefined between unsynchronised threads.
@@ -34,7 +34,8 @@ extern dim3 current_block_dim;
 extern dim3 current_grid_dim;
 
 uint3 thread_index();
-void sync_block();
+/// `file` and `line` name the barrier: the block's live threads must all wait at the same one.
+void sync_block(const char* file, int line);
 /// Every lane of the caller's warp writes `bytes` of its value, then reads lane `source`'s.
 void warp_exchange(const void* value, void* out, size_t bytes, int source);
 int lane_id();
@@ -138,7 +139,7 @@ using std::min;
 #define blockDim (::izwi_emu::current_block_dim)
 #define gridDim (::izwi_emu::current_grid_dim)
 
-#define __syncthreads() ::izwi_emu::sync_block()
+#define __syncthreads() ::izwi_emu::sync_block(__FILE__, __LINE__)
 #define __shfl_xor_sync ::izwi_emu::shfl_xor
 #define atomicMax ::izwi_emu::atomic_max
 #define atomicMin ::izwi_emu::atomic_min

@@ -36,6 +36,8 @@ struct ThreadState {
   int warp = 0;
   int lane = 0;
   State state = State::Runnable;
+  const char* barrier_file = nullptr;  // the __syncthreads() the thread waits at
+  int barrier_line = 0;
   ctx::fiber fiber;
   ctx::fiber scheduler;  // where the thread returns at a barrier
 };
@@ -134,8 +136,19 @@ void run_block(const std::function<void()>& body) {
     }
     if (live == 0) return;
     if (at_barrier == live) {  // exited threads do not hold a barrier up
+      const ThreadState* first = nullptr;
       for (ThreadState& t : threads) {
-        if (t.state == State::AtBlockBarrier) t.state = State::Runnable;
+        if (t.state != State::AtBlockBarrier) continue;
+        if (first == nullptr) first = &t;
+        // A device counts arrivals, whichever barrier; the programming model requires the same one.
+        if (t.barrier_line != first->barrier_line || std::strcmp(t.barrier_file, first->barrier_file) != 0) {
+          fail("divergent __syncthreads() in block (" + std::to_string(current_block.x) + "," +
+               std::to_string(current_block.y) + "," + std::to_string(current_block.z) + "): thread " +
+               std::to_string(first->index.x) + " at " + first->barrier_file + ":" +
+               std::to_string(first->barrier_line) + ", thread " + std::to_string(t.index.x) + " at " +
+               t.barrier_file + ":" + std::to_string(t.barrier_line));
+        }
+        t.state = State::Runnable;
       }
       continue;
     }
@@ -159,7 +172,11 @@ uint3 thread_index() { return current_thread->index; }
 
 int lane_id() { return current_thread->lane; }
 
-void sync_block() { yield(State::AtBlockBarrier); }
+void sync_block(const char* file, int line) {
+  current_thread->barrier_file = file;
+  current_thread->barrier_line = line;
+  yield(State::AtBlockBarrier);
+}
 
 void warp_exchange(const void* value, void* out, size_t bytes, int source) {
   Emulator& emu = emulator();
