@@ -5,10 +5,10 @@
 // after another; a block's threads are fibers (Boost.Context) that switch only at
 // __syncthreads() and warp shuffles, so barriers and shuffles keep their CUDA meaning: a
 // barrier some live thread never reaches, two barriers waited at by one block, or a full-mask
-// shuffle with a lane that has exited, is reported as the launch's error instead of hanging. Shared and dynamic shared memory are filled
-// with 0xff bytes (NaN, -1) at every block's start, so a read before a write shows.
-// It checks the kernels' logic (indexing, reductions, partitions, rounding), not their speed, and
-// not what the CUDA memory model leaves undefined between unsynchronised threads.
+// shuffle with a lane that has exited, is reported as the launch's error instead of hanging. Shared and dynamic shared
+// memory are filled with 0xff bytes (NaN, -1) at every block's start, so a read before a write shows. It checks the
+// kernels' logic (indexing, reductions, partitions, rounding), not their speed, and not what the CUDA memory model
+// leaves undefined between unsynchronised threads.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -145,8 +145,8 @@ void run_block(const std::function<void()>& body) {
           fail("divergent __syncthreads() in block (" + std::to_string(current_block.x) + "," +
                std::to_string(current_block.y) + "," + std::to_string(current_block.z) + "): thread " +
                std::to_string(first->index.x) + " at " + first->barrier_file + ":" +
-               std::to_string(first->barrier_line) + ", thread " + std::to_string(t.index.x) + " at " +
-               t.barrier_file + ":" + std::to_string(t.barrier_line));
+               std::to_string(first->barrier_line) + ", thread " + std::to_string(t.index.x) + " at " + t.barrier_file +
+               ":" + std::to_string(t.barrier_line));
         }
         t.state = State::Runnable;
       }
