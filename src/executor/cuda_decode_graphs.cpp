@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "common/op_profile.h"
+#include "executor/graph_capture.h"
 
 namespace izwi {
 
@@ -110,7 +111,7 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
     const OpProfilePause pause;       // no step's work, and a capture allows no device wait
     pass(model, ctx, cache, bucket);  // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
-    g->graph.capture_begin(pool_);
+    begin_graph_capture(g->graph, pool_);
     g->output.copy_(pass(model, ctx, cache, bucket));  // the head and the cast too, for logits
     g->graph.capture_end();
     pool_ = g->graph.pool();

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/op_profile.h"
+#include "executor/graph_capture.h"
 #include "kernels/cuda/sampler_cuda.h"
 #endif
 
@@ -109,7 +110,7 @@ std::unique_ptr<ChainGraph> CudaFrameChainGraphs::capture(
     const OpProfilePause pause;   // no step's work, and a capture allows no device wait
     g->chain(g->inputs, sample);  // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
-    g->graph.capture_begin();
+    begin_graph_capture(g->graph, at::cuda::MempoolId_t{0, 0});
     g->ids = g->chain(g->inputs, sample);
     g->graph.capture_end();
   }

@@ -9,4 +9,8 @@ namespace izwi {
 
 cudaStream_t current_cuda_stream();
 
+/// Whether a CUDA graph is capturing the current stream: work that depends on host values of the
+/// step (per-sequence loops) must not run then, as the graph would replay the capture batch's.
+bool current_cuda_stream_capturing();
+
 }  // namespace izwi

@@ -8,6 +8,7 @@
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/attention_inputs_cuda.h"
 #include "kernels/cuda_stream.h"
+#include "kernels/ops/cuda_element_dtype.h"
 #endif
 
 namespace izwi::ops {
@@ -19,15 +20,6 @@ bool float32_or_absent(const at::Tensor& t) { return !t.defined() || t.scalar_ty
 const float* data_or_null(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
 #if IZWI_WITH_CUDA
-// The CUDA kernel's element types: Float32 or BFloat16 activations, norms and tables, and pools of
-// those or Float16; nullopt for anything else.
-std::optional<ElementDtype> element_dtype(at::ScalarType type, bool float16_too) {
-  if (type == at::kFloat) return ElementDtype::Float32;
-  if (type == at::kBFloat16) return ElementDtype::BFloat16;
-  if (float16_too && type == at::kHalf) return ElementDtype::Float16;
-  return std::nullopt;
-}
-
 // attention_inputs_cuda over the tensors, when it takes their dtypes and layouts: the heads read
 // along a row (stride 1), contiguous pools of one dtype, norms of one dtype (or none) and the
 // tables or, without them, float32 inv_freq. Returns an undefined tensor otherwise.
@@ -36,11 +28,12 @@ at::Tensor attention_inputs_on_device(const at::Tensor& qkv, const AttentionHead
                                       at::Tensor& value_pool) {
   const at::Tensor& norm = heads.q_norm.defined() ? heads.q_norm : heads.k_norm;
   const bool tables = angles.cos.defined();
-  const std::optional<ElementDtype> activations = element_dtype(qkv.scalar_type(), false);
-  const std::optional<ElementDtype> pools = element_dtype(key_pool.scalar_type(), true);
+  const std::optional<ElementDtype> activations = cuda_element_dtype(qkv.scalar_type(), false);
+  const std::optional<ElementDtype> pools = cuda_element_dtype(key_pool.scalar_type(), true);
   const std::optional<ElementDtype> norms =
-      norm.defined() ? element_dtype(norm.scalar_type(), false) : ElementDtype::Float32;
-  const std::optional<ElementDtype> rotary = element_dtype(tables ? angles.cos.scalar_type() : angles.dtype, false);
+      norm.defined() ? cuda_element_dtype(norm.scalar_type(), false) : ElementDtype::Float32;
+  const std::optional<ElementDtype> rotary =
+      cuda_element_dtype(tables ? angles.cos.scalar_type() : angles.dtype, false);
   const bool norms_agree =
       !heads.q_norm.defined() || !heads.k_norm.defined() || heads.q_norm.scalar_type() == heads.k_norm.scalar_type();
   const at::Device device = qkv.device();

@@ -1,10 +1,14 @@
 #include "kernels/ops/short_conv_op.h"
 
+#include <optional>
+
+#include "common/check.h"
 #include "common/op_profile.h"
 #include "kernels/cpu/short_conv_cpu.h"
 #if IZWI_WITH_CUDA
 #include "kernels/cuda/short_conv_cuda.h"
 #include "kernels/cuda_stream.h"
+#include "kernels/ops/cuda_element_dtype.h"
 #endif
 
 namespace izwi::ops {
@@ -41,27 +45,38 @@ void short_conv(const Backend& backend, const at::Tensor& bx, const ShortConvTen
   const OpTimer timer(ProfiledOp::ShortConv, bx.size(0));
   const int64_t width = layer.weight_t.size(0) - 1;
 #if IZWI_WITH_CUDA
-  const bool float32 = bx.scalar_type() == at::kFloat && layer.weight_t.scalar_type() == at::kFloat &&
-                       layer.states.scalar_type() == at::kFloat && layer.snapshots.scalar_type() == at::kFloat;
-  if (backend.cuda_kernels() && bx.is_cuda() && float32 && device_seqs.staged() && bx.is_contiguous() &&
+  // The kernel reads each sequence from the staged device arrays, so a CUDA graph can capture it;
+  // the per-sequence loop below bakes the capture batch's state slots into the graph.
+  const at::ScalarType type = bx.scalar_type();
+  const std::optional<ElementDtype> activations = cuda_element_dtype(type, true);
+  const std::optional<ElementDtype> weights = cuda_element_dtype(layer.weight_t.scalar_type(), true);
+  const bool dtypes = activations && weights && (*weights == ElementDtype::Float32 || *weights == *activations) &&
+                      (!layer.bias.defined() || layer.bias.scalar_type() == layer.weight_t.scalar_type()) &&
+                      layer.states.scalar_type() == type && layer.snapshots.scalar_type() == type;
+  if (backend.cuda_kernels() && bx.is_cuda() && dtypes && device_seqs.staged() && bx.is_contiguous() &&
       out.is_contiguous() && layer.weight_t.size(0) <= kShortConvMaxKernel) {
     ShortConvCudaArgs args{};
-    args.bx = bx.data_ptr<float>();
-    args.out = out.data_ptr<float>();
-    args.weight_t = layer.weight_t.data_ptr<float>();
-    args.bias = layer.bias.defined() ? layer.bias.data_ptr<float>() : nullptr;
-    args.state = layer.states.data_ptr<float>();
+    args.bx = bx.data_ptr();
+    args.out = out.data_ptr();
+    args.weight_t = layer.weight_t.data_ptr();
+    args.bias = layer.bias.defined() ? layer.bias.data_ptr() : nullptr;
+    args.state = layer.states.data_ptr();
     args.seqs = device_seqs.seqs;
     args.num_seqs = device_seqs.num_seqs;
     args.channels = bx.size(1);
     args.kernel = layer.weight_t.size(0);
-    args.snapshots = layer.snapshots.data_ptr<float>();
+    args.snapshots = layer.snapshots.data_ptr();
     args.block_tables = device_seqs.block_tables;
     args.table_stride = device_seqs.table_stride;
     args.block_size = block_size;
+    args.activations = *activations;
+    args.weights = *weights;
     short_conv_cuda(args, current_cuda_stream());
     return;
   }
+  IZWI_CHECK(!bx.is_cuda() || !current_cuda_stream_capturing(),
+             "short conv: a CUDA graph capture reached the per-sequence path ({} activations, {} weights)",
+             c10::toString(type), c10::toString(layer.weight_t.scalar_type()));
 #endif
   for (const SeqSlice& s : seqs) {
     const at::Tensor window = short_conv_sequence(backend, bx.narrow(0, s.offset, s.length), layer.states[s.state_slot],

@@ -1,0 +1,32 @@
+#pragma once
+// Beginning a CUDA graph capture (CUDA builds only): in thread-local mode where libtorch takes a
+// capture mode (2.x), so work the engine's other threads put on the GPU meanwhile (a caller making
+// a voice runs the speaker and codec encoders, with host syncs) neither invalidates the worker's
+// capture nor fails as an unsafe call during it. libtorch 1.x captures in global mode only.
+
+#include <ATen/cuda/CUDAGraph.h>
+#include <cuda_runtime_api.h>
+
+namespace izwi {
+
+namespace graph_capture_detail {
+
+template <typename Graph, typename Pool>
+auto begin(Graph& graph, Pool pool, int) -> decltype(graph.capture_begin(pool, cudaStreamCaptureModeThreadLocal)) {
+  return graph.capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+}
+
+template <typename Graph, typename Pool>
+void begin(Graph& graph, Pool pool, long) {
+  graph.capture_begin(pool);
+}
+
+}  // namespace graph_capture_detail
+
+/// graph.capture_begin(pool), thread-local where libtorch allows it.
+template <typename Pool>
+void begin_graph_capture(at::cuda::CUDAGraph& graph, Pool pool) {
+  graph_capture_detail::begin(graph, pool, 0);
+}
+
+}  // namespace izwi
