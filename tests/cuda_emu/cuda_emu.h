@@ -60,29 +60,12 @@ T shfl_xor(unsigned mask, T value, int lane_mask, int width = 32) {
   return out;
 }
 
-// Fibers of one block share an OS thread and switch only at barriers: atomics are plain updates.
-template <typename T>
-T atomic_max(T* address, T value) {
+// Fibers of one block share an OS thread and switch only at barriers: an atomic is a plain
+// read-modify-write that returns the old value.
+template <typename T, typename Op>
+T atomic_update(T* address, T value, Op op) {
   const T old = *address;
-  *address = std::max(old, value);
-  return old;
-}
-template <typename T>
-T atomic_min(T* address, T value) {
-  const T old = *address;
-  *address = std::min(old, value);
-  return old;
-}
-template <typename T>
-T atomic_or(T* address, T value) {
-  const T old = *address;
-  *address = old | value;
-  return old;
-}
-template <typename T>
-T atomic_add(T* address, T value) {
-  const T old = *address;
-  *address = old + value;
+  *address = op(old, value);
   return old;
 }
 
@@ -141,9 +124,9 @@ using std::min;
 
 #define __syncthreads() ::izwi_emu::sync_block(__FILE__, __LINE__)
 #define __shfl_xor_sync ::izwi_emu::shfl_xor
-#define atomicMax ::izwi_emu::atomic_max
-#define atomicMin ::izwi_emu::atomic_min
-#define atomicOr ::izwi_emu::atomic_or
-#define atomicAdd ::izwi_emu::atomic_add
+#define atomicMax(address, value) ::izwi_emu::atomic_update(address, value, [](auto a, auto b) { return max(a, b); })
+#define atomicMin(address, value) ::izwi_emu::atomic_update(address, value, [](auto a, auto b) { return min(a, b); })
+#define atomicOr(address, value) ::izwi_emu::atomic_update(address, value, [](auto a, auto b) { return a | b; })
+#define atomicAdd(address, value) ::izwi_emu::atomic_update(address, value, [](auto a, auto b) { return a + b; })
 #define __float_as_uint(v) ::izwi_emu::bit_cast<unsigned>(static_cast<float>(v))
 #define __float_as_int(v) ::izwi_emu::bit_cast<int>(static_cast<float>(v))
