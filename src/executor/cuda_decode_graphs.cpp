@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <string>
 #include <utility>
 
 #include "common/check.h"
@@ -111,9 +112,8 @@ std::unique_ptr<Graph> CudaDecodeGraphs::capture(const Shape& shape, const Causa
     const OpProfilePause pause;       // no step's work, and a capture allows no device wait
     pass(model, ctx, cache, bucket);  // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
-    begin_graph_capture(g->graph, pool_);
-    g->output.copy_(pass(model, ctx, cache, bucket));  // the head and the cast too, for logits
-    g->graph.capture_end();
+    capture_graph(g->graph, pool_, stream.stream(), "the decode graph of " + std::to_string(shape.first) + " sequences",
+                  [&] { g->output.copy_(pass(model, ctx, cache, bucket)); });  // the head and the cast too, for logits
     pool_ = g->graph.pool();
   }
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

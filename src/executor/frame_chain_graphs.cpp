@@ -2,9 +2,12 @@
 
 #include <cstring>
 #include <map>
+#include <string>
 
 #include "common/check.h"
+#include "common/logging.h"
 #include "executor/decode_graph_batch.h"
+#include "executor/graph_capture_failed.h"
 #include "sampling/device_sampler.h"
 
 #if IZWI_WITH_CUDA
@@ -34,10 +37,20 @@ bool frame_chain_replays(const std::vector<SamplingState*>& states, int32_t max_
   return decode_graph_bucket(static_cast<int32_t>(states.size()), max_bucket) > 0 && chain_controls_stage(states);
 }
 
-FrameChainGraphs* frame_chain_graphs(std::optional<std::unique_ptr<FrameChainGraphs>>& graphs,
-                                     const FrameChainSettings& settings) {
+at::Tensor frame_chain_ids(std::optional<std::unique_ptr<FrameChainGraphs>>& graphs, const FrameChainSettings& settings,
+                           const at::Tensor& inputs, const std::vector<SamplingState*>& states,
+                           const std::function<FrameChain(int32_t bucket)>& make_chain,
+                           const std::function<at::Tensor()>& eager) {
   if (!graphs.has_value()) graphs = make_frame_chain_graphs(settings);
-  return graphs->get();
+  if (*graphs != nullptr && (*graphs)->replays(states)) {
+    try {
+      return (*graphs)->run(inputs, states, make_chain);
+    } catch (const GraphCaptureFailed& e) {
+      logger()->warn("{}; frames run without CUDA graphs from now on", e.what());
+      graphs->reset();
+    }
+  }
+  return eager();
 }
 
 #if IZWI_WITH_CUDA
@@ -110,9 +123,9 @@ std::unique_ptr<ChainGraph> CudaFrameChainGraphs::capture(
     const OpProfilePause pause;   // no step's work, and a capture allows no device wait
     g->chain(g->inputs, sample);  // warm-up: cuBLAS handles and workspaces exist before the capture
     check_cuda(cudaStreamSynchronize(stream.stream()), "cudaStreamSynchronize");
-    begin_graph_capture(g->graph, at::cuda::MempoolId_t{0, 0});
-    g->ids = g->chain(g->inputs, sample);
-    g->graph.capture_end();
+    capture_graph(g->graph, at::cuda::MempoolId_t{0, 0}, stream.stream(),
+                  "a frame chain of " + std::to_string(bucket) + " rows",
+                  [&] { g->ids = g->chain(g->inputs, sample); });
   }
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   IZWI_CHECK(g->ids.dim() == 2 && g->ids.size(0) == bucket && g->ids.size(1) == settings_.steps,

@@ -68,8 +68,13 @@ class FrameChainGraphs {
 /// backend->max_graph_batch() == 0 (not the Cuda backend, or EngineConfig::use_cuda_graphs off).
 std::unique_ptr<FrameChainGraphs> make_frame_chain_graphs(const FrameChainSettings& settings);
 
-/// A model's graphs (its `mutable` member), made on its first frame with that frame's settings.
-FrameChainGraphs* frame_chain_graphs(std::optional<std::unique_ptr<FrameChainGraphs>>& graphs,
-                                     const FrameChainSettings& settings);
+/// A frame's ids [rows, steps] (int64): through the model's graphs (`graphs`, its `mutable`
+/// member, made on its first frame with that frame's settings) when they replay the frame, else
+/// eager(). A capture that fails (GraphCaptureFailed: nothing of the frame has run) drops the
+/// model's graphs with a warning, and this frame and every later one run eagerly.
+at::Tensor frame_chain_ids(std::optional<std::unique_ptr<FrameChainGraphs>>& graphs, const FrameChainSettings& settings,
+                           const at::Tensor& inputs, const std::vector<SamplingState*>& states,
+                           const std::function<FrameChain(int32_t bucket)>& make_chain,
+                           const std::function<at::Tensor()>& eager);
 
 }  // namespace izwi

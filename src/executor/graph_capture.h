@@ -7,6 +7,11 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <cuda_runtime_api.h>
 
+#include <exception>
+#include <string>
+
+#include "executor/graph_capture_failed.h"
+
 namespace izwi {
 
 namespace graph_capture_detail {
@@ -27,6 +32,25 @@ void begin(Graph& graph, Pool pool, long) {
 template <typename Pool>
 void begin_graph_capture(at::cuda::CUDAGraph& graph, Pool pool) {
   graph_capture_detail::begin(graph, pool, 0);
+}
+
+/// After a capture on `stream` threw: ends the capture if the stream is still capturing, discards
+/// what it recorded and clears the (non-sticky) capture error, so the stream runs eagerly again.
+void abandon_graph_capture(cudaStream_t stream);
+
+/// Captures `work` into `graph` on `stream` (the current stream), from capture_begin(pool) to
+/// capture_end. What it throws becomes GraphCaptureFailed naming `what`, after the capture is
+/// abandoned.
+template <typename Pool, typename Work>
+void capture_graph(at::cuda::CUDAGraph& graph, Pool pool, cudaStream_t stream, const std::string& what, Work&& work) {
+  begin_graph_capture(graph, pool);
+  try {
+    work();
+    graph.capture_end();
+  } catch (const std::exception& e) {
+    abandon_graph_capture(stream);
+    throw GraphCaptureFailed("capturing " + what + ": " + e.what());
+  }
 }
 
 }  // namespace izwi

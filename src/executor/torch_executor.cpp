@@ -4,8 +4,10 @@
 #include <c10/core/InferenceMode.h>
 
 #include "common/check.h"
+#include "common/logging.h"
 #include "common/op_profile.h"
 #include "executor/cuda_decode_graphs.h"
+#include "executor/graph_capture_failed.h"
 #include "layers/index_tensor.h"
 
 namespace izwi {
@@ -54,11 +56,17 @@ TorchExecutor::Forwarded TorchExecutor::forward(const StepBatch& batch) {
   const OpTimer timer(ProfiledOp::Forward, batch.num_tokens());
 #if IZWI_WITH_CUDA
   if (graphs_ != nullptr && graphs_->replays(batch)) {
-    const OpTimer replay(ProfiledOp::GraphReplay, batch.num_tokens());
-    auto [ctx, out] = graphs_->run(batch, *model_, *cache_);
-    // From embeddings the graph ends at the hidden states: the model's own head samples them.
-    if (spec().graph_safe_decode_from_embeddings) return {std::move(ctx), std::move(out), at::Tensor()};
-    return {std::move(ctx), at::Tensor(), std::move(out)};
+    try {
+      const OpTimer replay(ProfiledOp::GraphReplay, batch.num_tokens());
+      auto [ctx, out] = graphs_->run(batch, *model_, *cache_);
+      // From embeddings the graph ends at the hidden states: the model's own head samples them.
+      if (spec().graph_safe_decode_from_embeddings) return {std::move(ctx), std::move(out), at::Tensor()};
+      return {std::move(ctx), at::Tensor(), std::move(out)};
+    } catch (const GraphCaptureFailed& e) {
+      // Nothing of the step has run (a capture writes only the padding block and slot).
+      logger()->warn("{}: {}; decode steps run without CUDA graphs from now on", spec().model_type, e.what());
+      graphs_.reset();
+    }
   }
 #endif
   ForwardContext ctx = make_forward_context(batch, cache_->block_size(), *backend_);

@@ -1,8 +1,8 @@
 // The host side of a speech model's per-frame chain as a CUDA graph (executor/frame_chain_graphs.h,
 // sampling/device_sampler.h): which frames replay, the controls of all of a frame's draws staged at
 // once (the draw indices the eager chain would use, one call per step), the padding rows, and the
-// frame's ids back. The capture and replay themselves run only on a GPU
-// (tests/cuda/test_frame_chain_graphs_cuda.cpp).
+// frame's ids back, and the eager frame when a capture fails. The capture and replay themselves
+// run only on a GPU (tests/cuda/test_frame_chain_graphs_cuda.cpp).
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "executor/frame_chain_graphs.h"
+#include "executor/graph_capture_failed.h"
 #include "izwi/errors.h"
 #include "kernels/backend.h"
 #include "sampling/device_sampler.h"
@@ -144,10 +145,68 @@ TEST(FrameChainGraphs, NoneOffTheCudaKernels) {
   EXPECT_THROW(make_frame_chain_graphs(FrameChainSettings{nullptr, 15, 2048, 8}), Error);
   EXPECT_THROW(make_frame_chain_graphs(FrameChainSettings{&cpu, 0, 2048, 8}), Error);
 
-  // A model's member: made once, on its first frame.
+  // A model's member: made once, on its first frame; without graphs the frame runs eagerly.
   std::optional<std::unique_ptr<FrameChainGraphs>> member;
-  EXPECT_EQ(frame_chain_graphs(member, FrameChainSettings{&cpu, 8, 2049, 0}), nullptr);
+  SamplingState a = seeded(0.9f, 50, 0.8f, 1, 0);
+  const at::Tensor ids = frame_chain_ids(
+      member, FrameChainSettings{&cpu, 8, 2049, 0}, at::zeros({1, 4}), {&a}, [](int32_t) -> FrameChain { return {}; },
+      [] {
+        return at::full({1, 8}, 7, at::kLong);
+      });
   EXPECT_TRUE(member.has_value());
+  EXPECT_EQ(*member, nullptr);
+  EXPECT_TRUE(ids.equal(at::full({1, 8}, 7, at::kLong)));
+}
+
+// Graphs that replay every frame, or fail every capture as a CUDA capture can (an operation it
+// does not allow), as a GPU build's would (the replay itself runs only on a GPU).
+class FakeChainGraphs final : public FrameChainGraphs {
+ public:
+  FakeChainGraphs(const FrameChainSettings& settings, bool capture_fails, int* runs)
+      : settings_(settings), capture_fails_(capture_fails), runs_(runs) {}
+  at::Tensor run(const at::Tensor& inputs, const std::vector<SamplingState*>&,
+                 const std::function<FrameChain(int32_t)>&) override {
+    ++*runs_;
+    if (capture_fails_) throw GraphCaptureFailed("capturing a frame chain of 1 rows: operation not permitted");
+    return at::full({inputs.size(0), settings_.steps}, 1, at::kLong);
+  }
+  const FrameChainSettings& settings() const override { return settings_; }
+
+ private:
+  FrameChainSettings settings_;
+  bool capture_fails_;
+  int* runs_;
+};
+
+TEST(FrameChainGraphs, AFailedCaptureRunsTheFrameEagerlyAndDropsTheGraphs) {
+  const FrameChainSettings settings{&Backend::host(), 8, 2049, 4};
+  SamplingState a = seeded(0.9f, 50, 0.8f, 1, 0);
+  const auto never = [](int32_t) -> FrameChain { return {}; };
+  int eager_runs = 0;
+  const auto eager = [&] {
+    ++eager_runs;
+    return at::full({1, 8}, 2, at::kLong);
+  };
+
+  int runs = 0;
+  std::optional<std::unique_ptr<FrameChainGraphs>> member = std::make_unique<FakeChainGraphs>(settings, false, &runs);
+  EXPECT_EQ(frame_chain_ids(member, settings, at::zeros({1, 4}), {&a}, never, eager).max().item<int64_t>(), 1);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(eager_runs, 0);
+  SamplingState logprobs = a;
+  logprobs.logprobs = 0;
+  EXPECT_EQ(frame_chain_ids(member, settings, at::zeros({1, 4}), {&logprobs}, never, eager).max().item<int64_t>(), 2)
+      << "a frame that does not replay runs eagerly";
+  EXPECT_EQ(runs, 1);
+
+  member = std::make_unique<FakeChainGraphs>(settings, true, &runs);
+  EXPECT_EQ(frame_chain_ids(member, settings, at::zeros({1, 4}), {&a}, never, eager).max().item<int64_t>(), 2);
+  EXPECT_EQ(runs, 2);
+  ASSERT_TRUE(member.has_value());
+  EXPECT_EQ(*member, nullptr) << "the failed graphs are dropped";
+  EXPECT_EQ(frame_chain_ids(member, settings, at::zeros({1, 4}), {&a}, never, eager).max().item<int64_t>(), 2);
+  EXPECT_EQ(runs, 2) << "no capture is tried again";
+  EXPECT_EQ(eager_runs, 3);
 }
 
 TEST(FrameChainGraphs, FrameCodesSplitTheRowsOfIds) {

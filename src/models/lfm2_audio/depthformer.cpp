@@ -117,19 +117,20 @@ std::vector<std::vector<int32_t>> Depthformer::frames(const at::Tensor& hidden,
                                                       const Backend& backend) const {
   IZWI_CHECK(static_cast<int64_t>(sampling.size()) == hidden.size(0), "{} sampling states for {} rows", sampling.size(),
              hidden.size(0));
-  FrameChainGraphs* graphs = frame_chain_graphs(
+  // The chain's K/V are the step's own tensors (grown by concatenation), so a bucket's graph needs
+  // nothing beyond its input buffer.
+  const auto make_chain = [this, &backend](int32_t) -> FrameChain {
+    return [this, &backend](const at::Tensor& in, const ChainSample& sample) { return chain(in, backend, sample); };
+  };
+  const auto eager = [&] {
+    return chain(hidden, backend, [&](int32_t, const at::Tensor& logits) {
+      return sampler.sample_rows_on_device(logits, sampling, backend);
+    });
+  };
+  return frame_codes(frame_chain_ids(
       graphs_,
-      FrameChainSettings{&backend, static_cast<int32_t>(config_.codebooks), config_.vocab, backend.max_graph_batch()});
-  if (graphs != nullptr && graphs->replays(sampling)) {
-    // The chain's K/V are the step's own tensors (grown by concatenation), so a bucket's graph
-    // needs nothing beyond its input buffer.
-    return frame_codes(graphs->run(hidden, sampling, [this, &backend](int32_t) -> FrameChain {
-      return [this, &backend](const at::Tensor& in, const ChainSample& sample) { return chain(in, backend, sample); };
-    }));
-  }
-  return frame_codes(chain(hidden, backend, [&](int32_t, const at::Tensor& logits) {
-    return sampler.sample_rows_on_device(logits, sampling, backend);
-  }));
+      FrameChainSettings{&backend, static_cast<int32_t>(config_.codebooks), config_.vocab, backend.max_graph_batch()},
+      hidden, sampling, make_chain, eager));
 }
 
 }  // namespace izwi

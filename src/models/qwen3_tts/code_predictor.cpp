@@ -101,30 +101,31 @@ std::vector<std::vector<int32_t>> Qwen3TtsCodePredictor::predict(const at::Tenso
   const int64_t rows = talker_hidden.size(0);
   const Backend& backend = *outer.backend;
   const at::Tensor inputs = at::stack({talker_hidden, code0_embedding}, 1);  // [rows, 2, talker_hidden]
-  FrameChainGraphs* graphs = frame_chain_graphs(
-      graphs_, FrameChainSettings{&backend, num_code_groups_ - 1, config_.vocab_size, backend.max_graph_batch()});
-  if (graphs != nullptr && graphs->replays(sampling)) {
-    // A bucket's graph owns its contexts and its own scratch K/V: the shared scratch is reallocated
-    // when an eager frame brings more rows, which a graph's fixed addresses cannot follow.
-    return frame_codes(graphs->run(inputs, sampling, [&](int32_t bucket) -> FrameChain {
-      auto contexts = std::make_shared<const ChainContexts>(bucket, num_code_groups_, backend);
-      auto scratch = std::make_shared<std::vector<LayerCache>>();
-      for (const LayerCache& shared : cache.scratch(cache_layout(), bucket, num_code_groups_)) {
-        LayerCache own;
-        own.key = at::zeros_like(shared.key.narrow(0, 0, bucket));
-        own.value = at::zeros_like(shared.value.narrow(0, 0, bucket));
-        scratch->push_back(own);
-      }
-      return [this, contexts, scratch](const at::Tensor& in, const ChainSample& sample) {
-        return chain(in, *contexts, *scratch, sample);
-      };
-    }));
-  }
-  const ChainContexts contexts(rows, num_code_groups_, backend);
-  std::vector<LayerCache>& scratch = cache.scratch(cache_layout(), rows, num_code_groups_);
-  return frame_codes(chain(inputs, contexts, scratch, [&](int32_t, const at::Tensor& logits) {
-    return sampler.sample_rows_on_device(logits, sampling, backend);
-  }));
+  // A bucket's graph owns its contexts and its own scratch K/V: the shared scratch is reallocated
+  // when an eager frame brings more rows, which a graph's fixed addresses cannot follow.
+  const auto make_chain = [&](int32_t bucket) -> FrameChain {
+    auto contexts = std::make_shared<const ChainContexts>(bucket, num_code_groups_, backend);
+    auto scratch = std::make_shared<std::vector<LayerCache>>();
+    for (const LayerCache& shared : cache.scratch(cache_layout(), bucket, num_code_groups_)) {
+      LayerCache own;
+      own.key = at::zeros_like(shared.key.narrow(0, 0, bucket));
+      own.value = at::zeros_like(shared.value.narrow(0, 0, bucket));
+      scratch->push_back(own);
+    }
+    return [this, contexts, scratch](const at::Tensor& in, const ChainSample& sample) {
+      return chain(in, *contexts, *scratch, sample);
+    };
+  };
+  const auto eager = [&] {
+    const ChainContexts contexts(rows, num_code_groups_, backend);
+    std::vector<LayerCache>& scratch = cache.scratch(cache_layout(), rows, num_code_groups_);
+    return chain(inputs, contexts, scratch, [&](int32_t, const at::Tensor& logits) {
+      return sampler.sample_rows_on_device(logits, sampling, backend);
+    });
+  };
+  return frame_codes(frame_chain_ids(
+      graphs_, FrameChainSettings{&backend, num_code_groups_ - 1, config_.vocab_size, backend.max_graph_batch()},
+      inputs, sampling, make_chain, eager));
 }
 
 }  // namespace izwi
