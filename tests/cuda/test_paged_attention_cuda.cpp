@@ -255,6 +255,11 @@ TEST(PagedDecodeAttentionCuda, OddHeadDims) {
   run_decode({7, 4, 80, KvDtype::Float32, false});
   run_decode({7, 4, 100, KvDtype::BFloat16, true});
 }
+// The largest head the plan takes (kPagedDecodeMaxHeadDim): two 16-byte packs of floats per thread.
+TEST(PagedDecodeAttentionCuda, LargestHeadDim) {
+  run_decode({5, 4, 256, KvDtype::Float32, false});
+  run_decode({5, 2, 256, KvDtype::BFloat16, true});
+}
 TEST(PagedDecodeAttentionCuda, SlidingWindow) {
   run_decode({7, 4, 128, KvDtype::Float32, false, 300});
   run_decode({7, 4, 64, KvDtype::BFloat16, true, 64});
