@@ -6,14 +6,15 @@
 #include "io/weight_source.h"
 #include "kernels/ops/activation_op.h"
 #include "kernels/ops/conv1d_op.h"
+#include "kernels/ops/pad1d_op.h"
 
 namespace izwi {
 
 at::Tensor MimiEncoder::StridedConv::forward(const Backend& backend, const at::Tensor& x) const {
   const int64_t kernel = weight.size(2), length = x.size(2);
   const int64_t right = (length + stride - 1) / stride * stride - length;
-  const at::Tensor padded =
-      replicate ? at::replication_pad1d(x, {kernel - stride, right}) : at::constant_pad_nd(x, {kernel - stride, right});
+  const at::Tensor padded = replicate ? ops::pad1d(x, kernel - stride, right, ops::Pad1dMode::Replicate)
+                                      : at::constant_pad_nd(x, {kernel - stride, right});
   return ops::conv1d(backend, padded, weight, bias, {stride});
 }
 

@@ -13,6 +13,7 @@
 #include "io/weight_loader.h"
 #include "kernels/ops/activation_op.h"
 #include "kernels/ops/conv1d_op.h"
+#include "kernels/ops/pad1d_op.h"
 
 namespace izwi {
 
@@ -87,14 +88,7 @@ MagnitudeLogMelConfig SpeakerEncoderConfig::mel() const {
 at::Tensor SpeakerEncoder::Conv::operator()(const at::Tensor& x) const {
   const int64_t total = dilation * (weight.size(2) - 1);
   const int64_t left = total / 2;
-  at::Tensor padded = x;
-  if (total > 0 && x.is_cpu() && x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble) {
-    // libtorch 1.13's CPU reflection_pad1d has no bf16 / f16; padding copies values, so float32
-    // and back is exact.
-    padded = at::reflection_pad1d(x.to(at::kFloat), {left, total - left}).to(x.scalar_type());
-  } else if (total > 0) {
-    padded = at::reflection_pad1d(x, {left, total - left});
-  }
+  const at::Tensor padded = ops::pad1d(x, left, total - left, ops::Pad1dMode::Reflect);
   ops::Conv1dOptions options;
   options.dilation = dilation;
   return ops::conv1d(*backend, padded, weight, bias, options);
