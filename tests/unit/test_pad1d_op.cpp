@@ -16,8 +16,7 @@ TEST(Pad1dOp, MatchesLibtorchsReflectAndReplicatePadding) {
   for (const auto& [left, right] : {std::tuple{0, 0}, {1, 0}, {0, 2}, {3, 5}, {8, 8}}) {
     SCOPED_TRACE(::testing::Message() << "pad " << left << ", " << right);
     EXPECT_TRUE(ops::pad1d(x, left, right, ops::Pad1dMode::Reflect).equal(at::reflection_pad1d(x, {left, right})));
-    EXPECT_TRUE(
-        ops::pad1d(x, left, right, ops::Pad1dMode::Replicate).equal(at::replication_pad1d(x, {left, right})));
+    EXPECT_TRUE(ops::pad1d(x, left, right, ops::Pad1dMode::Replicate).equal(at::replication_pad1d(x, {left, right})));
   }
   // Replicate padding may be longer than the row.
   EXPECT_TRUE(ops::pad1d(x, 20, 11, ops::Pad1dMode::Replicate).equal(at::replication_pad1d(x, {20, 11})));

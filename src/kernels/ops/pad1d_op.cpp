@@ -14,8 +14,7 @@ at::Tensor pad1d(const at::Tensor& x, int64_t left, int64_t right, Pad1dMode mod
   const at::Tensor position = at::arange(-left, length + right, x.options().dtype(at::kLong));
   const int64_t last = length - 1;
   // Reflect: -i before the start, 2 * last - i past the end; replicate: the nearest edge.
-  const at::Tensor source =
-      mode == Pad1dMode::Reflect ? last - (last - position.abs()).abs() : position.clamp(0, last);
+  const at::Tensor source = mode == Pad1dMode::Reflect ? last - (last - position.abs()).abs() : position.clamp(0, last);
   return x.index_select(-1, source);
 }
 
