@@ -173,6 +173,12 @@ TEST(PagedAttentionCuda, DecodeRowsMatchCpu) { run_case({128, 0, KvDtype::BFloat
 TEST(PagedAttentionCuda, DecodeRowsInAWindowMatchCpu) { run_case({64, 16, KvDtype::Float32, true}); }
 TEST(PagedAttentionCuda, BFloat16ActivationsMatchCpu) { run_case({128, 0, KvDtype::BFloat16, false, true}); }
 TEST(PagedAttentionCuda, BFloat16ActivationsInAWindowMatchCpu) { run_case({64, 37, KvDtype::Float16, false, true}); }
+// 8 rows of 4 heads of 256 (and of 192): 72 KiB (56 KiB) of shared memory, past the 48 KiB a
+// launch gets without opting in through cudaFuncSetAttribute.
+TEST(PagedAttentionCuda, SharedMemoryPast48KiB) {
+  run_case({256, 0, KvDtype::Float32});
+  run_case({192, 0, KvDtype::BFloat16, false, true});
+}
 
 // Split-K decode attention.
 
