@@ -1,8 +1,9 @@
 #pragma once
-// Beginning a CUDA graph capture (CUDA builds only): in thread-local mode where libtorch takes a
-// capture mode (2.x), so work the engine's other threads put on the GPU meanwhile (a caller making
-// a voice runs the speaker and codec encoders, with host syncs) neither invalidates the worker's
-// capture nor fails as an unsafe call during it. libtorch 1.x captures in global mode only.
+// Capturing a CUDA graph (CUDA builds only). Thread-local where libtorch takes a capture mode
+// (2.x), so work the engine's other threads put on the GPU meanwhile (a caller making a voice runs
+// the speaker and codec encoders, with host syncs) neither invalidates the worker's capture nor
+// fails as an unsafe call during it; libtorch 1.x captures in global mode only. A capture that
+// throws is abandoned cleanly and reported as GraphCaptureFailed, so the caller can run eagerly.
 
 #include <ATen/cuda/CUDAGraph.h>
 #include <cuda_runtime_api.h>
@@ -28,12 +29,6 @@ void begin(Graph& graph, Pool pool, long) {
 
 }  // namespace graph_capture_detail
 
-/// graph.capture_begin(pool), thread-local where libtorch allows it.
-template <typename Pool>
-void begin_graph_capture(at::cuda::CUDAGraph& graph, Pool pool) {
-  graph_capture_detail::begin(graph, pool, 0);
-}
-
 /// After a capture on `stream` threw: ends the capture if the stream is still capturing, discards
 /// what it recorded and clears the (non-sticky) capture error, so the stream runs eagerly again.
 void abandon_graph_capture(cudaStream_t stream);
@@ -43,8 +38,8 @@ void abandon_graph_capture(cudaStream_t stream);
 /// abandoned.
 template <typename Pool, typename Work>
 void capture_graph(at::cuda::CUDAGraph& graph, Pool pool, cudaStream_t stream, const std::string& what, Work&& work) {
-  begin_graph_capture(graph, pool);
   try {
+    graph_capture_detail::begin(graph, pool, 0);  // thread-local where libtorch allows it
     work();
     graph.capture_end();
   } catch (const std::exception& e) {
