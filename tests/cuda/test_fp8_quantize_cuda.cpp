@@ -1,6 +1,6 @@
 // Activations to FP8 (e4m3) on the device against the same rounding on the host: the dynamic
-// scale (max |x| / 448, 1 for all zeros) over a grid-stride reduction, each value rounded to nearest
-// even and saturated at +-448 under a given scale. Runs on the CPU through the CUDA emulator
+// scale (max |x| / 448 over the finite values, floored; 1 for all zeros) over a grid-stride reduction, each value
+// rounded to nearest even and saturated at +-448 under a given scale. Runs on the CPU through the CUDA emulator
 // (tests/cuda_emu); not yet on a GPU.
 
 #include <cuda_fp8.h>
@@ -69,6 +69,38 @@ TEST(Fp8QuantizeCuda, AllZerosTakeScaleOne) {
   DeviceBuffer<__nv_fp8_e4m3> out(x.size());
   EXPECT_EQ(quantize_dynamic(x, out), 1.0f);
   expect_quantized(x, 1.0f, out);
+}
+
+// One batch, one scale: an inf or NaN in one sequence's row must not set it, or every row of the
+// batch would come out NaN (a scale of inf, an inverse of 0, then 0 * inf in the GEMM).
+TEST(Fp8QuantizeCuda, NonFiniteValuesLeaveTheScaleToTheFiniteOnes) {
+  std::vector<float> x = round_bf16(random_floats(2000, 9, -2.0f, 2.0f));
+  x[1500] = 2.5f;
+  x[3] = INFINITY;
+  x[700] = -INFINITY;
+  x[1999] = NAN;
+  DeviceBuffer<__nv_fp8_e4m3> out(x.size());
+  const float scale = quantize_dynamic(x, out);
+  EXPECT_EQ(scale, 2.5f / 448.0f);
+  expect_quantized(x, scale, out);
+  const std::vector<__nv_fp8_e4m3> device = out.to_host();
+  EXPECT_EQ(static_cast<float>(device[3]), 448.0f);
+  EXPECT_EQ(static_cast<float>(device[700]), -448.0f);
+  EXPECT_TRUE(std::isnan(static_cast<float>(device[1999])));
+}
+
+// Magnitudes so small that max |x| / 448 is a float whose inverse overflows: the scale's floor
+// keeps the zeros zero (not 0 * inf = NaN).
+TEST(Fp8QuantizeCuda, TinyMagnitudesTakeTheSmallestScale) {
+  std::vector<float> x(64, 0.0f);
+  x[5] = 1e-37f;
+  x[40] = -3e-38f;
+  x = round_bf16(x);
+  DeviceBuffer<__nv_fp8_e4m3> out(x.size());
+  const float scale = quantize_dynamic(x, out);
+  EXPECT_EQ(scale, 1.0f / (448.0f * 512.0f));
+  expect_quantized(x, scale, out);
+  for (const __nv_fp8_e4m3 v : out.to_host()) EXPECT_FALSE(std::isnan(static_cast<float>(v)));
 }
 
 TEST(Fp8QuantizeCuda, StaticScaleSaturatesAt448) {

@@ -7,21 +7,27 @@ namespace izwi {
 namespace {
 
 constexpr float kE4m3Max = 448.0f;
+// The smallest scale (vLLM's floor): below it 1 / scale would overflow to inf for the tiniest
+// magnitudes, and a zero times inf is NaN.
+constexpr float kMinScale = 1.0f / (kE4m3Max * 512.0f);
 
-// max |x| over the tensor: a grid-stride max per thread, a warp reduction, one atomic per warp
-// (non-negative floats order as their bits do, so an integer atomicMax works).
+// max |x| over the tensor's finite values: a grid-stride max per thread, a warp reduction, one
+// atomic per warp (non-negative floats order as their bits do, so an integer atomicMax works). The
+// scale is one for the whole batch, so an inf or NaN in one sequence's row must not set it: that
+// row saturates (or stays NaN) alone instead of every row becoming NaN.
 __global__ void amax_kernel(const __nv_bfloat16* __restrict__ x, int64_t n, float* amax) {
   float m = 0.0f;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    m = fmaxf(m, fabsf(__bfloat162float(x[i])));
+    const float v = fabsf(__bfloat162float(x[i]));
+    if (isfinite(v)) m = fmaxf(m, v);
   }
   for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
   if ((threadIdx.x & 31) == 0) atomicMax(reinterpret_cast<int*>(amax), __float_as_int(m));
 }
 
 __global__ void scale_from_amax_kernel(const float* amax, float* scale) {
-  *scale = *amax > 0.0f ? *amax / kE4m3Max : 1.0f;
+  *scale = *amax > 0.0f ? fmaxf(*amax / kE4m3Max, kMinScale) : 1.0f;
 }
 
 __global__ void quantize_kernel(const __nv_bfloat16* __restrict__ x, int64_t n, const float* scale,

@@ -11,9 +11,10 @@
 
 namespace izwi {
 
-/// x (bf16, n elements) -> e4m3 with one scale for the whole tensor: *scale = max |x| / 448 (the
-/// dynamic activation scheme; 1 when x is all zeros), out = e4m3(x / *scale) rounded to nearest,
-/// saturated at +-448. `scale` is a device float; `amax_scratch` a device float the call zeroes.
+/// x (bf16, n elements) -> e4m3 with one scale for the whole tensor: *scale = max |x| / 448 over
+/// the finite values (the dynamic activation scheme), at least 1 / (448 * 512), and 1 when no value
+/// is finite and nonzero; out = e4m3(x / *scale) rounded to nearest, saturated at +-448 (an inf
+/// saturates, a NaN stays NaN). `scale` is a device float; `amax_scratch` a device float the call zeroes.
 void quantize_fp8_dynamic_cuda(const __nv_bfloat16* x, int64_t n, __nv_fp8_e4m3* out, float* scale, float* amax_scratch,
                                cudaStream_t stream);
 /// The same with a given device scale (the static scheme's input_scale).
