@@ -1,29 +1,26 @@
 #include "quant/dequantize.h"
 
 #include <cmath>
-#include <limits>
 
 #include "common/check.h"
 
 namespace izwi {
 
-at::Tensor e4m3_table() {
-  at::Tensor table = at::empty({256}, at::kFloat);
-  float* v = table.data_ptr<float>();
-  for (int b = 0; b < 256; ++b) {
-    const int exponent = (b >> 3) & 15, mantissa = b & 7;
-    float magnitude;
-    if (exponent == 15 && mantissa == 7) {
-      magnitude = std::numeric_limits<float>::quiet_NaN();
-    } else if (exponent == 0) {
-      magnitude = std::ldexp(static_cast<float>(mantissa), -9);  // subnormal: m / 8 * 2^-6
-    } else {
-      magnitude = std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);  // (1 + m / 8) * 2^(e - 7)
-    }
-    v[b] = (b & 0x80) != 0 ? -magnitude : magnitude;
-  }
-  return table;
+at::Tensor decode_e4m3(const at::Tensor& bytes) {
+  // Integer ops and a power of two built from its float bits: exact, on the bytes' device, with
+  // nothing copied from the host (a host copy is not allowed while a CUDA graph captures).
+  const at::Tensor b = bytes.to(at::kInt);
+  const at::Tensor exponent = at::bitwise_and(at::__rshift__(b, 3), 15), mantissa = at::bitwise_and(b, 7);
+  // (8 + m) * 2^(e - 10) for e >= 1; a subnormal (e == 0) is m * 2^-9, the same with no leading 8.
+  const at::Tensor normal = exponent > 0;
+  const at::Tensor significand = (mantissa + normal.to(at::kInt) * 8).to(at::kFloat);
+  const at::Tensor power = at::__lshift__(at::clamp_min(exponent, 1) + (127 - 10), 23).view(at::kFloat);
+  at::Tensor value = significand * power;
+  value = at::where(at::bitwise_and(b, 0x80) != 0, -value, value);
+  return at::where(at::logical_and(exponent == 15, mantissa == 7), at::full_like(value, NAN), value);
 }
+
+at::Tensor e4m3_table() { return decode_e4m3(at::arange(256, at::TensorOptions().dtype(at::kByte))); }
 
 at::Tensor dequantize(const QuantizedMatrix& m) {
   IZWI_CHECK(m.group_size > 0 && m.in % m.group_size == 0, "a QuantizedMatrix's group size must divide its rows");
@@ -47,11 +44,7 @@ at::Tensor dequantize(const QuantizedMatrix& m) {
       break;
     }
     case QuantKind::Fp8E4M3:
-      w = e4m3_table()
-              .to(m.values.device())
-              .index_select(0, m.values.reshape(-1).to(at::kLong))
-              .reshape({m.out, m.in}) *
-          per_column(m.scales);
+      w = decode_e4m3(m.values) * per_column(m.scales);
       break;
   }
   if (!m.column_order.defined()) return w.contiguous();

@@ -13,7 +13,11 @@ namespace izwi {
 /// on the matrix's device.
 at::Tensor dequantize(const QuantizedMatrix& m);
 
-/// The float value of every e4m3fn byte (NaN for 0x7f and 0xff), float32 [256].
+/// The float value of each e4m3fn byte of `bytes` (uint8, any shape and device; NaN for 0x7f and
+/// 0xff), float32 of the same shape, exactly.
+at::Tensor decode_e4m3(const at::Tensor& bytes);
+
+/// decode_e4m3 of every byte 0x00..0xff, float32 [256].
 at::Tensor e4m3_table();
 
 }  // namespace izwi

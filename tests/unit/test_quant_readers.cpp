@@ -107,6 +107,29 @@ TEST(QuantReaders, Fp8PerTensorAndPerChannelScales) {
   EXPECT_EQ(e4m3_table()[0x7e].item<float>(), 448.0f);
 }
 
+// decode_e4m3 (integer ops on the bytes' device) against the format's definition, byte by byte:
+// sign, 4 exponent bits with bias 7, 3 mantissa bits, subnormals at exponent 0, NaN at S.1111.111.
+TEST(QuantReaders, E4m3DecodeIsTheFormatsValueOfEveryByte) {
+  const at::Tensor table = e4m3_table();
+  ASSERT_EQ(table.scalar_type(), at::kFloat);
+  for (int b = 0; b < 256; ++b) {
+    const int exponent = (b >> 3) & 15, mantissa = b & 7;
+    const float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa) / 8.0f, -6)
+                                          : std::ldexp(1.0f + static_cast<float>(mantissa) / 8.0f, exponent - 7);
+    const float value = table[b].item<float>();
+    if (exponent == 15 && mantissa == 7) {
+      EXPECT_TRUE(std::isnan(value)) << b;
+    } else {
+      EXPECT_EQ(value, (b & 0x80) != 0 ? -magnitude : magnitude) << b;
+    }
+  }
+  // Any shape, decoded in place of each byte.
+  const at::Tensor bytes = at::tensor({0x38, 0xb8, 0x7e, 0x01, 0x00, 0x80}, at::kByte).reshape({2, 3});
+  const at::Tensor decoded = decode_e4m3(bytes);
+  EXPECT_EQ(decoded.sizes(), bytes.sizes());
+  EXPECT_TRUE(at::equal(decoded.reshape(-1), at::tensor({1.0f, -1.0f, 448.0f, std::ldexp(1.0f, -9), 0.0f, -0.0f})));
+}
+
 TEST(QuantReaders, GptqHostileLayersNameTheTensor) {
   const QuantizationConfig config = int4_config(QuantMethod::Gptq);
   const auto read = [&](const std::function<void(GptqTensors&, QuantizationConfig&)>& spoil) {
