@@ -23,27 +23,33 @@ constexpr QuantizedKernelSupport kNoDeviceKernels{false, 90};
 TEST(QuantizedProduct, Int4DecodeRowsTakeTheGemv) {
   for (int64_t group : {32, 64}) {
     for (int64_t rows : {int64_t{1}, int64_t{8}, int64_t{9}, ops::kInt4GemvMaxRows}) {
-      EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 256, group, rows), QuantizedProduct::Int4Gemv)
+      EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 256, 256, group, rows), QuantizedProduct::Int4Gemv)
           << group << " " << rows;
     }
     // A prefill's rows: one GEMM on the dequantized matrix reads less than many GEMV passes.
-    EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 256, group, ops::kInt4GemvMaxRows + 1),
+    EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 256, 256, group, ops::kInt4GemvMaxRows + 1),
               QuantizedProduct::Dequantized);
   }
   // The GEMV reads 32 columns a lane step: in and the group must be multiples of 32.
-  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 240, 48, 1), QuantizedProduct::Dequantized);
-  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 80, 80, 1), QuantizedProduct::Dequantized);
-  EXPECT_EQ(ops::quantized_product(kNoDeviceKernels, QuantKind::Int4, 256, 32, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 240, 240, 48, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 80, 80, 80, 1), QuantizedProduct::Dequantized);
+  // The GEMV takes any number of output rows.
+  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Int4, 200, 256, 32, 1), QuantizedProduct::Int4Gemv);
+  EXPECT_EQ(ops::quantized_product(kNoDeviceKernels, QuantKind::Int4, 256, 256, 32, 1), QuantizedProduct::Dequantized);
 }
 
 TEST(QuantizedProduct, Fp8TakesCublasLtOnHopperOnly) {
   for (int64_t rows : {1, 128, 4096}) {
-    EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 256, 256, rows), QuantizedProduct::Fp8Gemm);
+    EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 256, 256, 256, rows), QuantizedProduct::Fp8Gemm);
   }
-  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Fp8E4M3, 256, 256, 1), QuantizedProduct::Dequantized);
-  // cuBLASLt's FP8 GEMM wants in a multiple of 16.
-  EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 200, 200, 1), QuantizedProduct::Dequantized);
-  EXPECT_EQ(ops::quantized_product(kNoDeviceKernels, QuantKind::Fp8E4M3, 256, 256, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kAmpere, QuantKind::Fp8E4M3, 256, 256, 256, 1), QuantizedProduct::Dequantized);
+  // cuBLASLt's FP8 GEMM wants out and in multiples of 16: either one off and no algorithm would
+  // take the layer (the GEMM would fail on every call).
+  EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 256, 200, 200, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 200, 256, 256, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kHopper, QuantKind::Fp8E4M3, 100, 256, 256, 1), QuantizedProduct::Dequantized);
+  EXPECT_EQ(ops::quantized_product(kNoDeviceKernels, QuantKind::Fp8E4M3, 256, 256, 256, 1),
+            QuantizedProduct::Dequantized);
 }
 
 TEST(QuantizedProduct, OnlyMatricesWithADeviceKernelStayQuantized) {

@@ -1,4 +1,6 @@
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fp8_gemm_cuda.h"
@@ -29,7 +31,13 @@ __global__ void scale_columns_kernel(const float* __restrict__ acc, const float*
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// The largest power of two up to 256 that divides p's address. cuBLASLt's heuristic assumes 256-byte
+// aligned operands unless told otherwise, and may pick a kernel that faults on a less aligned one.
+uint32_t alignment(const void* p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a != 0) a /= 2;
+  return a;
+}
 
 // The descriptors of one product, destroyed with it.
 struct LtMatmul {
@@ -53,8 +61,9 @@ void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const floa
                      size_t lt_workspace_bytes, cudaStream_t stream) {
   constexpr const char* kName = "fp8_linear_cuda";
   require(tokens >= 0 && out > 0 && in > 0, kName, "tokens >= 0, out > 0 and in > 0");
-  require(in % 16 == 0, kName, "in must be a multiple of 16 (cuBLASLt FP8 leading dimensions)");
-  require(aligned16(x) && aligned16(w) && aligned16(workspace), kName, "x, w and workspace must be 16-byte aligned");
+  require(out % 16 == 0 && in % 16 == 0, kName, "out and in must be multiples of 16 (cuBLASLt's FP8 dimensions)");
+  const uint32_t align_a = alignment(w), align_b = alignment(x), align_d = alignment(workspace);
+  require(align_a >= 16 && align_b >= 16 && align_d >= 16, kName, "x, w and workspace must be 16-byte aligned");
   if (tokens == 0) return;
 
   // Column-major view: D [out, tokens] = op(A) B with A = w ([in, out] column-major, transposed)
@@ -74,6 +83,15 @@ void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const floa
   check_lt(cublasLtMatmulPreferenceSetAttribute(mm.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                 &lt_workspace_bytes, sizeof(lt_workspace_bytes)),
            "workspace preference");
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+  for (const auto& [attribute, bytes] : alignments) {
+    check_lt(cublasLtMatmulPreferenceSetAttribute(mm.preference, attribute, &bytes, sizeof(bytes)),
+             "alignment preference");
+  }
   cublasLtMatmulHeuristicResult_t heuristic = {};
   int found = 0;
   check_lt(cublasLtMatmulAlgoGetHeuristic(handle, mm.op, mm.a, mm.b, mm.d, mm.d, mm.preference, 1, &heuristic, &found),

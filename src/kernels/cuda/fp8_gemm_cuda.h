@@ -23,7 +23,8 @@ inline size_t fp8_linear_workspace_bytes(int64_t tokens, int64_t out) {
 /// to bf16. cuBLASLt's FP8 GEMM (TN: w [out, in] row-major is the transposed A) computes the sum
 /// in float32 with x_scale applied, into `workspace` (fp8_linear_workspace_bytes); a second kernel
 /// applies the per-tensor (w_scale_per_channel false) or per-channel weight scale and the bias.
-/// All pointers are device pointers, 16-byte aligned; `in` a multiple of 16 (cuBLASLt's FP8 rule).
+/// All pointers are device pointers, 16-byte aligned; `out` and `in` multiples of 16 (cuBLASLt's
+/// FP8 rule).
 /// `lt_workspace` (may be null with 0 bytes) is cuBLASLt's own scratch.
 void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const float* x_scale, const __nv_fp8_e4m3* w,
                      const float* w_scale, bool w_scale_per_channel, const __nv_bfloat16* bias, __nv_bfloat16* y,

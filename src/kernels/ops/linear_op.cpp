@@ -44,18 +44,19 @@ QuantizedKernelSupport QuantizedKernelSupport::of(const Backend& backend) {
   return {backend.cuda_kernels() && backend.dtype() == at::kBFloat16, backend.cuda_sm_version()};
 }
 
-QuantizedProduct quantized_product(const QuantizedKernelSupport& support, QuantKind kind, int64_t in,
+QuantizedProduct quantized_product(const QuantizedKernelSupport& support, QuantKind kind, int64_t out, int64_t in,
                                    int64_t group_size, int64_t rows) {
   if (!support.cuda_bf16) return QuantizedProduct::Dequantized;
   if (kind == QuantKind::Int4 && in % 32 == 0 && group_size % 32 == 0 && rows <= kInt4GemvMaxRows) {
     return QuantizedProduct::Int4Gemv;
   }
-  if (kind == QuantKind::Fp8E4M3 && support.sm_version >= 90 && in % 16 == 0) return QuantizedProduct::Fp8Gemm;
+  if (kind == QuantKind::Fp8E4M3 && support.sm_version >= 90 && out % 16 == 0 && in % 16 == 0)
+    return QuantizedProduct::Fp8Gemm;
   return QuantizedProduct::Dequantized;
 }
 
 bool keeps_quantized(const QuantizedKernelSupport& support, const QuantizedMatrix& w) {
-  return quantized_product(support, w.kind, w.in, w.group_size, 1) != QuantizedProduct::Dequantized;
+  return quantized_product(support, w.kind, w.out, w.in, w.group_size, 1) != QuantizedProduct::Dequantized;
 }
 
 #if IZWI_WITH_CUDA
@@ -74,8 +75,9 @@ cublasLtHandle_t lt_handle() {
 
 static_assert(kInt4GemvMaxRows % kInt4GemvMaxTokens == 0, "the GEMV's row limit is whole launches");
 
-// cuBLASLt's own scratch per FP8 GEMM: enough for its Hopper algorithms to be eligible.
-constexpr int64_t kLtWorkspaceBytes = int64_t{4} << 20;
+// cuBLASLt's own scratch per FP8 GEMM: the 32 MiB NVIDIA recommends on Hopper (PyTorch gives its
+// cuBLASLt calls the same there), so no algorithm is passed over for want of it.
+constexpr int64_t kLtWorkspaceBytes = int64_t{32} << 20;
 
 at::Tensor int4_product(const at::Tensor& x, const QuantizedMatrix& w, const at::Tensor& bias) {
   const int64_t rows = x.size(0);
@@ -127,7 +129,7 @@ at::Tensor linear_quantized(const Backend& backend, const at::Tensor& x, const Q
 #if IZWI_WITH_CUDA
   const int64_t rows = x.numel() / std::max<int64_t>(w.in, 1);
   const QuantizedProduct product =
-      quantized_product(QuantizedKernelSupport::of(backend), w.kind, w.in, w.group_size, rows);
+      quantized_product(QuantizedKernelSupport::of(backend), w.kind, w.out, w.in, w.group_size, rows);
   if (product != QuantizedProduct::Dequantized && x.is_cuda() && x.scalar_type() == at::kBFloat16) {
     const at::Tensor xc = x.reshape({rows, w.in}).contiguous();
     const at::Tensor b = bias.defined() ? bias.to(at::kBFloat16).contiguous() : at::Tensor();

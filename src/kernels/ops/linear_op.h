@@ -37,11 +37,11 @@ struct QuantizedKernelSupport {
   static QuantizedKernelSupport of(const Backend& backend);
 };
 
-/// The product for `rows` token rows of a quantized matrix (kind, in, group_size) on a backend
-/// with `support`: Int4Gemv for int4 with in and group_size multiples of 32 and rows <=
-/// kInt4GemvMaxRows; Fp8Gemm for FP8 on sm_90+ with in a multiple of 16 (cuBLASLt's FP8 rule);
-/// otherwise Dequantized.
-QuantizedProduct quantized_product(const QuantizedKernelSupport& support, QuantKind kind, int64_t in,
+/// The product for `rows` token rows of a quantized matrix (kind, out, in, group_size) on a
+/// backend with `support`: Int4Gemv for int4 with in and group_size multiples of 32 and rows <=
+/// kInt4GemvMaxRows; Fp8Gemm for FP8 on sm_90+ with out and in multiples of 16 (cuBLASLt's FP8
+/// dimension rule, which torch._scaled_mm enforces the same way); otherwise Dequantized.
+QuantizedProduct quantized_product(const QuantizedKernelSupport& support, QuantKind kind, int64_t out, int64_t in,
                                    int64_t group_size, int64_t rows);
 
 /// True when a quantized matrix is worth keeping quantized on the backend's device: some row count
