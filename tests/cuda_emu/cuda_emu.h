@@ -77,6 +77,10 @@ To bit_cast(From value) {
   return out;
 }
 
+/// True when [pointer, pointer + bytes) lies inside one live cudaMalloc allocation: device memory,
+/// as a library call that takes device pointers (cuBLASLt's) requires.
+bool device_range(const void* pointer, size_t bytes);
+
 /// Runs `body` for every thread of every block; a failure is kept as the last error
 /// (cudaGetLastError), as a launch's or a kernel's failure is on a device.
 void run_grid(const void* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,

@@ -64,6 +64,7 @@ struct Emulator {
   std::vector<unsigned char> dynamic;
   std::vector<WarpState> warps;
   std::map<const void*, size_t> dynamic_shared_limit;  // cudaFuncSetAttribute per kernel
+  std::map<uintptr_t, size_t> allocations;             // cudaMalloc's, by address
   cudaError_t last_error = cudaSuccess;
   ctx::pooled_fixedsize_stack stacks{256 * 1024};
 };
@@ -249,6 +250,15 @@ void run_grid(const void* kernel, dim3 grid, dim3 block, size_t dynamic_shared_b
   current_thread = nullptr;
 }
 
+bool device_range(const void* pointer, size_t bytes) {
+  const auto& allocations = emulator().allocations;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
+  auto it = allocations.upper_bound(begin);
+  if (it == allocations.begin()) return false;
+  --it;
+  return begin + bytes <= it->first + it->second;
+}
+
 }  // namespace izwi_emu
 
 using izwi_emu::emulator;
@@ -324,10 +334,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t) { return emulator().last_error; 
 
 // Aligned as cudaMalloc's, and exactly `bytes` long, so an address sanitizer sees a read past the end.
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {
-  return posix_memalign(pointer, 256, std::max<size_t>(bytes, 1)) == 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+  if (posix_memalign(pointer, 256, std::max<size_t>(bytes, 1)) != 0) return cudaErrorMemoryAllocation;
+  emulator().allocations[reinterpret_cast<uintptr_t>(*pointer)] = bytes;
+  return cudaSuccess;
 }
 
 cudaError_t cudaFree(void* pointer) {
+  emulator().allocations.erase(reinterpret_cast<uintptr_t>(pointer));
   std::free(pointer);
   return cudaSuccess;
 }
