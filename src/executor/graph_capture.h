@@ -38,11 +38,26 @@ void abandon_graph_capture(cudaStream_t stream);
 /// abandoned.
 template <typename Pool, typename Work>
 void capture_graph(at::cuda::CUDAGraph& graph, Pool pool, cudaStream_t stream, const std::string& what, Work&& work) {
+  bool ending = false;
   try {
     graph_capture_detail::begin(graph, pool, 0);  // thread-local where libtorch allows it
     work();
+    ending = true;
     graph.capture_end();
   } catch (const std::exception& e) {
+    // capture_begin routed the capture's device allocations into the graph's pool, behind a filter
+    // that points at `graph`, and only capture_end ends that: left routed, libtorch would count a
+    // capture underway for good (no freeing of cached blocks to retry an allocation) and call the
+    // filter of a destroyed graph. For a capture the work refused on the host, capture_end ends
+    // everything. For one CUDA invalidated it throws, having ended the routing or not as the
+    // libtorch version does (the newest do); it must not run twice, so a failed capture_end stays.
+    if (!ending) {
+      try {
+        graph.capture_end();
+      } catch (const std::exception&) {
+        // Invalidated: abandon_graph_capture ends what is left of the stream's capture.
+      }
+    }
     abandon_graph_capture(stream);
     throw GraphCaptureFailed("capturing " + what + ": " + e.what());
   }
