@@ -27,7 +27,9 @@ if [ ! -f "$prefix/.unpacked" ] || [ -n "$(find "$debs" -name '*.deb' -newer "$p
   # packages left out of .device-deps (they matter only for static linking), so they go.
   for pc in "$libdir"/pkgconfig/*.pc "$prefix"/usr/share/pkgconfig/*.pc; do
     [ -f "$pc" ] || continue
-    sed -i -e "s|^\([A-Za-z_]*\)=/usr|\1=$prefix/usr|" -e '/^Requires.private:/d' "$pc"
+    # Some name /usr in their flags only (soxr.pc: -L/usr/lib/...).
+    sed -i -e "s|^\([A-Za-z_]*\)=/usr|\1=$prefix/usr|" -e "s|\([ :]-[LI]\)/usr/|\1$prefix/usr/|g" \
+      -e '/^Requires.private:/d' "$pc"
   done
   # Symlinks to absolute paths (libfoo.so -> /usr/lib/...) would point outside the prefix.
   find "$prefix" -type l -lname '/*' | while read -r link; do
@@ -63,8 +65,11 @@ cmake -S "$root" -B "$build" "${generator[@]}" \
   -DIZWI_BUILD_SERVER=OFF \
   "$@"
 
-# 4. Build with every core.
+# 4. Build with every core, going on past a failed source: one compile error against an untried
+#    torch must not leave every other target unbuilt (the exit status still says it failed).
 targets=()
 for target in ${DEVICE_BUILD_TARGETS:-}; do targets+=(--target "$target"); done
-cmake --build "$build" -j "${JOBS:-$(nproc)}" "${targets[@]}"
+keep_going=(-- -k)
+[ ${#generator[@]} -gt 0 ] && keep_going=(-- -k 0)
+cmake --build "$build" -j "${JOBS:-$(nproc)}" "${targets[@]}" "${keep_going[@]}"
 echo "device_build: built in $build; run tests with LD_LIBRARY_PATH=$libdir ctest --test-dir $build -R cuda"
