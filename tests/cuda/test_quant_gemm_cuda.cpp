@@ -1,5 +1,5 @@
-// The FP8 cuBLASLt linear against a host reference computed from the same quantized values
-// (dynamic activation quantization, per-tensor and per-channel weight scales); and the engine's
+// The FP8 cuBLASLt linear, both ways, against a host reference computed from the same quantized
+// values (activations per token row, per-tensor and per-channel weight scales); and the engine's
 // path to the quantized kernels, a Linear holding a quantized matrix on the Cuda backend. The int4
 // GEMV kernel's own tests are in test_int4_gemv_cuda.cpp.
 // Written with the kernels on 2026-11-29; the FP8 kernel-level test runs on the CPU through the CUDA
@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "common/reference.h"
@@ -36,55 +37,90 @@ using cuda_test::random_floats;
 using cuda_test::round_bf16;
 using cuda_test::to_bf16;
 
-// `offset` bytes into their buffers (16: aligned to 16 bytes but not to the 256 cuBLASLt assumes by
-// default) go the quantized activations, the weights and the float32 product.
-void check_fp8(int64_t tokens, int64_t out, int64_t in, bool per_channel, int64_t offset = 0) {
+// The FP8 linear both ways (fp8_gemm_cuda.h) against a host product of the same e4m3 values:
+// activations quantized per token row, weights per channel (`per_channel`) or one scale written
+// out per row as the engine holds a per-tensor one, an optional bias. `offset` bytes into their
+// buffers (16: aligned to 16 bytes, not to the 256 cuBLASLt assumes unless told) go the quantized
+// activations, the weights and the float32 product.
+void check_fp8(int64_t tokens, int64_t out, int64_t in, bool per_channel, bool with_bias, int64_t offset = 0) {
   SCOPED_TRACE(::testing::Message() << "tokens " << tokens << " out " << out << " in " << in
-                                    << (per_channel ? " per-channel" : " per-tensor") << " offset " << offset);
+                                    << (per_channel ? " per-channel" : " per-tensor") << (with_bias ? " bias" : "")
+                                    << " offset " << offset);
   const std::vector<float> weights = random_floats(out * in, 11, -0.2f, 0.2f);
-  std::vector<float> w_scale(per_channel ? out : 1, 0.0f);
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t k = 0; k < in; ++k) {
-      float& s = w_scale[per_channel ? o : 0];
-      s = std::max(s, std::fabs(weights[o * in + k]) / 448.0f);
+  float largest = 0.0f;
+  for (float w : weights) largest = std::max(largest, std::fabs(w));
+  std::vector<float> w_scale(out, largest / 448.0f);
+  if (per_channel) {
+    for (int64_t o = 0; o < out; ++o) {
+      float row = 0.0f;
+      for (int64_t k = 0; k < in; ++k) row = std::max(row, std::fabs(weights[o * in + k]));
+      w_scale[o] = row / 448.0f;
     }
   }
   std::vector<__nv_fp8_e4m3> w_q(offset + out * in);
   for (int64_t o = 0; o < out; ++o) {
-    for (int64_t k = 0; k < in; ++k)
-      w_q[offset + o * in + k] = __nv_fp8_e4m3(weights[o * in + k] / w_scale[per_channel ? o : 0]);
+    for (int64_t k = 0; k < in; ++k) w_q[offset + o * in + k] = __nv_fp8_e4m3(weights[o * in + k] / w_scale[o]);
   }
-  const std::vector<float> x = round_bf16(random_floats(tokens * in, 12, -3.0f, 3.0f));
-  const float x_amax =
-      std::fabs(*std::max_element(x.begin(), x.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }));
-  const float x_scale = x_amax / 448.0f, inverse = 1.0f / x_scale;
+  std::vector<float> x = round_bf16(random_floats(tokens * in, 12, -3.0f, 3.0f));
+  for (int64_t k = 0; k < in; ++k) x[k] *= 0.01f;  // a quiet row, whose own scale keeps its precision
+  x = round_bf16(x);
+  const std::vector<float> bias = round_bf16(random_floats(out, 13, -1.0f, 1.0f));
 
-  std::vector<float> expected(tokens * out);
+  std::vector<float> x_scale(tokens), expected(tokens * out);
   for (int64_t t = 0; t < tokens; ++t) {
+    float amax = 0.0f;
+    for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(x[t * in + k]));
+    x_scale[t] = amax / 448.0f;
     for (int64_t o = 0; o < out; ++o) {
       double sum = 0.0;
       for (int64_t k = 0; k < in; ++k) {
-        sum += static_cast<double>(static_cast<float>(__nv_fp8_e4m3(x[t * in + k] * inverse))) *
+        sum += static_cast<double>(static_cast<float>(__nv_fp8_e4m3(x[t * in + k] / x_scale[t]))) *
                static_cast<float>(w_q[offset + o * in + k]);
       }
-      expected[t * out + o] = static_cast<float>(sum * x_scale * w_scale[per_channel ? o : 0]);
+      expected[t * out + o] = static_cast<float>(sum * x_scale[t] * w_scale[o] + (with_bias ? bias[o] : 0.0f));
     }
   }
 
   cublasLtHandle_t handle = nullptr;
   ASSERT_EQ(cublasLtCreate(&handle), CUBLAS_STATUS_SUCCESS);
-  std::vector<uint16_t> x_bits = to_bf16(x);
-  DeviceBuffer<uint16_t> d_x(x_bits), d_y(tokens * out);
+  std::vector<uint16_t> x_bits = to_bf16(x), bias_bits = to_bf16(bias);
+  DeviceBuffer<uint16_t> d_x(x_bits), d_bias(bias_bits);
   DeviceBuffer<__nv_fp8_e4m3> d_xq(offset + tokens * in), d_w(w_q);
-  DeviceBuffer<float> d_x_scale(1), d_amax(1), d_w_scale(w_scale), d_acc(offset / 4 + tokens * out);
+  DeviceBuffer<float> d_x_scale(tokens), d_w_scale(w_scale), d_acc(offset / 4 + tokens * out);
   DeviceBuffer<uint8_t> lt_workspace(size_t{32} << 20);
   __nv_fp8_e4m3* xq = d_xq.get() + offset;
-  quantize_fp8_dynamic_cuda(as_bf16(d_x.get()), tokens * in, xq, d_x_scale.get(), d_amax.get(), nullptr);
-  EXPECT_EQ(d_x_scale.to_host()[0], x_scale);
-  fp8_linear_cuda(handle, xq, d_x_scale.get(), d_w.get() + offset, d_w_scale.get(), per_channel, nullptr,
-                  as_bf16(d_y.get()), tokens, out, in, d_acc.get() + offset / 4, lt_workspace.get(), size_t{32} << 20,
-                  nullptr);
-  expect_close(from_bf16_device(d_y), expected, kBf16OutputTolerance);
+  quantize_fp8_rows_cuda(as_bf16(d_x.get()), tokens, in, xq, d_x_scale.get(), nullptr);
+  EXPECT_EQ(d_x_scale.to_host(), x_scale);
+  for (const bool scaled : {true, false}) {
+    SCOPED_TRACE(scaled ? "one scaled GEMM" : "GEMM, then the scales");
+    DeviceBuffer<uint16_t> d_y(tokens * out);
+    Fp8LinearArgs args;
+    args.x = xq;
+    args.x_scales = d_x_scale.get();
+    args.w = d_w.get() + offset;
+    args.w_scales = d_w_scale.get();
+    args.bias = with_bias ? as_bf16(d_bias.get()) : nullptr;
+    args.y = as_bf16(d_y.get());
+    args.tokens = tokens;
+    args.out = out;
+    args.in = in;
+    args.lt_workspace = lt_workspace.get();
+    args.lt_workspace_bytes = size_t{32} << 20;
+    if (scaled) {
+      const bool ran = fp8_scaled_gemm_cuda(handle, args, nullptr);
+#ifdef IZWI_CUDA_EMULATOR
+      EXPECT_TRUE(ran) << "the emulated cuBLASLt has the outer-vector scales";
+#endif
+      if (!ran) {
+        std::printf("fp8_scaled_gemm_cuda: this cuBLASLt has no outer-vector FP8 algorithm (%lld x %lld x %lld)\n",
+                    static_cast<long long>(tokens), static_cast<long long>(out), static_cast<long long>(in));
+        continue;
+      }
+    } else {
+      fp8_gemm_then_scale_cuda(handle, args, d_acc.get() + offset / 4, nullptr);
+    }
+    expect_close(from_bf16_device(d_y), expected, kBf16OutputTolerance);
+  }
   cublasLtDestroy(handle);
 }
 
@@ -93,10 +129,10 @@ TEST(Fp8LinearCuda, MatchesTheDequantizedProduct) {
   int major = 0;
   cuda_test::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "compute capability");
   if (major < 9) GTEST_SKIP() << "FP8 GEMMs need Hopper (sm_90) or newer";
-  check_fp8(1, 256, 512, true);
-  check_fp8(128, 1024, 2048, true);
-  check_fp8(37, 96, 64, false);
-  check_fp8(5, 96, 64, true, 16);  // the alignments cuBLASLt is told must be the pointers'
+  check_fp8(1, 256, 512, true, true);
+  check_fp8(128, 1024, 2048, true, false);
+  check_fp8(37, 96, 64, false, true);
+  check_fp8(5, 96, 64, true, true, 16);  // the alignments cuBLASLt is told must be the pointers'
 }
 
 // The engine's path (layers/linear.h, ops::linear_quantized): a Linear holding `m` on the Cuda

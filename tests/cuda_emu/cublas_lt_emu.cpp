@@ -4,9 +4,10 @@
 // and scale type 32F, the type combinations, dimensions and leading dimensions whose bytes are
 // multiples of 16, 16-byte aligned pointers), device pointers for the matrices and the scales,
 // host pointers for alpha and beta (the default pointer mode), and pointers at least as aligned
-// as the heuristic was told. A call a real cuBLASLt would refuse is refused, so the FP8 linear's
-// glue is checked without a GPU; the arithmetic (float accumulation of the decoded operands) is
-// the specification's, not a kernel's.
+// as the heuristic was told; the outer-vector scale mode of A and B (cuBLAS 12.9+: a float32 per
+// row of D for A, per column for B) and the bias epilogue as cublasLt.h describes them. A call a real cuBLASLt would
+// refuse is refused, so the FP8 linear's glue is checked without a GPU; the arithmetic (float accumulation of the
+// decoded operands) is the specification's, not a kernel's.
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -30,6 +31,10 @@ struct MatmulDesc {
   cudaDataType_t scale_type;
   cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
   std::array<const void*, 4> scales{};  // A, B, C, D
+  std::array<int32_t, 2> scale_modes{CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                                     CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F};  // A, B
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;
 };
 
 struct Layout {
@@ -114,7 +119,17 @@ bool supported(const MatmulDesc& op, const Layout& a, const Layout& b, const Lay
   const uint64_t m = op.transa == CUBLAS_OP_N ? a.rows : a.cols, k = op.transa == CUBLAS_OP_N ? a.cols : a.rows;
   const uint64_t kb = op.transb == CUBLAS_OP_N ? b.rows : b.cols, n = op.transb == CUBLAS_OP_N ? b.cols : b.rows;
   if (k != kb || d.rows != m || d.cols != n || c.rows != m || c.cols != n || c.type != d.type) return false;
-  if (!is_fp8(a.type) && !is_fp8(b.type)) return a.type == b.type && op.compute == CUBLAS_COMPUTE_32F;
+  if (op.epilogue != CUBLASLT_EPILOGUE_DEFAULT && op.epilogue != CUBLASLT_EPILOGUE_BIAS) return false;
+  for (const int32_t mode : op.scale_modes) {
+    if (mode != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F && mode != CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F) {
+      return false;
+    }
+  }
+  if (!is_fp8(a.type) && !is_fp8(b.type)) {
+    return a.type == b.type && op.compute == CUBLAS_COMPUTE_32F &&
+           op.scale_modes[0] == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F &&
+           op.scale_modes[1] == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  }
   // "To use FP8 kernels, the following set of requirements must be satisfied": TN, compute 32F,
   // scale type 32F, and the type combinations of the FP8 table (E5M2 x E5M2 is not one).
   if (op.transa != CUBLAS_OP_T || op.transb != CUBLAS_OP_N) return false;
@@ -134,6 +149,11 @@ bool supported(const MatmulDesc& op, const Layout& a, const Layout& b, const Lay
     if (align < 16) return false;
   }
   return true;
+}
+
+// The bias vector's type: D's, but bf16 for an FP8 product into float32 (cuBLASLt's FP8 table).
+cudaDataType_t bias_type(const Layout& a, const Layout& d) {
+  return is_fp8(a.type) && d.type == CUDA_R_32F ? CUDA_R_16BF : d.type;
 }
 
 }  // namespace
@@ -169,6 +189,19 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
     case CUBLASLT_MATMUL_DESC_TRANSB:
       if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
       std::memcpy(attr == CUBLASLT_MATMUL_DESC_TRANSA ? &d.transa : &d.transb, buf, size);
+      return CUBLAS_STATUS_SUCCESS;
+    case CUBLASLT_MATMUL_DESC_A_SCALE_MODE:
+    case CUBLASLT_MATMUL_DESC_B_SCALE_MODE:
+      if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
+      std::memcpy(&d.scale_modes[attr - CUBLASLT_MATMUL_DESC_A_SCALE_MODE], buf, size);
+      return CUBLAS_STATUS_SUCCESS;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+      if (size != sizeof(uint32_t)) return CUBLAS_STATUS_INVALID_VALUE;
+      std::memcpy(&d.epilogue, buf, size);
+      return CUBLAS_STATUS_SUCCESS;
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+      if (size != sizeof(void*)) return CUBLAS_STATUS_INVALID_VALUE;
+      std::memcpy(&d.bias, buf, size);
       return CUBLAS_STATUS_SUCCESS;
     case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER:
     case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
@@ -264,19 +297,31 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op_desc, co
       return CUBLAS_STATUS_INVALID_VALUE;
     }
   }
-  for (const void* scale : op.scales) {
-    if (scale != nullptr && !izwi_emu::device_range(scale, sizeof(float))) return CUBLAS_STATUS_INVALID_VALUE;
+  const uint64_t m = d.rows, n = d.cols, k = op.transa == CUBLAS_OP_N ? a.cols : a.rows;
+  // A scalar scale is one float; an outer vector one per row of D (A's) or per column (B's).
+  const std::array<uint64_t, 4> scale_floats{op.scale_modes[0] == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F ? m : 1,
+                                             op.scale_modes[1] == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F ? n : 1, 1,
+                                             1};
+  for (size_t i = 0; i < op.scales.size(); ++i) {
+    if (op.scales[i] == nullptr) {
+      if (scale_floats[i] > 1) return CUBLAS_STATUS_INVALID_VALUE;  // a vector mode needs its vector
+    } else if (!izwi_emu::device_range(op.scales[i], scale_floats[i] * sizeof(float))) {
+      return CUBLAS_STATUS_INVALID_VALUE;
+    }
   }
+  const bool bias = op.epilogue == CUBLASLT_EPILOGUE_BIAS;
+  if (bias && !izwi_emu::device_range(op.bias, m * element_bytes(bias_type(a, d)))) return CUBLAS_STATUS_INVALID_VALUE;
   if (workspace_bytes > 0 && !izwi_emu::device_range(workspace, workspace_bytes)) return CUBLAS_STATUS_INVALID_VALUE;
   if (izwi_emu::device_range(alpha, sizeof(float)) || izwi_emu::device_range(beta, sizeof(float))) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  const auto scale_of = [&](size_t i) {
-    return op.scales[i] != nullptr ? *static_cast<const float*>(op.scales[i]) : 1.0f;
+  // Element `index` of operand `which`'s scale (element 0 of a scalar one; 1 where none is set).
+  const auto scale_of = [&](size_t which, uint64_t index) {
+    if (op.scales[which] == nullptr) return 1.0f;
+    return static_cast<const float*>(op.scales[which])[scale_floats[which] > 1 ? index : 0];
   };
   const float alpha_v = *static_cast<const float*>(alpha), beta_v = *static_cast<const float*>(beta);
-  const float ab_scale = scale_of(0) * scale_of(1), c_scale = scale_of(2);
-  const uint64_t m = d.rows, n = d.cols, k = op.transa == CUBLAS_OP_N ? a.cols : a.rows;
+  const float c_scale = scale_of(2, 0);
   for (uint64_t j = 0; j < n; ++j) {
     for (uint64_t i = 0; i < m; ++i) {
       float sum = 0.0f;
@@ -285,8 +330,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op_desc, co
         const size_t bi = op.transb == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld;
         sum += load(a_data, a.type, ai) * load(b_data, b.type, bi);
       }
-      float v = alpha_v * ab_scale * sum;
+      float v = alpha_v * scale_of(0, i) * scale_of(1, j) * sum;
       if (beta_v != 0.0f) v += beta_v * c_scale * load(c_data, c.type, i + j * c.ld);
+      if (bias) v += load(op.bias, bias_type(a, d), i);
       store(d_data, d.type, i + j * d.ld, v);
     }
   }

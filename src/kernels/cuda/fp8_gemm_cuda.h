@@ -1,8 +1,18 @@
 #pragma once
 // FP8 (e4m3) linear layers on Hopper through cuBLASLt: y [tokens, out] = x W^T with both operands
-// float8_e4m3fn, as FP8 checkpoints store W (quant/fp8_reader.h) and x quantized per step
-// (fp8_quantize_cuda.h).
-// Compile-checked only (scripts/cuda_kernels_compile.sh): never run on a GPU yet (docs/quantization.md).
+// float8_e4m3fn, W as FP8 checkpoints store it (quant/fp8_reader.h, one scale per output row) and
+// x quantized per token row (fp8_quantize_cuda.h). Two ways, the first where cuBLASLt has it:
+// - fp8_scaled_gemm_cuda: one GEMM that applies both scale vectors (cuBLASLt's outer-vector scale
+//   mode, cuBLAS 12.9+) and the bias, writing bf16;
+// - fp8_gemm_then_scale_cuda: a float32 GEMM of the bytes, then one kernel applying the scales and
+//   the bias.
+// Both are cuBLASLt's FP8 GEMM in the "TN" form it requires: w [out, in] row-major is the
+// transposed A, x [tokens, in] row-major is B, and D [out, tokens] column-major is y row-major.
+// All pointers are device pointers, 16-byte aligned (the heuristic is told their real alignment);
+// `out` and `in` multiples of 16 (cuBLASLt's FP8 dimension rule). `lt_workspace` (may be null with
+// 0 bytes) is cuBLASLt's own scratch.
+// Run on the CPU through the CUDA emulator against an emulated cuBLASLt (tests/cuda_emu); never
+// run on a GPU yet (docs/quantization.md).
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -14,21 +24,32 @@
 
 namespace izwi {
 
-/// Bytes of the float32 product fp8_linear_cuda stages before scaling it per output channel.
-inline size_t fp8_linear_workspace_bytes(int64_t tokens, int64_t out) {
+/// The operands of y[t, o] = x_scales[t] * w_scales[o] * sum_k e4m3(x[t, k]) e4m3(w[o, k]) + bias[o],
+/// rounded once to bf16; bias may be null.
+struct Fp8LinearArgs {
+  const __nv_fp8_e4m3* x = nullptr;  ///< [tokens, in]
+  const float* x_scales = nullptr;   ///< [tokens]
+  const __nv_fp8_e4m3* w = nullptr;  ///< [out, in]
+  const float* w_scales = nullptr;   ///< [out]
+  const __nv_bfloat16* bias = nullptr;
+  __nv_bfloat16* y = nullptr;  ///< [tokens, out]
+  int64_t tokens = 0, out = 0, in = 0;
+  void* lt_workspace = nullptr;
+  size_t lt_workspace_bytes = 0;
+};
+
+/// The whole product in one cuBLASLt call, where this cuBLASLt and device have an algorithm for it;
+/// false (nothing launched) where not.
+bool fp8_scaled_gemm_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, cudaStream_t stream);
+
+/// Bytes of the float32 product fp8_gemm_then_scale_cuda stages.
+inline size_t fp8_gemm_then_scale_workspace_bytes(int64_t tokens, int64_t out) {
   return static_cast<size_t>(tokens) * static_cast<size_t>(out) * sizeof(float);
 }
 
-/// y[t, o] = x_scale * w_scale[o or 0] * sum_k e4m3(x[t, k]) e4m3(w[o, k]) (+ bias[o]), rounded once
-/// to bf16. cuBLASLt's FP8 GEMM (TN: w [out, in] row-major is the transposed A) computes the sum
-/// in float32 with x_scale applied, into `workspace` (fp8_linear_workspace_bytes); a second kernel
-/// applies the per-tensor (w_scale_per_channel false) or per-channel weight scale and the bias.
-/// All pointers are device pointers, 16-byte aligned; `out` and `in` multiples of 16 (cuBLASLt's
-/// FP8 rule).
-/// `lt_workspace` (may be null with 0 bytes) is cuBLASLt's own scratch.
-void fp8_linear_cuda(cublasLtHandle_t handle, const __nv_fp8_e4m3* x, const float* x_scale, const __nv_fp8_e4m3* w,
-                     const float* w_scale, bool w_scale_per_channel, const __nv_bfloat16* bias, __nv_bfloat16* y,
-                     int64_t tokens, int64_t out, int64_t in, float* workspace, void* lt_workspace,
-                     size_t lt_workspace_bytes, cudaStream_t stream);
+/// The product as a float32 GEMM into `workspace` (fp8_gemm_then_scale_workspace_bytes), then one
+/// kernel for the scales and bias. Throws where cuBLASLt has no FP8 algorithm (before Hopper).
+void fp8_gemm_then_scale_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, float* workspace,
+                              cudaStream_t stream);
 
 }  // namespace izwi

@@ -102,19 +102,27 @@ at::Tensor fp8_product(const at::Tensor& x, const QuantizedMatrix& w, const at::
   const cudaStream_t stream = current_cuda_stream();
   const at::TensorOptions floats = x.options().dtype(at::kFloat);
   const at::Tensor xq = at::empty({rows, w.in}, x.options().dtype(at::kByte));
-  // Separate allocations: cuBLASLt wants its scale pointer aligned.
-  const at::Tensor x_scale = at::empty({1}, floats), amax = at::empty({1}, floats);
-  auto* xq_data = reinterpret_cast<__nv_fp8_e4m3*>(xq.data_ptr<uint8_t>());
-  quantize_fp8_dynamic_cuda(bf16_data(x), x.numel(), xq_data, x_scale.data_ptr<float>(), amax.data_ptr<float>(),
-                            stream);
-  const at::Tensor workspace = at::empty({rows * w.out}, floats);
+  const at::Tensor x_scales = at::empty({rows}, floats);
   const at::Tensor lt_workspace = at::empty({kLtWorkspaceBytes}, x.options().dtype(at::kByte));
   at::Tensor y = at::empty({rows, w.out}, x.options());
-  // FP8 scales are one per output row (a per-tensor scale is written out per row).
-  fp8_linear_cuda(lt_handle(), xq_data, x_scale.data_ptr<float>(),
-                  reinterpret_cast<const __nv_fp8_e4m3*>(w.values.data_ptr<uint8_t>()), w.scales.data_ptr<float>(),
-                  true, bias.defined() ? bf16_data(bias) : nullptr, bf16_data(y), rows, w.out, w.in,
-                  workspace.data_ptr<float>(), lt_workspace.data_ptr(), kLtWorkspaceBytes, stream);
+  Fp8LinearArgs args;
+  args.x = reinterpret_cast<const __nv_fp8_e4m3*>(xq.data_ptr<uint8_t>());
+  quantize_fp8_rows_cuda(bf16_data(x), rows, w.in, reinterpret_cast<__nv_fp8_e4m3*>(xq.data_ptr<uint8_t>()),
+                         x_scales.data_ptr<float>(), stream);
+  args.x_scales = x_scales.data_ptr<float>();
+  args.w = reinterpret_cast<const __nv_fp8_e4m3*>(w.values.data_ptr<uint8_t>());
+  args.w_scales = w.scales.data_ptr<float>();  // one per output row (a per-tensor scale is written out per row)
+  args.bias = bias.defined() ? bf16_data(bias) : nullptr;
+  args.y = bf16_data(y);
+  args.tokens = rows;
+  args.out = w.out;
+  args.in = w.in;
+  args.lt_workspace = lt_workspace.data_ptr();
+  args.lt_workspace_bytes = kLtWorkspaceBytes;
+  if (!fp8_scaled_gemm_cuda(lt_handle(), args, stream)) {
+    const at::Tensor workspace = at::empty({rows * w.out}, floats);
+    fp8_gemm_then_scale_cuda(lt_handle(), args, workspace.data_ptr<float>(), stream);
+  }
   return y;
 }
 

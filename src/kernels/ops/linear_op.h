@@ -21,7 +21,7 @@ at::Tensor linear(const Backend& backend, const at::Tensor& x, const at::Tensor&
 enum class QuantizedProduct {
   Dequantized,  ///< the matrix dequantized (quant/dequantize.h) to x's dtype, then at::linear
   Int4Gemv,     ///< int4_linear_cuda (kernels/cuda/int4_gemv_cuda.h)
-  Fp8Gemm,      ///< x quantized to e4m3 per tensor, then fp8_linear_cuda (cuBLASLt)
+  Fp8Gemm,      ///< x quantized to e4m3 per token row, then cuBLASLt's FP8 GEMM (fp8_gemm_cuda.h)
 };
 
 /// Most token rows the int4 GEMV takes: it reads the weights once per kInt4GemvMaxTokens (8) rows,
