@@ -42,13 +42,8 @@ struct Fp8LinearArgs {
 /// false (nothing launched) where not.
 bool fp8_scaled_gemm_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, cudaStream_t stream);
 
-/// Bytes of the float32 product fp8_gemm_then_scale_cuda stages.
-inline size_t fp8_gemm_then_scale_workspace_bytes(int64_t tokens, int64_t out) {
-  return static_cast<size_t>(tokens) * static_cast<size_t>(out) * sizeof(float);
-}
-
-/// The product as a float32 GEMM into `workspace` (fp8_gemm_then_scale_workspace_bytes), then one
-/// kernel for the scales and bias. Throws where cuBLASLt has no FP8 algorithm (before Hopper).
+/// The product as a float32 GEMM into `workspace` (tokens * out floats), then one kernel for the
+/// scales and bias. Throws where cuBLASLt has no FP8 algorithm (before Hopper).
 void fp8_gemm_then_scale_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, float* workspace,
                               cudaStream_t stream);
 
