@@ -1,13 +1,15 @@
 // The part of cuBLASLt the FP8 linear (src/kernels/cuda/fp8_gemm.cu) calls, on the host, holding
-// each call to the rules NVIDIA documents for it (cuBLAS docs, cublasLtMatmul; cublasLt.h): the
-// column-major layouts and transposes, the FP8 requirements on Hopper (the "TN" format, compute
-// and scale type 32F, the type combinations, dimensions and leading dimensions whose bytes are
-// multiples of 16, 16-byte aligned pointers), device pointers for the matrices and the scales,
-// host pointers for alpha and beta (the default pointer mode), and pointers at least as aligned
-// as the heuristic was told; the outer-vector scale mode of A and B (cuBLAS 12.9+: a float32 per
-// row of D for A, per column for B) and the bias epilogue as cublasLt.h describes them. A call a real cuBLASLt would
-// refuse is refused, so the FP8 linear's glue is checked without a GPU; the arithmetic (float accumulation of the
-// decoded operands) is the specification's, not a kernel's.
+// each call to the rules NVIDIA documents for it (cuBLAS docs, cublasLtMatmul; cublasLt.h):
+// - column-major layouts and transposes;
+// - the FP8 requirements on Hopper: the "TN" format, compute and scale type 32F, the type
+//   combinations, dimensions and leading dimensions whose bytes are multiples of 16, 16-byte
+//   aligned pointers, and pointers at least as aligned as the heuristic was told;
+// - device pointers for the matrices, scales, bias and workspace, host pointers for alpha and beta
+//   (the default pointer mode);
+// - the outer-vector scale mode of A and B (cuBLAS 12.9+: a float32 per row of D for A, per column
+//   for B) and the bias epilogue.
+// A call a real cuBLASLt would refuse is refused, so the FP8 linear's glue is checked without a
+// GPU; the arithmetic (float sums of the decoded operands) is the specification's, not a kernel's.
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>

@@ -105,10 +105,10 @@ at::Tensor fp8_product(const at::Tensor& x, const QuantizedMatrix& w, const at::
   const at::Tensor x_scales = at::empty({rows}, floats);
   const at::Tensor lt_workspace = at::empty({kLtWorkspaceBytes}, x.options().dtype(at::kByte));
   at::Tensor y = at::empty({rows, w.out}, x.options());
+  auto* xq_data = reinterpret_cast<__nv_fp8_e4m3*>(xq.data_ptr<uint8_t>());
+  quantize_fp8_rows_cuda(bf16_data(x), rows, w.in, xq_data, x_scales.data_ptr<float>(), stream);
   Fp8LinearArgs args;
-  args.x = reinterpret_cast<const __nv_fp8_e4m3*>(xq.data_ptr<uint8_t>());
-  quantize_fp8_rows_cuda(bf16_data(x), rows, w.in, reinterpret_cast<__nv_fp8_e4m3*>(xq.data_ptr<uint8_t>()),
-                         x_scales.data_ptr<float>(), stream);
+  args.x = xq_data;
   args.x_scales = x_scales.data_ptr<float>();
   args.w = reinterpret_cast<const __nv_fp8_e4m3*>(w.values.data_ptr<uint8_t>());
   args.w_scales = w.scales.data_ptr<float>();  // one per output row (a per-tensor scale is written out per row)
