@@ -135,9 +135,10 @@ finish() {
 }
 
 export PATH="$PATH:/usr/local/cuda/bin"
-# torch's own CUDA libraries (its nvidia-* packages) first on the library path: izwi's binaries then
-# load the cuBLASLt and CUDA runtime torch loads. torch's libcublas needs the cuBLASLt it was built
-# with; the toolkit's, which izwi links, may be older (the same soname, fewer symbols).
+# torch's own CUDA libraries (its nvidia-* packages) first on the library path: where torch's CUDA
+# major version is the toolkit's, izwi's binaries then load the cuBLASLt and CUDA runtime torch
+# loads. torch's libcublas needs the cuBLASLt it was built with; the toolkit's, which izwi links,
+# may be older (the same soname, fewer symbols). machine.log shows what the kernel tests load.
 torch_cuda_libs="$(python3 -c 'import glob, os, torch
 site = os.path.dirname(os.path.dirname(torch.__file__))
 print(":".join(sorted({os.path.dirname(p) for p in glob.glob(os.path.join(site, "nvidia", "*", "lib", "lib*.so*"))})))' \

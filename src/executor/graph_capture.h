@@ -38,9 +38,10 @@ void abandon_graph_capture(cudaStream_t stream);
 /// abandoned.
 template <typename Pool, typename Work>
 void capture_graph(at::cuda::CUDAGraph& graph, Pool pool, cudaStream_t stream, const std::string& what, Work&& work) {
-  bool ending = false;
+  bool begun = false, ending = false;
   try {
     graph_capture_detail::begin(graph, pool, 0);  // thread-local where libtorch allows it
+    begun = true;
     work();
     ending = true;
     graph.capture_end();
@@ -51,7 +52,9 @@ void capture_graph(at::cuda::CUDAGraph& graph, Pool pool, cudaStream_t stream, c
     // filter of a destroyed graph. For a capture the work refused on the host, capture_end ends
     // everything. For one CUDA invalidated it throws, having ended the routing or not as the
     // libtorch version does (the newest do); it must not run twice, so a failed capture_end stays.
-    if (!ending) {
+    // After a failed capture_begin it must not run at all (libtorch 1.x would count one capture
+    // fewer than are underway, for good).
+    if (begun && !ending) {
       try {
         graph.capture_end();
       } catch (const std::exception&) {

@@ -28,13 +28,19 @@ struct cublasLtContext {
 
 namespace {
 
+#if CUBLAS_VERSION >= 120900
+constexpr int32_t kScalarScale = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+constexpr int32_t kOuterVectorScale = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+#else
+constexpr int32_t kScalarScale = 0, kOuterVectorScale = -1;  // no scale modes before cuBLAS 12.9
+#endif
+
 struct MatmulDesc {
   cublasComputeType_t compute;
   cudaDataType_t scale_type;
   cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
-  std::array<const void*, 4> scales{};  // A, B, C, D
-  std::array<int32_t, 2> scale_modes{CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
-                                     CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F};  // A, B
+  std::array<const void*, 4> scales{};                             // A, B, C, D
+  std::array<int32_t, 2> scale_modes{kScalarScale, kScalarScale};  // A, B
   uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const void* bias = nullptr;
 };
@@ -123,14 +129,13 @@ bool supported(const MatmulDesc& op, const Layout& a, const Layout& b, const Lay
   if (k != kb || d.rows != m || d.cols != n || c.rows != m || c.cols != n || c.type != d.type) return false;
   if (op.epilogue != CUBLASLT_EPILOGUE_DEFAULT && op.epilogue != CUBLASLT_EPILOGUE_BIAS) return false;
   for (const int32_t mode : op.scale_modes) {
-    if (mode != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F && mode != CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F) {
-      return false;
-    }
+    if (mode != kScalarScale && mode != kOuterVectorScale) return false;
   }
+  // Outer-vector scaling: A's and B's modes both set to it, and no D scale (the cuBLAS docs).
+  const bool outer_vector = op.scale_modes[0] == kOuterVectorScale || op.scale_modes[1] == kOuterVectorScale;
+  if (outer_vector && (op.scale_modes[0] != op.scale_modes[1] || op.scales[3] != nullptr)) return false;
   if (!is_fp8(a.type) && !is_fp8(b.type)) {
-    return a.type == b.type && op.compute == CUBLAS_COMPUTE_32F &&
-           op.scale_modes[0] == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F &&
-           op.scale_modes[1] == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    return a.type == b.type && op.compute == CUBLAS_COMPUTE_32F && !outer_vector;
   }
   // "To use FP8 kernels, the following set of requirements must be satisfied": TN, compute 32F,
   // scale type 32F, and the type combinations of the FP8 table (E5M2 x E5M2 is not one).
@@ -192,11 +197,13 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
       if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
       std::memcpy(attr == CUBLASLT_MATMUL_DESC_TRANSA ? &d.transa : &d.transb, buf, size);
       return CUBLAS_STATUS_SUCCESS;
+#if CUBLAS_VERSION >= 120900
     case CUBLASLT_MATMUL_DESC_A_SCALE_MODE:
     case CUBLASLT_MATMUL_DESC_B_SCALE_MODE:
       if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
       std::memcpy(&d.scale_modes[attr - CUBLASLT_MATMUL_DESC_A_SCALE_MODE], buf, size);
       return CUBLAS_STATUS_SUCCESS;
+#endif
     case CUBLASLT_MATMUL_DESC_EPILOGUE:
       if (size != sizeof(uint32_t)) return CUBLAS_STATUS_INVALID_VALUE;
       std::memcpy(&d.epilogue, buf, size);
@@ -301,9 +308,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op_desc, co
   }
   const uint64_t m = d.rows, n = d.cols, k = op.transa == CUBLAS_OP_N ? a.cols : a.rows;
   // A scalar scale is one float; an outer vector one per row of D (A's) or per column (B's).
-  const std::array<uint64_t, 4> scale_floats{op.scale_modes[0] == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F ? m : 1,
-                                             op.scale_modes[1] == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F ? n : 1, 1,
-                                             1};
+  const std::array<uint64_t, 4> scale_floats{op.scale_modes[0] == kOuterVectorScale ? m : 1,
+                                             op.scale_modes[1] == kOuterVectorScale ? n : 1, 1, 1};
   for (size_t i = 0; i < op.scales.size(); ++i) {
     if (op.scales[i] == nullptr) {
       if (scale_floats[i] > 1) return CUBLAS_STATUS_INVALID_VALUE;  // a vector mode needs its vector

@@ -104,12 +104,11 @@ struct LtMatmul {
            found > 0;
   }
 
-  void run(cublasLtHandle_t handle, const Fp8LinearArgs& args, const cublasLtMatmulHeuristicResult_t& algorithm,
-           void* d_data, cudaStream_t stream) {
+  cublasStatus_t run(cublasLtHandle_t handle, const Fp8LinearArgs& args,
+                     const cublasLtMatmulHeuristicResult_t& algorithm, void* d_data, cudaStream_t stream) {
     const float alpha = 1.0f, beta = 0.0f;
-    check_lt(cublasLtMatmul(handle, op, &alpha, args.w, a, args.x, b, &beta, d_data, d, d_data, d, &algorithm.algo,
-                            args.lt_workspace, args.lt_workspace_bytes, stream),
-             "matmul");
+    return cublasLtMatmul(handle, op, &alpha, args.w, a, args.x, b, &beta, d_data, d, d_data, d, &algorithm.algo,
+                          args.lt_workspace, args.lt_workspace_bytes, stream);
   }
 };
 
@@ -117,6 +116,11 @@ struct LtMatmul {
 
 bool fp8_scaled_gemm_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, cudaStream_t stream) {
   check_args(args);
+#if CUBLAS_VERSION < 120900
+  (void)handle;
+  (void)stream;
+  return false;  // the outer-vector scale mode came with cuBLAS 12.9
+#else
   if (args.tokens == 0) return true;
   if (alignment(args.y) < 16) return false;
   LtMatmul mm(args, CUDA_R_16BF, args.y);
@@ -136,8 +140,13 @@ bool fp8_scaled_gemm_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, cu
   }
   cublasLtMatmulHeuristicResult_t algorithm = {};
   if (!mm.find(handle, algorithm)) return false;
-  mm.run(handle, args, algorithm, args.y, stream);
+  // A combination the heuristic let through may still be refused by the call itself (cublasLt.h:
+  // an unsupported scale combination makes cublasLtMatmul return INVALID_VALUE); nothing ran then.
+  const cublasStatus_t status = mm.run(handle, args, algorithm, args.y, stream);
+  if (status == CUBLAS_STATUS_INVALID_VALUE || status == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+  check_lt(status, "matmul");
   return true;
+#endif
 }
 
 void fp8_gemm_then_scale_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, float* workspace,
@@ -149,7 +158,7 @@ void fp8_gemm_then_scale_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args
   cublasLtMatmulHeuristicResult_t algorithm = {};
   require(mm.find(handle, algorithm), kName,
           "cuBLASLt has no FP8 algorithm for this shape on this device (Hopper or newer needed)");
-  mm.run(handle, args, algorithm, workspace, stream);
+  check_lt(mm.run(handle, args, algorithm, workspace, stream), "matmul");
   constexpr int kThreads = 256;
   scale_kernel<<<grid_stride_blocks(args.tokens * args.out, kThreads), kThreads, 0, stream>>>(
       workspace, args.x_scales, args.w_scales, args.bias, args.y, args.tokens, args.out);

@@ -38,8 +38,8 @@ struct Fp8LinearArgs {
   size_t lt_workspace_bytes = 0;
 };
 
-/// The whole product in one cuBLASLt call, where this cuBLASLt and device have an algorithm for it;
-/// false (nothing launched) where not.
+/// The whole product in one cuBLASLt call, where this cuBLASLt (12.9+) and device have an algorithm
+/// for it; false (nothing launched) where not.
 bool fp8_scaled_gemm_cuda(cublasLtHandle_t handle, const Fp8LinearArgs& args, cudaStream_t stream);
 
 /// The product as a float32 GEMM into `workspace` (tokens * out floats), then one kernel for the
